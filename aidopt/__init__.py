@@ -1,0 +1,26 @@
+"""aidopt: exact large-scale machine-learning optimization on Pyomo with AID and certificates."""
+
+import logging
+
+__version__ = "0.1.0"
+
+logging.getLogger("aidopt").addHandler(logging.NullHandler())
+
+from aidopt.api import solve_lad  # noqa: E402
+from aidopt.data import RankWarning  # noqa: E402
+from aidopt.estimators import LADRegressor  # noqa: E402
+from aidopt.results import AIDResult, Certificate, Termination  # noqa: E402
+from aidopt.solvers import SolverCapabilityError, SolverError, SolverUnavailableError  # noqa: E402
+
+__all__ = [
+    "AIDResult",
+    "Certificate",
+    "LADRegressor",
+    "RankWarning",
+    "SolverCapabilityError",
+    "SolverError",
+    "SolverUnavailableError",
+    "Termination",
+    "__version__",
+    "solve_lad",
+]

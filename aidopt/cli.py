@@ -1,0 +1,169 @@
+"""Command line: ``aidopt demo | solvers | lad | bench``.
+
+The CLI calls the same public functions as the Python API (``aidopt.solve_lad``), so both agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+__all__ = ["main"]
+
+
+def _common_solve_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--solver", default="highs", help="highs (default), gurobi, scip or a Pyomo name")
+    p.add_argument("--no-aid", action="store_true", help="solve the full model directly")
+    p.add_argument("--tol", type=float, default=1e-6, help="relative duality gap (default 1e-6)")
+    p.add_argument("--max-iter", type=int, default=None, help="AID iteration limit")
+    p.add_argument("--time-limit", type=float, default=None, help="wall-clock limit, seconds")
+    p.add_argument("--r0", type=float, default=None, help="initial aggregation rate |K_0|/n")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--write-models", metavar="DIR", default=None,
+                   help="write every solved model as .lp and .mps into DIR")
+    p.add_argument("--output", metavar="JSON", default=None, help="write the result as JSON")
+    p.add_argument("--plot", metavar="PNG", default=None, help="write the convergence plot")
+    p.add_argument("--quiet", action="store_true", help="no iteration table")
+    p.add_argument("--tee", action="store_true", help="show the solver's own log")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="solver option passed through (repeatable), e.g. --option solver=simplex")
+
+
+def _solver_options(pairs: list[str]) -> dict:
+    out = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise SystemExit(f"aidopt: --option expects KEY=VALUE, got {pair!r}")
+        key, val = pair.split("=", 1)
+        for cast in (int, float):
+            try:
+                val = cast(val)
+                break
+            except ValueError:
+                continue
+        out[key] = val
+    return out
+
+
+def _finish(result, args) -> int:
+    if args.output:
+        result.to_json(args.output)
+        print(f"result written to {args.output}")
+    if args.plot:
+        result.plot(args.plot)
+        print(f"plot written to {args.plot}")
+    if args.quiet:
+        print(result.summary())
+    return 0 if result.certified else 1
+
+
+def cmd_lad(args) -> int:
+    from aidopt.api import solve_lad
+    from aidopt.data import load_table
+
+    X, y, names = load_table(args.data, target=args.target)
+    result = solve_lad(
+        X, y, fit_intercept=args.intercept, solver=args.solver, aid=not args.no_aid,
+        tol=args.tol, max_iter=args.max_iter, time_limit=args.time_limit, r0=args.r0,
+        seed=args.seed, write_models=args.write_models, log=not args.quiet,
+        solver_options=_solver_options(args.option), tee=args.tee,
+        raise_on_failure=False,
+    )
+    return _finish(result, args)
+
+
+def cmd_demo(args) -> int:
+    from aidopt.api import solve_lad
+    from aidopt.instances import lad_instance
+
+    X, y = lad_instance(args.set, n=args.n, m=args.m, seed=args.seed)
+    print(f"aidopt demo: LAD regression on the paper's synthetic set {args.set} "
+          f"(n={args.n}, m={args.m}, seed={args.seed}) with HiGHS\n")
+    result = solve_lad(
+        X, y, solver=args.solver, aid=not args.no_aid, tol=args.tol, max_iter=args.max_iter,
+        time_limit=args.time_limit, r0=args.r0, seed=args.seed, write_models=args.write_models,
+        log=not args.quiet, solver_options=_solver_options(args.option), tee=args.tee,
+        raise_on_failure=False,
+    )
+    return _finish(result, args)
+
+
+def cmd_solvers(args) -> int:
+    from aidopt.solvers import solver_table
+
+    rows = solver_table()
+    cols = ["name", "version", "available", "licence", "classes", "duals", "install", "notes"]
+    widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols}
+    print("  ".join(c.ljust(widths[c]) for c in cols))
+    for r in rows:
+        print("  ".join(str(r[c]).ljust(widths[c]) for c in cols))
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from aidopt.bench import bench_lad
+
+    if args.problem != "lad":
+        print(f"aidopt bench {args.problem}: not implemented yet (only 'lad')", file=sys.stderr)
+        return 2
+    bench_lad(
+        sizes=[tuple(int(v) for v in s.split("x")) for s in args.sizes],
+        instance_set=args.set, baselines=args.baselines, repeat=args.repeat, seed=args.seed,
+        output=args.output, time_limit=args.time_limit,
+    )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from aidopt import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="aidopt", description="Exact large-scale ML optimization with AID and certificates"
+    )
+    parser.add_argument("--version", action="version", version=f"aidopt {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("demo", help="AID on a built-in LAD instance (HiGHS), with certificate")
+    p.add_argument("--set", default="A", choices=["A", "B", "C"], help="paper instance set")
+    p.add_argument("--n", type=int, default=100_000)
+    p.add_argument("--m", type=int, default=20)
+    _common_solve_args(p)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("solvers", help="table of solvers: version, licence, classes, duals")
+    p.set_defaults(func=cmd_solvers)
+
+    p = sub.add_parser("lad", help="LAD regression on a data file")
+    p.add_argument("--data", required=True, help="CSV, Parquet, .npz (X, y) or svmlight file")
+    p.add_argument("--target", default=None, help="response column (default: last column)")
+    p.add_argument("--no-intercept", dest="intercept", action="store_false",
+                   help="do not add an intercept column")
+    _common_solve_args(p)
+    p.set_defaults(func=cmd_lad)
+
+    p = sub.add_parser("bench", help="benchmarks against baselines run side by side")
+    p.add_argument("problem", choices=["lad", "svm", "s3vm"])
+    p.add_argument("--sizes", nargs="+", default=["100000x100"], metavar="NxM")
+    p.add_argument("--set", default="A", choices=["A", "B", "C"])
+    p.add_argument("--baselines", nargs="*", default=["highs", "sklearn", "quantreg"],
+                   choices=["highs", "pyomo", "sklearn", "quantreg"])
+    p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--time-limit", type=float, default=3600.0, help="per baseline run, seconds")
+    p.add_argument("--output", default=None, help="append the markdown table to this file")
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, TypeError, FileNotFoundError) as exc:
+        print(f"aidopt: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,221 @@
+"""Input validation and loading: every check happens here, before any model is built or solved."""
+
+from __future__ import annotations
+
+import warnings
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["RegressionData", "RankWarning", "as_regression_data", "load_table", "read_svmlight"]
+
+
+class RankWarning(UserWarning):
+    """X has duplicate or all-zero columns: the optimal value is unique, the coefficients not."""
+
+
+class RegressionData:
+    """Validated regression data: float64 ``X`` (n, m), ``y`` (n,), sample weights ``s`` (n,).
+
+    Build it with :func:`as_regression_data`; the constructor trusts its arguments.
+    """
+
+    def __init__(self, X, y, s, feature_names):
+        self.X = X
+        self.y = y
+        self.s = s
+        self.feature_names = list(feature_names)
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def m(self) -> int:
+        return self.X.shape[1]
+
+    @cached_property
+    def column_scale(self) -> np.ndarray:
+        """``sum_i s_i |x_ij|`` per column: the scale of the stationarity residual X'u."""
+        return np.abs(self.X).T @ self.s
+
+
+def _to_float_matrix(X, name="X"):
+    """Numeric 2-d float64 array from numpy, pandas, lists or scipy sparse; names of columns."""
+    names = None
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):  # pandas DataFrame
+        bad = [str(c) for c, dt in X.dtypes.items() if not (dt.kind in "biuf")]
+        if bad:
+            raise TypeError(f"{name} has non-numeric columns {bad}: encode or drop them first")
+        names = [str(c) for c in X.columns]
+        X = X.to_numpy(dtype=float)
+    elif hasattr(X, "toarray"):  # scipy sparse
+        X = X.toarray()
+    arr = np.asarray(X)
+    if arr.dtype == object or arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=float), names
+
+
+def _check_finite(arr, name):
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        where = np.argwhere(bad)[0]
+        raise ValueError(
+            f"{name} contains {int(bad.sum())} NaN or infinite value(s) (first at index "
+            f"{tuple(int(i) for i in where)}); remove or impute them before solving"
+        )
+
+
+def as_regression_data(
+    X, y, sample_weight=None, *, fit_intercept: bool = False, feature_names=None
+) -> RegressionData:
+    """Validate regression inputs and return :class:`RegressionData`.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, m)
+        numpy array, pandas DataFrame (numeric columns only), nested lists or scipy sparse.
+    y : array-like of shape (n,)
+    sample_weight : array-like of shape (n,), optional
+        Finite, non-negative, not all zero.
+    fit_intercept : bool
+        Append a column of ones (named ``"intercept"``) as the last column.
+    feature_names : list of str, optional
+
+    Raises
+    ------
+    TypeError
+        Non-numeric data.
+    ValueError
+        Empty data, wrong shapes, NaN/inf, n <= m, invalid weights.
+
+    Warns
+    -----
+    RankWarning
+        Duplicate or all-zero columns (the optimum value is still unique, beta is not).
+    """
+    X, names = _to_float_matrix(X)
+    if X.ndim == 1:
+        raise ValueError("X must be 2-d (n rows, m columns); reshape a single feature to (-1, 1)")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-d, got {X.ndim} dimensions")
+    if X.shape[0] == 0 or X.shape[1] == 0 and not fit_intercept:
+        raise ValueError(f"X is empty (shape {X.shape})")
+    yv, _ = _to_float_matrix(np.asarray(y).reshape(-1) if hasattr(y, "__len__") else y, "y")
+    if yv.ndim != 1:
+        raise ValueError(f"y must be 1-d, got shape {yv.shape}")
+    if yv.shape[0] != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but y has {yv.shape[0]} entries")
+    _check_finite(X, "X")
+    _check_finite(yv, "y")
+    if sample_weight is None:
+        s = np.ones(X.shape[0])
+    else:
+        s, _ = _to_float_matrix(np.asarray(sample_weight).reshape(-1), "sample_weight")
+        if s.shape != yv.shape:
+            raise ValueError(f"sample_weight has {s.shape[0]} entries, expected {yv.shape[0]}")
+        _check_finite(s, "sample_weight")
+        if (s < 0).any():
+            raise ValueError(f"sample_weight has {int((s < 0).sum())} negative value(s)")
+        if not (s > 0).any():
+            raise ValueError("sample_weight is all zero")
+    names = list(feature_names) if feature_names is not None else names
+    if names is None:
+        names = [f"x{j}" for j in range(X.shape[1])]
+    if len(names) != X.shape[1]:
+        raise ValueError(f"{len(names)} feature names for {X.shape[1]} columns")
+    if fit_intercept:
+        X = np.hstack([X, np.ones((X.shape[0], 1))])
+        names = [*names, "intercept"]
+    n, m = X.shape
+    if n <= m:
+        raise ValueError(
+            f"need more rows than columns for regression: n={n} <= m={m}"
+            + (" (including the intercept column)" if fit_intercept else "")
+        )
+    _warn_rank(X, names)
+    return RegressionData(X, yv, s, names)
+
+
+def _warn_rank(X, names):
+    """Warn about all-zero and duplicate columns (cheap O(nm) checks, not a full rank test)."""
+    zero = np.flatnonzero(~X.any(axis=0))
+    problems = [f"all-zero column(s) {[names[j] for j in zero]}"] if zero.size else []
+    proj = np.random.default_rng(12345).standard_normal(X.shape[0]) @ X
+    order = np.argsort(proj, kind="stable")
+    dups = []
+    for a, b in zip(order[:-1], order[1:], strict=True):
+        if proj[a] == proj[b] and a not in zero and np.array_equal(X[:, a], X[:, b]):
+            dups.append((names[min(a, b)], names[max(a, b)]))
+    if dups:
+        problems.append(f"duplicate column pair(s) {dups}")
+    if problems:
+        warnings.warn(
+            "X is rank deficient: " + "; ".join(problems)
+            + ". The optimal objective is still unique, the coefficients are not.",
+            RankWarning,
+            stacklevel=3,
+        )
+
+
+def read_svmlight(path):
+    """Read an svmlight/LIBSVM file (``label idx:value ...``, 1-based indices) to dense (X, y)."""
+    labels, rows, cols, vals = [], [], [], []
+    with open(path) as fh:
+        for line in fh:
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            parts = line.split()
+            r = len(labels)
+            labels.append(float(parts[0]))
+            for tok in parts[1:]:
+                if tok.startswith("qid:"):
+                    continue
+                idx, val = tok.split(":", 1)
+                rows.append(r)
+                cols.append(int(idx) - 1)
+                vals.append(float(val))
+    if min(cols, default=0) < 0:
+        raise ValueError(f"{path}: svmlight feature indices start at 1")
+    X = np.zeros((len(labels), max(cols, default=-1) + 1))
+    X[rows, cols] = vals
+    return X, np.asarray(labels)
+
+
+def load_table(path, target: str | None = None):
+    """Load ``(X, y, feature_names)`` from CSV, Parquet, ``.npz`` or svmlight files.
+
+    For CSV/Parquet, ``target`` names the response column (default: the last column); every other
+    column is a feature. ``.npz`` files must hold arrays ``X`` and ``y``. Files ending in
+    ``.svm``, ``.svmlight``, ``.libsvm`` or ``.txt`` are read as svmlight.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"data file not found: {path}")
+    suffix = path.suffix.lower()
+    if suffix == ".npz":
+        with np.load(path) as z:
+            if "X" not in z or "y" not in z:
+                raise ValueError(f"{path}: an .npz file must contain arrays 'X' and 'y'")
+            X, y = z["X"], z["y"]
+        return X, y, None
+    if suffix in (".svm", ".svmlight", ".libsvm", ".txt"):
+        X, y = read_svmlight(path)
+        return X, y, None
+    if suffix in (".csv", ".tsv"):
+        frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", na_values=["?"])
+    elif suffix in (".parquet", ".pq"):
+        frame = pd.read_parquet(path)
+    else:
+        raise ValueError(f"unsupported data file type {suffix!r}: use csv, parquet, npz or svmlight")
+    target = target if target is not None else frame.columns[-1]
+    if target not in frame.columns:
+        raise ValueError(f"target column {target!r} not in {list(frame.columns)}")
+    y = frame[target]
+    X = frame.drop(columns=[target])
+    return X, y.to_numpy(), [str(c) for c in X.columns]

@@ -1,0 +1,147 @@
+"""scikit-learn style estimators (validate in ``fit``, trailing-underscore attributes, return self).
+
+scikit-learn is not a dependency: the estimators follow its conventions (``get_params`` /
+``set_params``, ``fit`` / ``predict`` / ``score``) so they work inside its pipelines and
+``clone`` when it is installed.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+
+import numpy as np
+
+from aidopt.api import solve_lad
+from aidopt.data import _check_finite, _to_float_matrix
+from aidopt.results import Termination
+
+__all__ = ["LADRegressor", "ConvergenceWarning"]
+
+
+class ConvergenceWarning(UserWarning):
+    """A fit stopped at a limit before its certificate passed; the best solution is kept."""
+
+
+class _BaseEstimator:
+    """Minimal ``get_params`` / ``set_params`` from the ``__init__`` signature (sklearn style)."""
+
+    def get_params(self, deep: bool = True) -> dict:
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+        return {name: getattr(self, name) for name in names}
+
+    def set_params(self, **params):
+        valid = self.get_params()
+        for key, val in params.items():
+            if key not in valid:
+                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}")
+            setattr(self, key, val)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+
+class LADRegressor(_BaseEstimator):
+    """Least-absolute-deviation (median) regression, solved exactly and certified.
+
+    Parameters
+    ----------
+    fit_intercept : bool, default True
+    aid : bool, default True
+        Aggregate and Iterative Disaggregate; ``False`` solves the full LP.
+    solver : str, default "highs"
+    tol : float, default 1e-6
+        Relative duality gap of the certificate.
+    max_iter, time_limit, r0, seed, solver_options
+        See :func:`aidopt.solve_lad`.
+    log : bool, default False
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    result_ : AIDResult
+        Full result, with ``termination``, ``certificate`` and ``history``.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from aidopt import LADRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(500, 2)); y = 1 + X @ [2.0, -1.0] + rng.laplace(size=500)
+    >>> est = LADRegressor().fit(X, y)
+    >>> est.result_.certified
+    True
+    """
+
+    def __init__(
+        self,
+        fit_intercept: bool = True,
+        aid: bool = True,
+        solver: str = "highs",
+        tol: float = 1e-6,
+        max_iter: int | None = None,
+        time_limit: float | None = None,
+        r0: float | None = None,
+        seed: int = 0,
+        solver_options: dict | None = None,
+        log: bool = False,
+    ):
+        self.fit_intercept = fit_intercept
+        self.aid = aid
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.time_limit = time_limit
+        self.r0 = r0
+        self.seed = seed
+        self.solver_options = solver_options
+        self.log = log
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit by (certified) LAD; returns ``self``."""
+        result = solve_lad(
+            X, y, sample_weight=sample_weight, fit_intercept=self.fit_intercept,
+            solver=self.solver, aid=self.aid, tol=self.tol, max_iter=self.max_iter,
+            time_limit=self.time_limit, r0=self.r0, seed=self.seed,
+            solver_options=self.solver_options, log=self.log,
+        )
+        beta = result.solution["beta"]
+        self.result_ = result
+        self.n_features_in_ = beta.size - int(self.fit_intercept)
+        self.coef_ = beta[: self.n_features_in_].copy()
+        self.intercept_ = float(beta[-1]) if self.fit_intercept else 0.0
+        if hasattr(X, "columns"):
+            self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
+        if result.termination is not Termination.CERTIFIED_OPTIMAL:
+            warnings.warn(
+                f"LAD fit stopped with termination {result.termination.value!r}, "
+                f"relative gap {result.gap:.2e}: not certified optimal",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted values ``X coef_ + intercept_``."""
+        if not hasattr(self, "coef_"):
+            raise RuntimeError("this LADRegressor is not fitted yet; call fit first")
+        X, _ = _to_float_matrix(X)
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has shape {X.shape}, expected (n, {self.n_features_in_}) as in fit"
+            )
+        _check_finite(X, "X")
+        return X @ self.coef_ + self.intercept_
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Coefficient of determination R^2 of the prediction (as scikit-learn regressors)."""
+        y = np.asarray(y, dtype=float)
+        pred = self.predict(X)
+        w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        ss_res = np.sum(w * (y - pred) ** 2)
+        ss_tot = np.sum(w * (y - np.average(y, weights=w)) ** 2)
+        return float(1.0 - ss_res / ss_tot) if ss_tot > 0 else 0.0

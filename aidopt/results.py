@@ -1,0 +1,228 @@
+"""Result objects: why a run stopped, what it found, and the certificate behind "optimal"."""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Termination", "Certificate", "IterationRecord", "AIDResult"]
+
+
+class Termination(enum.StrEnum):
+    """Why a run stopped."""
+
+    CERTIFIED_OPTIMAL = "certified_optimal"
+    """The full-data certificate holds: dual feasible and duality gap within ``tol``."""
+    GAP_TOLERANCE = "gap_tolerance"
+    """The run stopped on ``gap <= tol`` but the full-data certificate did not pass (see it)."""
+    ITERATION_LIMIT = "iteration_limit"
+    TIME_LIMIT = "time_limit"
+    SOLVER_FAILURE = "solver_failure"
+    """A solver did not return an optimal solution; the best solution so far is kept."""
+
+
+@dataclass
+class Certificate:
+    """Optimality certificate checked on the original (full) data.
+
+    Attributes
+    ----------
+    method : str
+        How the dual vector was obtained: ``"solver_duals"`` (duals of the solved model, lifted to
+        the full data), ``"dual_lp"`` (the aggregated dual LP solved as a model of its own, for
+        solvers without duals), or ``"none"``.
+    certified : bool
+        ``True`` only if every residual is within ``feasibility_tol`` and the relative duality
+        gap is within ``tol``.
+    primal_objective, dual_objective : float
+        Full-data objective of the solution, and the dual objective (a lower bound).
+    relative_gap : float
+        ``(primal - dual) / max(1, |primal|)``.
+    residuals : dict
+        Named full-data residuals of the dual feasibility checks (scaled, see docs).
+    sign_condition : bool or None
+        The paper's combinatorial optimality condition (every cluster sign-pure), when known.
+    """
+
+    method: str
+    certified: bool
+    primal_objective: float
+    dual_objective: float
+    relative_gap: float
+    residuals: dict[str, float]
+    tol: float
+    feasibility_tol: float
+    sign_condition: bool | None = None
+    note: str = ""
+
+    @property
+    def gap(self) -> float:
+        return self.primal_objective - self.dual_objective
+
+    def summary(self) -> str:
+        lines = [
+            f"certificate ({self.method}): {'CERTIFIED' if self.certified else 'NOT certified'}",
+            f"  primal objective E      {self.primal_objective:.10g}",
+            f"  dual objective (bound)  {self.dual_objective:.10g}",
+            f"  relative gap            {self.relative_gap:.3e}   (tol {self.tol:g})",
+        ]
+        for key, val in self.residuals.items():
+            lines.append(f"  {key:<23} {val:.3e}   (tol {self.feasibility_tol:g})")
+        if self.sign_condition is not None:
+            lines.append(f"  paper's sign condition  {'holds' if self.sign_condition else 'fails'}")
+        if self.note:
+            lines.append(f"  note: {self.note}")
+        return "\n".join(lines)
+
+
+@dataclass
+class IterationRecord:
+    """One AID iteration (or the single direct solve)."""
+
+    t: int
+    n_clusters: int
+    r_t: float
+    F_t: float
+    E_t: float
+    E_best: float
+    lower_bound: float
+    gap: float
+    n_split: int
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class AIDResult:
+    """What ``solve_*`` returns (see DESIGN.md section 5 for the public attributes)."""
+
+    problem: str
+    termination: Termination
+    objective: float
+    lower_bound: float
+    gap: float
+    solution: dict[str, np.ndarray]
+    certificate: Certificate | None
+    history: list[IterationRecord]
+    solver: str
+    solver_version: str
+    aid: bool
+    n: int
+    m: int
+    seconds: float
+    config: dict[str, Any]
+    message: str = ""
+
+    @property
+    def certified(self) -> bool:
+        return self.certificate is not None and self.certificate.certified
+
+    def history_frame(self):
+        """The iteration history as a pandas DataFrame (one column per step time)."""
+        import pandas as pd
+
+        rows = []
+        for rec in self.history:
+            row = {k: v for k, v in asdict(rec).items() if k != "seconds"}
+            row.update({f"sec_{k}": v for k, v in rec.seconds.items()})
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "problem": self.problem,
+            "termination": self.termination.value,
+            "objective": self.objective,
+            "lower_bound": self.lower_bound,
+            "gap": self.gap,
+            "solution": {k: np.asarray(v).tolist() for k, v in self.solution.items()},
+            "certificate": None if self.certificate is None else asdict(self.certificate),
+            "history": [asdict(r) for r in self.history],
+            "solver": self.solver,
+            "solver_version": self.solver_version,
+            "aid": self.aid,
+            "n": self.n,
+            "m": self.m,
+            "seconds": self.seconds,
+            "config": self.config,
+            "message": self.message,
+        }
+
+    def to_json(self, path=None) -> str:
+        """Serialise to JSON (non-finite floats as strings); write to ``path`` when given."""
+        text = json.dumps(_json_safe(self.to_dict()), indent=2)
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+    def plot(self, path=None):
+        """Convergence plot: F_t and E_best (log scale), relative gap and r_t against t."""
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError as exc:  # pragma: no cover - depends on the extra
+            raise ImportError("plotting needs matplotlib: pip install 'aidopt[plot]'") from exc
+        frame = self.history_frame()
+        fig, axes = plt.subplots(1, 3, figsize=(12, 3.5))
+        axes[0].plot(frame.t, frame.F_t, "o-", label="F_t (lower bound)")
+        axes[0].plot(frame.t, frame.E_best, "s-", label="E_best (upper bound)")
+        axes[0].set_xlabel("iteration t")
+        axes[0].set_ylabel("objective")
+        axes[0].legend()
+        gaps = np.maximum(frame.gap.to_numpy(dtype=float), 1e-16)
+        axes[1].semilogy(frame.t, gaps, "o-")
+        axes[1].set_xlabel("iteration t")
+        axes[1].set_ylabel("relative gap")
+        axes[2].plot(frame.t, frame.r_t, "o-")
+        axes[2].set_xlabel("iteration t")
+        axes[2].set_ylabel("r_t = |K_t| / n")
+        fig.suptitle(f"AID on {self.problem}: n={self.n}, m={self.m}, {self.termination.value}")
+        fig.tight_layout()
+        if path is not None:
+            fig.savefig(path, dpi=120)
+            plt.close(fig)
+        return fig
+
+    def summary(self) -> str:
+        """A short human-readable report (termination, objective, bound, certificate)."""
+        lines = [
+            f"aidopt {self.problem}: n={self.n}, m={self.m}, solver={self.solver} "
+            f"{self.solver_version}, {'AID' if self.aid else 'direct'}",
+            f"termination             {self.termination.value}"
+            + (f"  ({self.message})" if self.message else ""),
+            f"objective (E_best)      {self.objective:.10g}",
+            f"lower bound             {self.lower_bound:.10g}",
+            f"relative gap            {self.gap:.3e}",
+            f"iterations              {len(self.history)}",
+            f"time                    {self.seconds:.2f} s",
+        ]
+        if self.certificate is not None:
+            lines.append(self.certificate.summary())
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (
+            f"AIDResult(problem={self.problem!r}, termination={self.termination.value!r}, "
+            f"objective={self.objective:.10g}, gap={self.gap:.2e}, certified={self.certified})"
+        )
+
+
+def _json_safe(obj):
+    if isinstance(obj, dict):
+        return {str(k): _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_json_safe(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    return obj

@@ -1,0 +1,528 @@
+"""Solver layer: one registry of the solvers aidopt knows, what each can take, one ``solve_model``.
+
+Every formulation is a Pyomo model; this module is the only place that talks to a solver. It
+
+* keeps a registry ``SOLVERS`` of :class:`SolverSpec` (name -> Pyomo interface, problem classes,
+  duals, pip extra, licence size limits), so capabilities live next to the code that backs them;
+* checks a request *before* any model is built (:func:`check_solver`) and fails with an error that
+  names the fix (HiGHS has no MIQP; the pip Gurobi licence is size-limited; SCIP returns no duals);
+* solves a Pyomo model (:func:`solve_model`) and returns a :class:`SolveOutcome` with the solver's
+  honest status, the objective, and constraint duals in Pyomo's sign convention
+  (``dual = d objective / d rhs``, for minimisation and maximisation alike).
+
+HiGHS linear programs are handed to ``highspy`` through Pyomo's own standard-form compiler
+(``WriterFactory('compile_standard_form')``): the Pyomo model is still what gets solved, but its
+translation is about three times faster than ``pyomo.contrib.solver``'s persistent HiGHS interface on
+the dense aggregated LPs of AID (docs/design.md has the measurement). Everything else goes through
+``pyomo.contrib.solver`` (``highs`` for QP/MILP, ``gurobi_persistent``, ``scip_direct``) or, for a
+name aidopt does not know, through Pyomo's legacy ``SolverFactory``.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+logger = logging.getLogger("aidopt.solvers")
+
+
+class ProblemClass(enum.StrEnum):
+    """Class of an optimization problem, as far as solver choice is concerned."""
+
+    LP = "LP"
+    QP = "QP"
+    MILP = "MILP"
+    MIQP = "MIQP"
+
+
+class SolverError(RuntimeError):
+    """A solver could not be used or failed; the message says how to fix it."""
+
+
+class SolverUnavailableError(SolverError):
+    """The solver is not installed or has no usable licence."""
+
+
+class SolverCapabilityError(SolverError, ValueError):
+    """The solver cannot take this problem (class, duals or licence size)."""
+
+
+@dataclass(frozen=True)
+class SizeLimits:
+    """Size limits of a restricted licence (e.g. the pip ``gurobipy`` licence)."""
+
+    max_vars: int
+    max_cons: int
+    max_quad_vars: int
+
+
+@dataclass(frozen=True)
+class SolverSpec:
+    """What aidopt knows about one solver.
+
+    Attributes
+    ----------
+    name : str
+        aidopt's name (the ``solver=`` flag).
+    pyomo_name : str
+        Name in ``pyomo.contrib.solver``'s factory.
+    classes : frozenset of ProblemClass
+        Problem classes the solver can solve to optimality.
+    duals : bool
+        Whether Pyomo can return constraint duals from it for LPs.
+    extra : str
+        The aidopt pip extra that installs it.
+    limited_licence : SizeLimits or None
+        Size limits that apply when only a size-limited licence is found.
+    """
+
+    name: str
+    pyomo_name: str
+    classes: frozenset
+    duals: bool
+    extra: str
+    module: str
+    limited_licence: SizeLimits | None = None
+    notes: str = ""
+
+
+SOLVERS: dict[str, SolverSpec] = {
+    "highs": SolverSpec(
+        name="highs",
+        pyomo_name="highs",
+        classes=frozenset({ProblemClass.LP, ProblemClass.QP, ProblemClass.MILP}),
+        duals=True,
+        extra="(core dependency)",
+        module="highspy",
+        notes="no MIQP (HiGHS cannot solve QPs with integer variables)",
+    ),
+    "gurobi": SolverSpec(
+        name="gurobi",
+        pyomo_name="gurobi_persistent",
+        classes=frozenset(ProblemClass),
+        duals=True,
+        extra="gurobi",
+        module="gurobipy",
+        limited_licence=SizeLimits(max_vars=2000, max_cons=2000, max_quad_vars=200),
+        notes="pip licence: 2000 variables / 2000 linear constraints, 200 variables with quadratic terms",
+    ),
+    "scip": SolverSpec(
+        name="scip",
+        pyomo_name="scip_direct",
+        classes=frozenset(ProblemClass),
+        duals=False,
+        extra="scip",
+        module="pyscipopt",
+        notes="Pyomo's scip_direct returns no duals: certificates use the dual LP re-solve",
+    ),
+}
+
+DEFAULT_SOLVER = "highs"
+
+
+# --------------------------------------------------------------------------- availability
+
+
+def _contrib_factory():
+    import pyomo.environ  # noqa: F401  (registers the contrib solvers)
+    from pyomo.contrib.solver.common.factory import SolverFactory
+
+    return SolverFactory
+
+
+def availability(name: str) -> str:
+    """Return ``'full'``, ``'limited'``, ``'not installed'`` or ``'no licence'`` for a solver."""
+    spec = _spec(name)
+    pyomo_name = spec.pyomo_name if spec else name
+    try:
+        opt = _contrib_factory()(pyomo_name)
+    except Exception:  # unknown to pyomo.contrib.solver: try the legacy factory
+        import pyomo.environ as pyo
+
+        try:
+            return "full" if pyo.SolverFactory(name).available(exception_flag=False) else "not installed"
+        except Exception:
+            return "not installed"
+    try:
+        avail = opt.available()
+    except Exception:
+        return "not installed"
+    label = str(getattr(avail, "name", avail))
+    if label == "FullLicense":
+        return "full"
+    if label == "LimitedLicense":
+        return "limited"
+    if label in ("BadLicense",):
+        return "no licence"
+    return "not installed" if not avail else "full"
+
+
+def version(name: str) -> str:
+    """Return the solver's version as a dotted string, or ``''`` when unknown."""
+    spec = _spec(name)
+    try:
+        v = _contrib_factory()(spec.pyomo_name if spec else name).version()
+    except Exception:
+        return ""
+    return ".".join(str(p) for p in v) if isinstance(v, tuple) else str(v or "")
+
+
+def solver_table() -> list[dict[str, Any]]:
+    """One row per registered solver: name, version, available, licence, classes, duals, notes."""
+    rows = []
+    for name, spec in SOLVERS.items():
+        avail = availability(name)
+        rows.append(
+            {
+                "name": name,
+                "version": version(name) if avail in ("full", "limited") else "",
+                "available": avail in ("full", "limited"),
+                "licence": avail,
+                "classes": ",".join(c.value for c in ProblemClass if c in spec.classes),
+                "duals": "yes" if spec.duals else "no",
+                "install": f"pip install 'aidopt[{spec.extra}]'" if spec.extra[0] != "(" else "",
+                "notes": spec.notes,
+            }
+        )
+    return rows
+
+
+def _spec(name: str) -> SolverSpec | None:
+    return SOLVERS.get(name.lower())
+
+
+def check_solver(
+    name: str,
+    problem_class: ProblemClass,
+    *,
+    n_vars: int | None = None,
+    n_cons: int | None = None,
+    n_quad_vars: int = 0,
+    need_duals: bool = False,
+) -> SolverSpec | None:
+    """Check, before anything is built, that ``name`` can solve this problem.
+
+    Returns the :class:`SolverSpec` (``None`` for a solver unknown to aidopt, which is passed
+    through to Pyomo unchecked). Raises :class:`SolverUnavailableError` or
+    :class:`SolverCapabilityError` with a message naming the fix.
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"solver must be a non-empty string, got {name!r}")
+    spec = _spec(name)
+    problem_class = ProblemClass(problem_class)
+    avail = availability(name)
+    if spec is None:
+        if avail == "not installed":
+            raise SolverUnavailableError(
+                f"Solver {name!r} is neither registered in aidopt ({', '.join(SOLVERS)}) "
+                "nor available through Pyomo's SolverFactory."
+            )
+        return None
+    if avail == "not installed":
+        raise SolverUnavailableError(
+            f"Solver {name!r} is not installed: pip install 'aidopt[{spec.extra}]' "
+            f"(Python module {spec.module!r})."
+        )
+    if avail == "no licence":
+        raise SolverUnavailableError(f"Solver {name!r} is installed but has no valid licence.")
+    if problem_class not in spec.classes:
+        alternatives = [s for s, sp in SOLVERS.items() if problem_class in sp.classes]
+        raise SolverCapabilityError(
+            f"Solver {name!r} cannot solve {problem_class.value} problems ({spec.notes}). "
+            f"Use solver={' or '.join(repr(a) for a in alternatives)}."
+        )
+    if need_duals and not spec.duals:
+        raise SolverCapabilityError(
+            f"Solver {name!r} returns no duals through Pyomo; this step needs them. "
+            "Use solver='highs' or solver='gurobi'."
+        )
+    if avail == "limited" and spec.limited_licence is not None:
+        lim = spec.limited_licence
+        too_big = []
+        if n_vars is not None and n_vars > lim.max_vars:
+            too_big.append(f"{n_vars} variables > {lim.max_vars}")
+        if n_cons is not None and n_cons > lim.max_cons:
+            too_big.append(f"{n_cons} constraints > {lim.max_cons}")
+        if n_quad_vars and n_vars is not None and n_vars > lim.max_quad_vars:
+            too_big.append(f"{n_vars} variables in a quadratic model > {lim.max_quad_vars}")
+        if too_big:
+            raise SolverCapabilityError(
+                f"Solver {name!r} has a size-limited licence ({spec.notes}); this model has "
+                + "; ".join(too_big)
+                + ". Use a full licence, another solver (solver='highs' for LPs), or AID "
+                "(aid=True) whose aggregated models are smaller."
+            )
+    return spec
+
+
+# --------------------------------------------------------------------------- solving
+
+
+@dataclass
+class SolveOutcome:
+    """What one solver call produced.
+
+    Attributes
+    ----------
+    status : str
+        ``'optimal'``, ``'time_limit'``, ``'iteration_limit'``, ``'infeasible'``, ``'unbounded'``,
+        ``'infeasible_or_unbounded'`` or ``'error'``: the solver's own verdict, never upgraded.
+    objective : float or None
+        Objective of the loaded solution (``None`` when no solution was loaded).
+    duals : dict or None
+        ``{ConstraintData: float}`` in Pyomo's convention (d objective / d rhs); ``None`` when the
+        solver did not provide them.
+    has_solution : bool
+        Whether primal values were loaded into the model's variables.
+    """
+
+    status: str
+    objective: float | None
+    duals: dict | None
+    has_solution: bool
+    solver: str
+    version: str
+    seconds: float
+    message: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def optimal(self) -> bool:
+        return self.status == "optimal"
+
+
+def solve_model(
+    model,
+    solver: str = DEFAULT_SOLVER,
+    *,
+    problem_class: ProblemClass = ProblemClass.LP,
+    need_duals: bool = False,
+    time_limit: float | None = None,
+    threads: int | None = None,
+    tee: bool = False,
+    options: dict | None = None,
+) -> SolveOutcome:
+    """Solve a Pyomo model and load its solution into it.
+
+    Parameters
+    ----------
+    model : pyomo.core.Block
+        A constructed (concrete) Pyomo model with one active objective.
+    solver : str
+        A name from :data:`SOLVERS` or any Pyomo solver name (passed through unchecked).
+    problem_class : ProblemClass
+        Used to route HiGHS LPs to the fast standard-form path and to check capabilities.
+    need_duals : bool
+        Ask for constraint duals (the outcome's ``duals`` is ``None`` if the solver gives none).
+    time_limit, threads, tee
+        Typed options, translated to each solver's own option names.
+    options : dict, optional
+        Solver options passed through untouched (e.g. ``{"solver": "ipm"}`` for HiGHS).
+
+    Returns
+    -------
+    SolveOutcome
+    """
+    options = dict(options or {})
+    if time_limit is not None and time_limit <= 0:
+        return SolveOutcome("time_limit", None, None, False, solver, "", 0.0, "no time left")
+    name = solver.lower()
+    if name == "highs" and ProblemClass(problem_class) is ProblemClass.LP:
+        return _solve_highs_lp(model, need_duals, time_limit, threads, tee, options)
+    spec = _spec(name)
+    return _solve_contrib(model, spec, name, need_duals, time_limit, threads, tee, options)
+
+
+_HIGHS_STATUS = {
+    "Optimal": "optimal",
+    "Time limit reached": "time_limit",
+    "Iteration limit reached": "iteration_limit",
+    "Infeasible": "infeasible",
+    "Unbounded": "unbounded",
+    "Primal infeasible or unbounded": "infeasible_or_unbounded",
+}
+
+
+def _solve_highs_lp(model, need_duals, time_limit, threads, tee, options) -> SolveOutcome:
+    """Compile the Pyomo LP with Pyomo's standard-form writer and solve it with highspy."""
+    import highspy
+    from pyomo.common.collections import ComponentMap
+    from pyomo.core.base.objective import maximize
+    from pyomo.opt import WriterFactory
+
+    t0 = time.perf_counter()
+    info = WriterFactory("compile_standard_form").write(model, mixed_form=True, set_sense=None)
+    n_rows, n_cols = info.A.shape
+    inf = highspy.kHighsInf
+    lp = highspy.HighsLp()
+    lp.num_col_ = n_cols
+    lp.num_row_ = n_rows
+    c = info.c.toarray().ravel() if n_cols else np.zeros(0)
+    lp.col_cost_ = c
+    lp.offset_ = float(info.c_offset[0]) if len(info.c_offset) else 0.0
+    lb = np.array([-inf if v.lb is None else v.lb for v in info.columns], dtype=float)
+    ub = np.array([inf if v.ub is None else v.ub for v in info.columns], dtype=float)
+    lp.col_lower_ = lb
+    lp.col_upper_ = ub
+    kind = np.array([r.bound_type for r in info.rows], dtype=int)
+    rhs = np.asarray(info.rhs, dtype=float)
+    lp.row_lower_ = np.where(kind >= 0, np.where(kind == 0, rhs, -inf), rhs)
+    lp.row_upper_ = np.where(kind <= 0, np.where(kind == 0, rhs, inf), rhs)
+    A = info.A.tocsc()
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = A.indptr
+    lp.a_matrix_.index_ = A.indices
+    lp.a_matrix_.value_ = A.data
+    sense = info.objectives[0].sense if info.objectives else None
+    if sense == maximize:
+        lp.sense_ = highspy.ObjSense.kMaximize
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", bool(tee))
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    if threads is not None:
+        h.setOptionValue("threads", int(threads))
+    for key, val in options.items():
+        status = h.setOptionValue(key, val)
+        if status == highspy.HighsStatus.kError:
+            raise SolverError(f"HiGHS rejected option {key}={val!r}")
+    h.passModel(lp)
+    compile_seconds = time.perf_counter() - t0
+    h.run()
+    model_status = h.modelStatusToString(h.getModelStatus())
+    status = _HIGHS_STATUS.get(model_status, "error")
+    sol = h.getSolution()
+    has_solution = bool(sol.value_valid)
+    objective = None
+    if has_solution:
+        for var, val in zip(info.columns, sol.col_value, strict=True):
+            var.set_value(val, skip_validation=True)
+        objective = float(h.getInfo().objective_function_value)
+    duals = None
+    if need_duals and sol.dual_valid and status == "optimal":
+        duals = ComponentMap()
+        for (con, _kind), d in zip(info.rows, sol.row_dual, strict=True):
+            duals[con] = duals.get(con, 0.0) + float(d)
+    info_h = h.getInfo()
+    return SolveOutcome(
+        status=status,
+        objective=objective,
+        duals=duals,
+        has_solution=has_solution,
+        solver="highs",
+        version=".".join(str(p) for p in (highspy.Highs().versionMajor(),
+                                           highspy.Highs().versionMinor(),
+                                           highspy.Highs().versionPatch())),
+        seconds=time.perf_counter() - t0,
+        message=model_status,
+        extra={
+            "compile_seconds": compile_seconds,
+            "simplex_iterations": int(info_h.simplex_iteration_count),
+            "ipm_iterations": int(info_h.ipm_iteration_count),
+        },
+    )
+
+
+def _solve_contrib(model, spec, name, need_duals, time_limit, threads, tee, options):
+    """Solve through ``pyomo.contrib.solver`` (or Pyomo's legacy factory for unknown names)."""
+    from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+
+    t0 = time.perf_counter()
+    pyomo_name = spec.pyomo_name if spec else name
+    try:
+        opt = _contrib_factory()(pyomo_name)
+    except Exception:
+        return _solve_legacy(model, name, need_duals, time_limit, tee, options)
+    kwargs = dict(
+        tee=tee,
+        load_solutions=False,
+        raise_exception_on_nonoptimal_result=False,
+        solver_options=options,
+    )
+    if time_limit is not None:
+        kwargs["time_limit"] = float(time_limit)
+    if threads is not None:
+        kwargs["threads"] = int(threads)
+    try:
+        res = opt.solve(model, **kwargs)
+    except Exception as exc:  # licence size errors and the like: make them readable
+        text = str(exc)
+        if "10010" in text or "size-limited" in text.lower():
+            lim = spec.limited_licence if spec else None
+            raise SolverCapabilityError(
+                f"Solver {name!r} refused the model because of its size-limited licence"
+                + (f" ({spec.notes})" if spec else "")
+                + (f"; limits {lim}" if lim else "")
+                + f": {text}. Use AID (smaller aggregated models) or solver='highs'."
+            ) from exc
+        raise SolverError(f"Solver {name!r} failed: {text}") from exc
+    tc = res.termination_condition
+    status = {
+        TerminationCondition.convergenceCriteriaSatisfied: "optimal",
+        TerminationCondition.maxTimeLimit: "time_limit",
+        TerminationCondition.iterationLimit: "iteration_limit",
+        TerminationCondition.provenInfeasible: "infeasible",
+        TerminationCondition.locallyInfeasible: "infeasible",
+        TerminationCondition.unbounded: "unbounded",
+        TerminationCondition.infeasibleOrUnbounded: "infeasible_or_unbounded",
+    }.get(tc, "error")
+    has_solution = res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible)
+    if status == "optimal" and res.solution_status != SolutionStatus.optimal:
+        status = "error"
+    objective = None
+    if has_solution:
+        res.solution_loader.load_vars()
+        objective = res.incumbent_objective
+    duals = None
+    if need_duals and status == "optimal" and (spec is None or spec.duals):
+        try:
+            duals = res.solution_loader.get_duals()
+        except Exception as exc:  # noqa: BLE001 - a solver without duals is reported, not fatal
+            logger.debug("no duals from %s: %s", name, exc)
+    ver = res.solver_version
+    return SolveOutcome(
+        status=status,
+        objective=None if objective is None else float(objective),
+        duals=duals,
+        has_solution=has_solution,
+        solver=name,
+        version=".".join(str(p) for p in ver) if isinstance(ver, tuple) else str(ver or ""),
+        seconds=time.perf_counter() - t0,
+        message=str(tc.name),
+        extra={"mip_gap_bound": res.objective_bound},
+    )
+
+
+def _solve_legacy(model, name, need_duals, time_limit, tee, options):
+    """Pass an unknown solver name through Pyomo's legacy ``SolverFactory``."""
+    import pyomo.environ as pyo
+    from pyomo.opt import TerminationCondition as TC
+
+    t0 = time.perf_counter()
+    opt = pyo.SolverFactory(name)
+    if opt is None or not opt.available(exception_flag=False):
+        raise SolverUnavailableError(f"Solver {name!r} is not available through Pyomo.")
+    if need_duals and not hasattr(model, "dual"):
+        model.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    for k, v in options.items():
+        opt.options[k] = v
+    res = opt.solve(model, tee=tee, load_solutions=False)
+    tc = res.solver.termination_condition
+    status = {TC.optimal: "optimal", TC.maxTimeLimit: "time_limit", TC.infeasible: "infeasible",
+              TC.unbounded: "unbounded"}.get(tc, "error")
+    has_solution = len(res.solution) > 0
+    if has_solution:
+        model.solutions.load_from(res)
+    duals = None
+    if need_duals and status == "optimal" and hasattr(model, "dual"):
+        from pyomo.common.collections import ComponentMap
+
+        duals = ComponentMap((c, model.dual[c]) for c in model.dual)
+    obj = next(model.component_data_objects(pyo.Objective, active=True))
+    return SolveOutcome(status, pyo.value(obj) if has_solution else None, duals or None,
+                        has_solution, name, "", time.perf_counter() - t0, str(tc))

@@ -1,0 +1,96 @@
+"""Partitions of the data rows into clusters, their aggregation and their refinement.
+
+A :class:`Partition` is an int label array of length n (values ``0..K-1``, every label used) plus
+the cluster sizes. Aggregation is one sparse indicator product (no Python loop over rows), and
+refinement splits clusters by a per-row group id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+__all__ = ["Partition"]
+
+
+@dataclass(frozen=True)
+class Partition:
+    """Rows ``0..n-1`` partitioned into clusters ``0..K-1``.
+
+    Attributes
+    ----------
+    labels : ndarray of int64, shape (n,)
+        Cluster of every row.
+    counts : ndarray of int64, shape (K,)
+        ``|C_k|``, all positive.
+    """
+
+    labels: np.ndarray
+    counts: np.ndarray
+
+    @classmethod
+    def from_labels(cls, labels) -> Partition:
+        """Build a partition from any integer labels, renumbering them ``0..K-1`` in order."""
+        labels = np.asarray(labels)
+        if labels.ndim != 1 or labels.size == 0:
+            raise ValueError("labels must be a non-empty 1-d array")
+        uniq, inverse = np.unique(labels, return_inverse=True)
+        inverse = inverse.astype(np.int64, copy=False)
+        return cls(inverse, np.bincount(inverse, minlength=len(uniq)).astype(np.int64))
+
+    @property
+    def n(self) -> int:
+        return int(self.labels.size)
+
+    @property
+    def n_clusters(self) -> int:
+        return int(self.counts.size)
+
+    def indicator(self, weights=None) -> sparse.csr_matrix:
+        """Sparse K x n matrix with ``S[k, i] = weights[i]`` (1 by default) for ``i`` in ``C_k``."""
+        data = np.ones(self.n) if weights is None else np.asarray(weights, dtype=float)
+        return sparse.csr_matrix(
+            (data, (self.labels, np.arange(self.n))), shape=(self.n_clusters, self.n)
+        )
+
+    def weighted_means(self, weights, *arrays) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Cluster weights ``W_k = sum_{i in C_k} s_i`` and weighted means of each array.
+
+        ``arrays`` are (n,) or (n, m); the result for each is (K,) or (K, m).
+        """
+        weights = np.asarray(weights, dtype=float)
+        W = np.bincount(self.labels, weights=weights, minlength=self.n_clusters)
+        S = self.indicator(weights)
+        means = []
+        for a in arrays:
+            total = S @ a
+            means.append(total / (W[:, None] if total.ndim == 2 else W))
+        return W, means
+
+    def refine(self, group) -> Partition:
+        """Split every cluster into the distinct values of ``group`` among its rows.
+
+        Parameters
+        ----------
+        group : ndarray of int, shape (n,)
+            Small non-negative integers (e.g. 0/1 for a residual sign). A cluster whose rows all
+            share one group value is unchanged.
+
+        Returns
+        -------
+        Partition
+            Children of cluster ``k`` keep the order of ``k``; an unchanged cluster keeps its rows.
+        """
+        group = np.asarray(group, dtype=np.int64)
+        if group.shape != self.labels.shape:
+            raise ValueError("group must have one entry per row")
+        if group.size and group.min() < 0:
+            raise ValueError("group ids must be non-negative")
+        n_groups = int(group.max()) + 1 if group.size else 1
+        return Partition.from_labels(self.labels * n_groups + group)
+
+    def members(self, k: int) -> np.ndarray:
+        """Row indices of cluster ``k`` (for inspection and tests; O(n))."""
+        return np.flatnonzero(self.labels == k)
