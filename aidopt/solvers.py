@@ -52,6 +52,10 @@ class SolverCapabilityError(SolverError, ValueError):
     """The solver cannot take this problem (class, duals or licence size)."""
 
 
+class TimeLimitReached(SolverError):
+    """The run's time limit was reached inside a step that has no partial result to offer."""
+
+
 @dataclass(frozen=True)
 class SizeLimits:
     """Size limits of a restricted licence (e.g. the pip ``gurobipy`` licence)."""

@@ -182,8 +182,11 @@ def solve(problem: AIDProblem, data, config: AIDConfig | None = None) -> AIDResu
         k0 = min(n, max(problem.min_clusters(data), math.ceil(r0 * n)))
         _log_intro(run, n, m, f"AID, r0={r0:.4g}, |K_0| target {k0}")
         seconds: dict[str, float] = {}
-        with _timed(seconds, "cluster"):
-            partition = problem.initial_partition(data, k0, rng, run.solve)
+        try:
+            with _timed(seconds, "cluster"):
+                partition = problem.initial_partition(data, k0, rng, run.solve)
+        except solvers.TimeLimitReached as exc:
+            return _result(run, Termination.TIME_LIMIT, str(exc), aid=True)
         return _loop(run, partition, seconds, aid=True)
 
 
@@ -258,22 +261,31 @@ def _loop(run: _Run, partition: Partition, seconds: dict, *, aid: bool) -> AIDRe
             history[-1].seconds["certify"] = round(time.perf_counter() - t0, 6)
         termination = _final_termination(termination, certificate)
         lower = max(lower, certificate.dual_objective) if certificate.certified else lower
-    result = AIDResult(
-        problem=problem.name,
-        termination=termination,
-        objective=E_best,
-        lower_bound=lower,
-        gap=_relative_gap(E_best, lower),
+    return _result(
+        run, termination, message, aid=aid, objective=E_best, lower=lower,
         solution=problem.public_solution(best) if best is not None else {},
+        certificate=certificate, history=history,
+    )
+
+
+def _result(run, termination, message, *, aid, objective=math.inf, lower=-math.inf,
+            solution=None, certificate=None, history=None) -> AIDResult:
+    result = AIDResult(
+        problem=run.problem.name,
+        termination=termination,
+        objective=objective,
+        lower_bound=lower,
+        gap=_relative_gap(objective, lower),
+        solution=solution or {},
         certificate=certificate,
-        history=history,
-        solver=config.solver,
-        solver_version=solvers.version(config.solver),
+        history=history or [],
+        solver=run.config.solver,
+        solver_version=solvers.version(run.config.solver),
         aid=aid,
-        n=data.n,
-        m=data.m,
+        n=run.data.n,
+        m=run.data.m,
         seconds=run.elapsed(),
-        config=config.as_dict(),
+        config=run.config.as_dict(),
         message=message,
     )
     _log_termination(result)

@@ -25,7 +25,7 @@ import numpy as np
 
 from aidopt.models import lad
 from aidopt.results import Certificate
-from aidopt.solvers import ProblemClass, SolverError
+from aidopt.solvers import ProblemClass, SolverError, TimeLimitReached
 
 from .clustering import one_step_kmeans, sample_rows
 from .partition import Partition
@@ -97,6 +97,8 @@ class LADProblem:
         idx = sample_rows(data.n, max(5 * data.m, 1000, n_clusters // 4), rng)
         model = self.build(AggregatedLAD(data.X[idx], data.y[idx], data.s[idx]))
         outcome = solve(model, need_duals=self.needs_duals)
+        if outcome.status == "time_limit":
+            raise TimeLimitReached("time limit reached in the initial sample LAD")
         if not outcome.optimal:
             raise SolverError(f"initial sample LAD failed: {outcome.status} ({outcome.message})")
         beta0, _ = lad.solution_from(model, outcome.duals)

@@ -1,0 +1,78 @@
+"""Partition, aggregation and split logic (no solver)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from aidopt.decomposition import LADProblem, Partition
+from aidopt.decomposition.clustering import one_step_kmeans
+
+
+def test_from_labels_renumbers_and_counts():
+    p = Partition.from_labels(np.array([7, 3, 7, 9, 3, 3]))
+    assert p.n_clusters == 3
+    assert p.counts.tolist() == [3, 2, 1]
+    assert p.labels.tolist() == [1, 0, 1, 2, 0, 0]
+
+
+def test_weighted_means_match_loops():
+    rng = np.random.default_rng(0)
+    X, y, s = rng.normal(size=(50, 3)), rng.normal(size=50), rng.uniform(0.5, 2, size=50)
+    p = Partition.from_labels(rng.integers(0, 7, size=50))
+    W, (Xbar, ybar) = p.weighted_means(s, X, y)
+    for k in range(p.n_clusters):
+        idx = p.members(k)
+        assert W[k] == pytest.approx(s[idx].sum())
+        np.testing.assert_allclose(Xbar[k], (s[idx, None] * X[idx]).sum(0) / s[idx].sum())
+        assert ybar[k] == pytest.approx((s[idx] * y[idx]).sum() / s[idx].sum())
+
+
+def test_refine_splits_only_mixed_groups():
+    p = Partition.from_labels(np.array([0, 0, 0, 1, 1, 2]))
+    q = p.refine(np.array([0, 1, 1, 0, 0, 1]))
+    assert q.n_clusters == 4
+    # cluster 0 split into {0} and {1, 2}; clusters 1 and 2 unchanged
+    assert len({q.labels[0], q.labels[1]}) == 2 and q.labels[1] == q.labels[2]
+    assert q.labels[3] == q.labels[4] != q.labels[5]
+
+
+def test_refine_validates():
+    p = Partition.from_labels(np.zeros(4, dtype=int))
+    with pytest.raises(ValueError):
+        p.refine(np.array([0, 1]))
+    with pytest.raises(ValueError):
+        p.refine(np.array([0, -1, 0, 0]))
+
+
+def test_lad_split_rule_and_sign_tolerance():
+    p = Partition.from_labels(np.array([0, 0, 0, 1, 1, 2, 2]))
+    r = np.array([1.0, -1.0, 2.0, 1.0, 1e-12, -3.0, 0.0])
+    sol = {"_residual": r, "_eps": 1e-9}
+    mixed = LADProblem.mixed_clusters(p, sol)
+    assert mixed.tolist() == [True, False, False]  # 1e-12 and 0 count as zero
+    q, n_split = LADProblem().split(p, None, sol)
+    assert n_split == 1 and q.n_clusters == 4
+    assert sol["_sign_condition"] is False
+    # positive residuals of cluster 0 go together, the rest stay
+    assert q.labels[0] == q.labels[2] != q.labels[1]
+    pure = {"_residual": np.abs(r), "_eps": 1e-9}
+    q, n_split = LADProblem().split(p, None, pure)
+    assert q is None and n_split == 0 and pure["_sign_condition"] is True
+
+
+def test_default_r0_is_the_papers():
+    assert LADProblem.default_r0(10_000, 10) == pytest.approx(0.005)
+    assert LADProblem.default_r0(1000, 10) == pytest.approx(0.02)
+    assert LADProblem.default_r0(10_000_000, 100) == pytest.approx(0.0005)
+    assert LADProblem.default_r0(1_000_000, 800) == pytest.approx(0.0024)
+
+
+def test_one_step_kmeans_is_seeded_and_groups_nearby_points():
+    rng = np.random.default_rng(1)
+    Z = np.vstack([rng.normal(0, 0.01, (100, 2)), rng.normal(5, 0.01, (100, 2))])
+    a = one_step_kmeans(Z, 2, np.random.default_rng(3))
+    b = one_step_kmeans(Z, 2, np.random.default_rng(3))
+    assert (a == b).all()
+    # both blobs end up label-pure whatever the seed centres were
+    assert len(set(a[:100])) == 1 and len(set(a[100:])) == 1 and a[0] != a[150]
