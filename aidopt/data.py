@@ -156,8 +156,23 @@ def _warn_rank(X, names):
             "X is rank deficient: " + "; ".join(problems)
             + ". The optimal objective is still unique, the coefficients are not.",
             RankWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
+
+
+def user_stacklevel() -> int:
+    """``stacklevel`` for ``warnings.warn`` that points at the first frame outside aidopt."""
+    import inspect
+
+    level = 1
+    frame = inspect.currentframe().f_back  # the caller of warnings.warn
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module != "aidopt" and not module.startswith("aidopt."):
+            return level
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 def read_svmlight(path):

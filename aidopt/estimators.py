@@ -23,8 +23,14 @@ class ConvergenceWarning(UserWarning):
     """A fit stopped at a limit before its certificate passed; the best solution is kept."""
 
 
-class _BaseEstimator:
-    """Minimal ``get_params`` / ``set_params`` from the ``__init__`` signature (sklearn style)."""
+try:  # with scikit-learn installed, be a real scikit-learn estimator (tags, clone, pipelines)
+    from sklearn.base import BaseEstimator as _SklearnBase
+except ImportError:  # pragma: no cover - scikit-learn is optional
+    _SklearnBase = object
+
+
+class _BaseEstimator(_SklearnBase):
+    """``get_params`` / ``set_params`` from the ``__init__`` signature (sklearn style)."""
 
     def get_params(self, deep: bool = True) -> dict:
         names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
@@ -101,6 +107,11 @@ class LADRegressor(_BaseEstimator):
         self.solver_options = solver_options
         self.log = log
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "regressor"
+        return tags
+
     def fit(self, X, y, sample_weight=None):
         """Fit by (certified) LAD; returns ``self``."""
         result = solve_lad(
@@ -116,6 +127,8 @@ class LADRegressor(_BaseEstimator):
         self.intercept_ = float(beta[-1]) if self.fit_intercept else 0.0
         if hasattr(X, "columns"):
             self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         if result.termination is not Termination.CERTIFIED_OPTIMAL:
             warnings.warn(
                 f"LAD fit stopped with termination {result.termination.value!r}, "

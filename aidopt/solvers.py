@@ -20,6 +20,7 @@ name aidopt does not know, through Pyomo's legacy ``SolverFactory``.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import logging
 import time
@@ -139,8 +140,25 @@ def _contrib_factory():
     return SolverFactory
 
 
+@contextlib.contextmanager
+def _quiet_pyomo():
+    """Silence Pyomo's licence-handle chatter while probing availability and versions."""
+    log = logging.getLogger("pyomo")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
 def availability(name: str) -> str:
     """Return ``'full'``, ``'limited'``, ``'not installed'`` or ``'no licence'`` for a solver."""
+    with _quiet_pyomo():
+        return _availability(name)
+
+
+def _availability(name: str) -> str:
     spec = _spec(name)
     pyomo_name = spec.pyomo_name if spec else name
     try:
@@ -170,7 +188,8 @@ def version(name: str) -> str:
     """Return the solver's version as a dotted string, or ``''`` when unknown."""
     spec = _spec(name)
     try:
-        v = _contrib_factory()(spec.pyomo_name if spec else name).version()
+        with _quiet_pyomo():
+            v = _contrib_factory()(spec.pyomo_name if spec else name).version()
     except Exception:
         return ""
     return ".".join(str(p) for p in v) if isinstance(v, tuple) else str(v or "")

@@ -169,8 +169,10 @@ def solution_from(instance, duals=None) -> tuple[np.ndarray, np.ndarray | None]:
     """
     if instance.name == "weighted_lad_primal":
         beta = np.array([instance.beta[j].value for j in instance.J], dtype=float)
-        v = None if duals is None else np.array([duals[instance.fit[k]] for k in instance.K])
+        v = None if duals is None else np.array([duals.get(instance.fit[k], 0.0) for k in instance.K])
         return beta, v
     v = np.array([instance.v[k].value for k in instance.K], dtype=float)
-    beta = None if duals is None else np.array([duals[instance.balance[j]] for j in instance.J])
+    # a column of zeros makes balance[j] the trivial row 0 == 0, which the standard-form compiler
+    # drops: its beta_j is arbitrary and reported as 0
+    beta = None if duals is None else np.array([duals.get(instance.balance[j], 0.0) for j in instance.J])
     return beta, v

@@ -44,6 +44,14 @@ def _solve(X, y, **kw):
     return aidopt.solve_lad(X, y, log=False, **kw)
 
 
+@pytest.mark.parametrize("aid", [True, False])
+def test_no_solve_guard_is_effective(no_solve, xy, aid):
+    """Sanity check of the fixture: valid data does reach the (patched) solver."""
+    X, y = xy
+    with pytest.raises(AssertionError, match="a solve was started"):
+        _solve(X, y, aid=aid)
+
+
 # --------------------------------------------------------------------------- NaN / inf
 
 
