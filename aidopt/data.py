@@ -45,7 +45,7 @@ def _to_float_matrix(X, name="X"):
     """Numeric 2-d float64 array from numpy, pandas, lists or scipy sparse; names of columns."""
     names = None
     if hasattr(X, "columns") and hasattr(X, "dtypes"):  # pandas DataFrame
-        bad = [str(c) for c, dt in X.dtypes.items() if not (dt.kind in "biuf")]
+        bad = [str(c) for c, dt in X.dtypes.items() if dt.kind not in "biuf"]
         if bad:
             raise TypeError(f"{name} has non-numeric columns {bad}: encode or drop them first")
         names = [str(c) for c in X.columns]

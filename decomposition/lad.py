@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
 from aidopt.models import lad
+
 from aidopt.results import Certificate
 from aidopt.solvers import ProblemClass, SolverError, TimeLimitReached
 

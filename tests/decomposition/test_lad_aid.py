@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from aidopt.decomposition.lad import certificate
+from aidopt.instances import dermatology, lad_instance
 
 import aidopt
 from aidopt.data import as_regression_data
-from aidopt.decomposition.lad import certificate
-from aidopt.instances import dermatology, lad_instance
 from aidopt.results import Termination
 from tests.conftest import RTOL
 
@@ -109,6 +109,7 @@ def test_certificate_rejects_tampered_solution(seed):
 def _dual_from_primal_form(X, y):
     """Full-data dual u from the duals of the primal LP's fit rows (Pyomo's convention)."""
     from aidopt.models import lad
+
     from aidopt.solvers import solve_model
 
     model = lad.create_instance(X, y, form="primal")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pyo
 import pytest
+from aidopt.instances import lad_instance
 
 import aidopt
 from aidopt import solvers
-from aidopt.instances import lad_instance
 from aidopt.solvers import ProblemClass, SolverCapabilityError, check_solver, solve_model
 from tests.conftest import RTOL, licence_limits, solver_params
 
@@ -61,7 +61,10 @@ def _sign_model(sense):
     m.a = pyo.Constraint(expr=m.x + m.y >= 1)
     m.b = pyo.Constraint(expr=m.x - m.y <= 2)
     m.c = pyo.Constraint(expr=m.x + 2 * m.y == 3)
-    m.o = pyo.Objective(expr=m.x + m.y if sense == "min" else -m.x - m.y, sense=pyo.minimize if sense == "min" else pyo.maximize)
+    if sense == "min":
+        m.o = pyo.Objective(expr=m.x + m.y, sense=pyo.minimize)
+    else:
+        m.o = pyo.Objective(expr=-m.x - m.y, sense=pyo.maximize)
     return m
 
 
@@ -121,9 +124,8 @@ def test_solver_options_pass_through():
 
 def test_highs_lp_path_matches_pyomo_contrib_highs():
     """The standard-form HiGHS path solves the same Pyomo model as pyomo.contrib.solver's HiGHS."""
-    from pyomo.contrib.solver.common.factory import SolverFactory
-
     from aidopt.models import lad
+    from pyomo.contrib.solver.common.factory import SolverFactory
 
     X, y = lad_instance("A", n=300, m=4, seed=0)
     ours = lad.create_instance(X, y, form="dual")

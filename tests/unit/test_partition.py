@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from aidopt.decomposition import LADProblem, Partition
 from aidopt.decomposition.clustering import one_step_kmeans
 
