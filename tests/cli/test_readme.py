@@ -1,0 +1,23 @@
+"""The README starts with the two commands, and .ci/run runs the second one."""
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _readme_commands():
+    text = (ROOT / "README.md").read_text()
+    block = text.split("```bash\n", 1)[1].split("```", 1)[0]
+    return [line for line in block.splitlines() if line.strip()]
+
+
+def test_readme_starts_with_two_commands():
+    commands = _readme_commands()
+    assert commands == ["pip install . && aidopt demo", 'pip install -e ".[dev]" && python -m pytest -q']
+    head = (ROOT / "README.md").read_text().split("```bash", 1)[0]
+    assert head.strip() == "# aidopt"
+
+
+def test_ci_runs_the_readme_test_command():
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert _readme_commands()[1] in [line.strip() for line in ci]
