@@ -11,6 +11,9 @@ import numpy as np
 __all__ = ["RegressionData", "RankWarning", "as_regression_data", "load_table", "read_svmlight"]
 
 
+_BLOCK = 1 << 16  # rows per block for O(nm) passes that would otherwise copy X
+
+
 class RankWarning(UserWarning):
     """X has duplicate or all-zero columns: the optimal value is unique, the coefficients not."""
 
@@ -37,8 +40,15 @@ class RegressionData:
 
     @cached_property
     def column_scale(self) -> np.ndarray:
-        """``sum_i s_i |x_ij|`` per column: the scale of the stationarity residual X'u."""
-        return np.abs(self.X).T @ self.s
+        """``sum_i s_i |x_ij|`` per column: the scale of the stationarity residual X'u.
+
+        Computed in row blocks, so that no full-size copy of X is made.
+        """
+        total = np.zeros(self.m)
+        for start in range(0, self.n, _BLOCK):
+            stop = start + _BLOCK
+            total += np.abs(self.X[start:stop]).T @ self.s[start:stop]
+        return total
 
 
 def _to_float_matrix(X, name="X"):

@@ -223,6 +223,7 @@ def _loop(run: _Run, partition: Partition, seconds: dict, *, aid: bool) -> AIDRe
         F_t = float(outcome.objective)
         with _timed(seconds, "evaluate"):
             solution = problem.lift(model, outcome, partition, agg, data)
+            del model, outcome  # free the Pyomo model before the next one is built
             E_t = problem.evaluate(data, solution)
         if E_t < E_best:
             E_best, best, last = E_t, solution, (partition, agg)

@@ -57,9 +57,10 @@ class LADProblem:
 
     name = "lad"
     problem_class = ProblemClass.LP
-    #: HiGHS interior point with crossover: a vertex solution (exact residual signs) and, on the
-    #: dense dual form, 8x faster than simplex (docs/design.md).
-    solver_defaults = {"highs": {"solver": "ipm"}}
+    #: HiGHS interior point with crossover: a vertex solution (exact residual signs), and on the
+    #: dense dual form faster than simplex; presolve off because its dependent-equation search
+    #: on m dense rows took a third of the solve time and removes nothing (docs/design.md).
+    solver_defaults = {"highs": {"solver": "ipm", "presolve": "off"}}
 
     def __init__(self, form: str = "auto"):
         if form not in ("auto", "dual", "primal"):

@@ -21,6 +21,7 @@ import numpy as np
 __all__ = ["lad_instance", "dermatology", "DATA_DIR"]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
+_BLOCK = 1 << 16  # rows generated at a time
 
 
 def lad_instance(which: str = "A", n: int = 10_000, m: int = 10, seed: int = 0):
@@ -42,17 +43,22 @@ def lad_instance(which: str = "A", n: int = 10_000, m: int = 10, seed: int = 0):
     if not (isinstance(n, int | np.integer) and isinstance(m, int | np.integer) and n > m >= 1):
         raise ValueError(f"need integers n > m >= 1, got n={n!r}, m={m!r}")
     rng = np.random.default_rng(seed)
+    beta = rng.uniform(-1.0, 1.0, size=m)
+    draw = {
+        "A": lambda size: rng.standard_normal(size),
+        "B": lambda size: rng.uniform(0.0, 10.0, size=size),
+        "C": lambda size: rng.integers(0, 10, size=size),
+    }[which]
     X = np.empty((n, m))
     X[:, 0] = 1.0
-    beta = rng.uniform(-1.0, 1.0, size=m)
+    for start in range(0, n, _BLOCK):  # in row blocks: no full-size temporary next to X
+        stop = min(n, start + _BLOCK)
+        X[start:stop, 1:] = draw((stop - start, m - 1))
     if which == "A":
-        X[:, 1:] = rng.standard_normal((n, m - 1))
         noise = rng.standard_normal(n)
     elif which == "B":
-        X[:, 1:] = rng.uniform(0.0, 10.0, size=(n, m - 1))
         noise = rng.standard_t(2.0, size=n)
     else:
-        X[:, 1:] = rng.integers(0, 10, size=(n, m - 1))
         dup = rng.random(n) < 0.2  # 20% of rows repeat an earlier row's x
         X[dup] = X[rng.integers(0, max(1, n // 2), size=int(dup.sum()))]
         noise = np.round(rng.laplace(size=n))
