@@ -136,3 +136,45 @@ def test_highs_lp_path_matches_pyomo_contrib_highs():
     beta_ours, _ = lad.solution_from(ours, out.duals)
     beta_theirs, _ = lad.solution_from(theirs, res.solution_loader.get_duals())
     np.testing.assert_allclose(beta_ours, beta_theirs, atol=1e-7)
+
+
+def _dense(prog):
+    """Dense (rows x columns) view keyed by Pyomo names, for comparing two readers."""
+    A = prog.A.toarray()
+    return {
+        (prog.rows[i].name, prog.columns[j].name): A[i, j]
+        for i in range(A.shape[0]) for j in range(A.shape[1]) if A[i, j] != 0
+    }
+
+
+@pytest.mark.parametrize("form", ["primal", "dual"])
+def test_direct_reader_equals_pyomo_standard_form(form):
+    from aidopt.models import lad
+
+    X, y = lad_instance("C", n=40, m=3, seed=0)
+    model = lad.create_instance(X, y, np.arange(1, 41, dtype=float), form=form)
+    fast = solvers._read_linear_expressions(model)
+    ref = solvers._compile_standard_form(model)
+    assert fast is not None
+    assert _dense(fast) == pytest.approx(_dense(ref))
+    bounds = lambda p: {v.name: (lo, up) for v, lo, up in zip(p.columns, p.col_lower, p.col_upper, strict=True)}  # noqa: E731
+    assert bounds(fast) == bounds(ref)
+    rows = lambda p: {r.name: (lo, up) for r, lo, up in zip(p.rows, p.row_lower, p.row_upper, strict=True)}  # noqa: E731
+    assert rows(fast) == rows(ref)
+    cost = lambda p: {v.name: c for v, c in zip(p.columns, p.c, strict=True) if c != 0}  # noqa: E731
+    assert cost(fast) == pytest.approx(cost(ref)) and fast.maximize == ref.maximize
+
+
+def test_direct_reader_falls_back_for_other_models():
+    """A fixed variable or a Param coefficient goes through Pyomo's compiler, same answer."""
+    m = pyo.ConcreteModel()
+    m.p = pyo.Param(initialize=2.0, mutable=True)
+    m.x = pyo.Var(bounds=(0, 5))
+    m.z = pyo.Var(bounds=(0, 5))
+    m.z.fix(1.0)
+    m.c = pyo.Constraint(expr=m.p * m.x + m.z >= 3)
+    m.o = pyo.Objective(expr=m.x + 2 * m.z)
+    assert solvers._read_linear_expressions(m) is None
+    out = solve_model(m, "highs", need_duals=True)
+    assert out.optimal and m.x.value == pytest.approx(1.0) and out.objective == pytest.approx(3.0)
+    assert out.duals[m.c] == pytest.approx(0.5)
