@@ -8,9 +8,9 @@ difference, baseline minus AID), rho (time baseline / time AID), and peak memory
 
 Baselines:
 
-* ``highs-<form>-<algorithm>``: the full LAD LP built with numpy and solved by ``highspy`` directly
-  (no Pyomo in the timing; only ``Highs.run()`` is timed), primal or dual form, simplex or IPM.
-  ``highs`` means all four; the report marks the fastest.
+* ``highs-<form>-<algorithm>[-nopresolve]``: the full LAD LP built with numpy and solved by
+  ``highspy`` directly (no Pyomo in the timing; only ``Highs.run()`` is timed), primal or dual
+  form, simplex or IPM, with or without presolve. ``highs`` means all five variants.
 * ``pyomo``: aidopt's own direct solve (``aid=False``), Pyomo model construction included.
 * ``sklearn``: ``QuantileRegressor(quantile=0.5, alpha=0, solver="highs")``.
 * ``quantreg``: R's ``quantreg::rq.fit(method="fn")`` (Frisch-Newton), when ``Rscript`` and the
@@ -32,7 +32,8 @@ from datetime import date
 
 import numpy as np
 
-HIGHS_VARIANTS = ["highs-dual-ipm", "highs-dual-simplex", "highs-primal-ipm", "highs-primal-simplex"]
+HIGHS_VARIANTS = ["highs-dual-ipm", "highs-dual-ipm-nopresolve", "highs-dual-simplex",
+                  "highs-primal-ipm", "highs-primal-simplex"]
 
 
 # --------------------------------------------------------------------------- workers
@@ -74,7 +75,7 @@ def _worker_pyomo(X, y, time_limit):
             "certified": res.certified, "termination": res.termination.value}
 
 
-def _worker_highs(X, y, time_limit, form, algorithm):
+def _worker_highs(X, y, time_limit, form, algorithm, presolve=True):
     import highspy
     from scipy import sparse
 
@@ -101,6 +102,7 @@ def _worker_highs(X, y, time_limit, form, algorithm):
     h.setOptionValue("output_flag", False)
     h.setOptionValue("solver", "ipm" if algorithm == "ipm" else "simplex")
     h.setOptionValue("time_limit", float(time_limit))
+    h.setOptionValue("presolve", "on" if presolve else "off")
     h.passModel(lp)
     t0 = time.perf_counter()
     h.run()
@@ -164,8 +166,8 @@ def worker(method: str, n: int, m: int, instance_set: str, seed: int, time_limit
     elif method == "pyomo":
         out = _worker_pyomo(X, y, time_limit)
     elif method.startswith("highs-"):
-        _, form, algorithm = method.split("-")
-        out = _worker_highs(X, y, time_limit, form, algorithm)
+        _, form, algorithm, *rest = method.split("-")
+        out = _worker_highs(X, y, time_limit, form, algorithm, presolve=rest != ["nopresolve"])
     elif method == "sklearn":
         out = _worker_sklearn(X, y, time_limit)
     elif method == "quantreg":

@@ -146,7 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sizes", nargs="+", default=["100000x100"], metavar="NxM")
     p.add_argument("--set", default="A", choices=["A", "B", "C"])
     p.add_argument("--baselines", nargs="*", default=["highs", "sklearn", "quantreg"],
-                   choices=["highs", "highs-dual-ipm", "highs-dual-simplex", "highs-primal-ipm",
+                   choices=["highs", "highs-dual-ipm", "highs-dual-ipm-nopresolve",
+                            "highs-dual-simplex", "highs-primal-ipm",
                             "highs-primal-simplex", "pyomo", "sklearn", "quantreg"],
                    help="highs = all four highs-<form>-<algorithm> variants")
     p.add_argument("--repeat", type=int, default=1)
