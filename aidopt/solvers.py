@@ -450,9 +450,10 @@ def _read_linear_expressions(model) -> LinearProgram | None:
             body = con.body
             if type(body) is not LinearExpression:
                 return None
-            data.extend(coefficients(body))
-            index.extend(indices(body.linear_vars))
-            indptr.append(len(index))
+            coefs = coefficients(body)  # per-row numpy arrays: no Python list of all nonzeros
+            data.append(np.array(coefs, dtype=float))
+            index.append(np.array(indices(body.linear_vars), dtype=np.int64))
+            indptr.append(indptr[-1] + len(coefs))
             lb, ub = con.lb, con.ub
             lower.append(-np.inf if lb is None else lb - body.constant)
             upper.append(np.inf if ub is None else ub - body.constant)
@@ -463,9 +464,11 @@ def _read_linear_expressions(model) -> LinearProgram | None:
     c = np.zeros(n_cols)
     np.add.at(c, np.asarray(obj_cols, dtype=np.int64), np.asarray(obj_coefs, dtype=float))
     A = sparse.csr_array(
-        (np.asarray(data, dtype=float), np.asarray(index, dtype=np.int64), np.asarray(indptr)),
+        (np.concatenate(data or [np.zeros(0)]), np.concatenate(index or [np.zeros(0, np.int64)]),
+         np.asarray(indptr)),
         shape=(len(rows), n_cols),
     )
+    del data, index
     A.sum_duplicates()
     col_lower, col_upper = _bounds(columns)
     return LinearProgram(
@@ -558,7 +561,7 @@ def _solve_highs_lp(model, need_duals, time_limit, threads, tee, options) -> Sol
         duals=duals,
         has_solution=has_solution,
         solver="highs",
-        version=_highs_version(h),
+        version=_highs_version(),
         seconds=time.perf_counter() - t0,
         message=model_status,
         extra={
@@ -569,8 +572,10 @@ def _solve_highs_lp(model, need_duals, time_limit, threads, tee, options) -> Sol
     )
 
 
-def _highs_version(h) -> str:
-    return f"{h.versionMajor()}.{h.versionMinor()}.{h.versionPatch()}"
+def _highs_version() -> str:
+    import highspy
+
+    return f"{highspy.HIGHS_VERSION_MAJOR}.{highspy.HIGHS_VERSION_MINOR}.{highspy.HIGHS_VERSION_PATCH}"
 
 
 def _solve_contrib(model, spec, name, need_duals, time_limit, threads, tee, options):

@@ -206,7 +206,7 @@ def _loop(run: _Run, partition: Partition, seconds: dict, *, aid: bool) -> AIDRe
     best = None
     E_best, lower = math.inf, -math.inf
     termination, message = None, ""
-    last = None  # (partition, aggregated) of the best solution, for the certificate
+    bound = None  # (solution, partition, aggregated) of the iteration with the best lower bound
     t = 0
     logger.info(HEADER)
     while termination is None:
@@ -226,8 +226,9 @@ def _loop(run: _Run, partition: Partition, seconds: dict, *, aid: bool) -> AIDRe
             del model, outcome  # free the Pyomo model before the next one is built
             E_t = problem.evaluate(data, solution)
         if E_t < E_best:
-            E_best, best, last = E_t, solution, (partition, agg)
-        lower = max(lower, F_t)
+            E_best, best = E_t, solution
+        if F_t >= lower:
+            lower, bound = F_t, (solution, partition, agg)
         gap = _relative_gap(E_best, lower)
         with _timed(seconds, "split"):
             new_partition, n_split = problem.split(partition, data, solution)
@@ -255,8 +256,8 @@ def _loop(run: _Run, partition: Partition, seconds: dict, *, aid: bool) -> AIDRe
     if best is not None:
         t0 = time.perf_counter()
         certificate = problem.certify(
-            data, best, partition=last[0], aggregated=last[1], solve=run.solve, tol=config.tol,
-            feasibility_tol=config.feasibility_tol,
+            data, best, dual_solution=bound[0], partition=bound[1], aggregated=bound[2],
+            solve=run.solve, tol=config.tol, feasibility_tol=config.feasibility_tol,
         )
         if history:
             history[-1].seconds["certify"] = round(time.perf_counter() - t0, 6)

@@ -136,9 +136,10 @@ class LADProblem:
         return partition.refine(group), int(mixed.sum())
 
     def certify(
-        self, data, solution, *, partition, aggregated, solve, tol, feasibility_tol=1e-6
+        self, data, solution, *, dual_solution, partition, aggregated, solve, tol,
+        feasibility_tol=1e-6,
     ) -> Certificate:
-        v, method = solution["_v"], "solver_duals"
+        v, method = dual_solution["_v"], "solver_duals"
         if v is None:  # solver without duals: solve the aggregated dual LP as a model of its own
             model = lad.create_instance(aggregated.X, aggregated.y, aggregated.w, form="dual")
             outcome = solve(model, need_duals=False)
@@ -149,7 +150,7 @@ class LADProblem:
         u = data.s * (v / aggregated.w)[partition.labels]
         return certificate(
             data, solution["beta"], u, tol=tol, feasibility_tol=feasibility_tol, method=method,
-            sign_condition=solution.get("_sign_condition"),
+            sign_condition=dual_solution.get("_sign_condition"),
         )
 
     @staticmethod

@@ -67,13 +67,18 @@ class AIDProblem(Protocol):
         data,
         solution: dict,
         *,
+        dual_solution: dict,
         partition: Partition,
         aggregated,
         solve: SolveFn,
         tol: float,
         feasibility_tol: float,
     ) -> Certificate:
-        """Check optimality of ``solution`` on the original data (duals / KKT)."""
+        """Check optimality of ``solution`` (the best E) on the original data (duals / KKT).
+
+        ``dual_solution`` is the lifted solution of the iteration with the best lower bound, and
+        ``partition`` / ``aggregated`` are that iteration's: its duals give the certificate's bound.
+        """
 
     def public_solution(self, solution: dict) -> dict:
         """The arrays returned to users in ``AIDResult.solution``."""

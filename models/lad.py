@@ -46,13 +46,19 @@ __all__ = [
 ]
 
 
-def _abstract_primal() -> pyo.AbstractModel:
-    model = pyo.AbstractModel(name="weighted_lad_primal")
+def _data_declarations(name: str) -> pyo.AbstractModel:
+    """The sets and data both forms share: rows K, features J, x, y and weights w."""
+    model = pyo.AbstractModel(name=name)
     model.K = pyo.Set(ordered=True, doc="rows (data points or clusters)")
     model.J = pyo.Set(ordered=True, doc="columns of X (features)")
     model.x = pyo.Param(within=pyo.Any, doc="design matrix, numpy array |K| x |J|")
     model.y = pyo.Param(model.K, doc="response")
     model.w = pyo.Param(model.K, doc="row weight (cluster size |C_k| under AID)")
+    return model
+
+
+def _abstract_primal() -> pyo.AbstractModel:
+    model = _data_declarations("weighted_lad_primal")
     model.beta = pyo.Var(model.J, doc="regression coefficients")
     model.e_plus = pyo.Var(model.K, within=pyo.NonNegativeReals, doc="positive residual part")
     model.e_minus = pyo.Var(model.K, within=pyo.NonNegativeReals, doc="negative residual part")
@@ -81,12 +87,7 @@ def _abstract_primal() -> pyo.AbstractModel:
 
 
 def _abstract_dual() -> pyo.AbstractModel:
-    model = pyo.AbstractModel(name="weighted_lad_dual")
-    model.K = pyo.Set(ordered=True, doc="rows (data points or clusters)")
-    model.J = pyo.Set(ordered=True, doc="columns of X (features)")
-    model.x = pyo.Param(within=pyo.Any, doc="design matrix, numpy array |K| x |J|")
-    model.y = pyo.Param(model.K, doc="response")
-    model.w = pyo.Param(model.K, doc="row weight (cluster size |C_k| under AID)")
+    model = _data_declarations("weighted_lad_dual")
     model.v = pyo.Var(model.K, bounds=lambda m, k: (-m.w[k], m.w[k]), doc="dual of fit[k]")
 
     def balance_rule(m, j):
