@@ -279,8 +279,9 @@ def test_intercept_column_appended_last(xy):
 def test_valid_input_gives_no_warning(xy):
     X, y = xy
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        as_regression_data(X, y, fit_intercept=True)
+        warnings.simplefilter("error")  # any warning fails the test
+        data = as_regression_data(X, y, fit_intercept=True)
+    assert data.m == X.shape[1] + 1
 
 
 # --------------------------------------------------------------------------- rank deficiency
