@@ -187,6 +187,10 @@ def solve(problem: AIDProblem, data, config: AIDConfig | None = None) -> AIDResu
                 partition = problem.initial_partition(data, k0, rng, run.solve)
         except solvers.TimeLimitReached as exc:
             return _result(run, Termination.TIME_LIMIT, str(exc), aid=True)
+        except solvers.SolverError as exc:
+            if config.raise_on_failure:
+                raise
+            return _result(run, Termination.SOLVER_FAILURE, str(exc), aid=True)
         return _loop(run, partition, seconds, aid=True)
 
 
