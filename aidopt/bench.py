@@ -211,7 +211,8 @@ def environment() -> str:
     )
 
 
-def bench_lad(sizes, instance_set="A", baselines=("highs", "sklearn", "quantreg"), repeat=1,
+def bench_lad(sizes, instance_set="A",
+              baselines=("highs-dual-ipm", "highs-dual-ipm-nopresolve", "quantreg"), repeat=1,
               seed=0, output=None, time_limit=3600.0):
     """Run AID and the baselines on each ``(n, m)``; print (and append) a markdown table."""
     methods = []

@@ -145,11 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("problem", choices=["lad", "svm", "s3vm"])
     p.add_argument("--sizes", nargs="+", default=["100000x100"], metavar="NxM")
     p.add_argument("--set", default="A", choices=["A", "B", "C"])
-    p.add_argument("--baselines", nargs="*", default=["highs", "sklearn", "quantreg"],
+    p.add_argument("--baselines", nargs="*",
+                   default=["highs-dual-ipm", "highs-dual-ipm-nopresolve", "quantreg"],
                    choices=["highs", "highs-dual-ipm", "highs-dual-ipm-nopresolve",
                             "highs-dual-simplex", "highs-primal-ipm",
                             "highs-primal-simplex", "pyomo", "sklearn", "quantreg"],
-                   help="highs = all four highs-<form>-<algorithm> variants")
+                   help="highs = all five highs-<form>-<algorithm> variants (primal simplex is very "
+                        "slow beyond n = 20,000); sklearn = QuantileRegressor; quantreg needs Rscript")
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--time-limit", type=float, default=3600.0, help="per baseline run, seconds")
