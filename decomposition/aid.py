@@ -13,6 +13,7 @@ cluster), so both paths build, solve, evaluate and certify through the same code
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import math
 import time
@@ -171,6 +172,35 @@ def _timed(seconds: dict, step: str):
         seconds[step] = seconds.get(step, 0.0) + time.perf_counter() - t0
 
 
+@contextlib.contextmanager
+def _pause_gc():
+    """No automatic garbage collection while a Pyomo model is built and solved.
+
+    A model is millions of small container objects: the cyclic collector would traverse them again
+    and again while they are created. The loop frees each model with :func:`_release` instead.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _release(model) -> None:
+    """Free a solved Pyomo model now, by reference counting.
+
+    A Pyomo block and its components form reference cycles, so a dropped model waits for a full
+    cyclic collection, which in the loop meant one model more held per iteration (10.1 GB peak at
+    n = 10^6, m = 100, against 3.8 GB when each model is freed) or a 1 s collection per iteration.
+    Deleting the components first lets reference counting free the expressions at once (0.3 s for
+    a 2M-nonzero model, 55 cyclic objects left for the collector).
+    """
+    for component in list(model.component_objects(descend_into=False)):
+        model.del_component(component)
+
+
 def solve(problem: AIDProblem, data, config: AIDConfig | None = None) -> AIDResult:
     """Solve ``problem`` on ``data`` by AID; see the module docstring for the loop."""
     config = config or AIDConfig()
@@ -217,17 +247,20 @@ def _loop(run: _Run, partition: Partition, seconds: dict, *, aid: bool) -> AIDRe
         t += 1
         with _timed(seconds, "aggregate"):
             agg = problem.aggregate(data, partition)
-        with _timed(seconds, "build"):
-            model = problem.build(agg)
-        with _timed(seconds, "solve"):
-            outcome = run.solve(model, need_duals=problem.needs_duals)
-        if not outcome.optimal:
-            termination, message = _failed_solve(outcome, config)
-            break
-        F_t = float(outcome.objective)
+        with _pause_gc():
+            with _timed(seconds, "build"):
+                model = problem.build(agg)
+            with _timed(seconds, "solve"):
+                outcome = run.solve(model, need_duals=problem.needs_duals)
+            if not outcome.optimal:
+                termination, message = _failed_solve(outcome, config)
+                break
+            F_t = float(outcome.objective)
+            with _timed(seconds, "evaluate"):
+                solution = problem.lift(model, outcome, partition, agg, data)
         with _timed(seconds, "evaluate"):
-            solution = problem.lift(model, outcome, partition, agg, data)
-            del model, outcome  # free the Pyomo model before the next one is built
+            _release(model)
+            del model, outcome
             E_t = problem.evaluate(data, solution)
         if E_t < E_best:
             E_best, best = E_t, solution
