@@ -8,7 +8,15 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["RegressionData", "RankWarning", "as_regression_data", "load_table", "read_svmlight"]
+__all__ = [
+    "ClassificationData",
+    "RegressionData",
+    "RankWarning",
+    "as_classification_data",
+    "as_regression_data",
+    "load_table",
+    "read_svmlight",
+]
 
 
 _BLOCK = 1 << 16  # rows per block for O(nm) passes that would otherwise copy X
@@ -78,6 +86,45 @@ def _check_finite(arr, name):
         )
 
 
+def _rows(X, y, sample_weight, feature_names, *, allow_empty_X=False):
+    """Shared checks of ``X`` (2-d, numeric, finite), ``y`` (1-d, matching length) and weights.
+
+    Returns float ``X``, raw 1-d ``y`` (numeric or not), float weights ``s`` and feature names.
+    """
+    X, names = _to_float_matrix(X)
+    if X.ndim == 1:
+        raise ValueError("X must be 2-d (n rows, m columns); reshape a single feature to (-1, 1)")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-d, got {X.ndim} dimensions")
+    if X.shape[0] == 0 or X.shape[1] == 0 and not allow_empty_X:
+        raise ValueError(f"X is empty (shape {X.shape})")
+    yv = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
+    if yv.ndim == 2 and 1 in yv.shape:
+        yv = yv.reshape(-1)
+    if yv.ndim != 1:
+        raise ValueError(f"y must be 1-d, got shape {yv.shape}")
+    if yv.shape[0] != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but y has {yv.shape[0]} entries")
+    _check_finite(X, "X")
+    if sample_weight is None:
+        s = np.ones(X.shape[0])
+    else:
+        s, _ = _to_float_matrix(np.asarray(sample_weight).reshape(-1), "sample_weight")
+        if s.shape != yv.shape:
+            raise ValueError(f"sample_weight has {s.shape[0]} entries, expected {yv.shape[0]}")
+        _check_finite(s, "sample_weight")
+        if (s < 0).any():
+            raise ValueError(f"sample_weight has {int((s < 0).sum())} negative value(s)")
+        if not (s > 0).any():
+            raise ValueError("sample_weight is all zero")
+    names = list(feature_names) if feature_names is not None else names
+    if names is None:
+        names = [f"x{j}" for j in range(X.shape[1])]
+    if len(names) != X.shape[1]:
+        raise ValueError(f"{len(names)} feature names for {X.shape[1]} columns")
+    return X, yv, s, names
+
+
 def as_regression_data(
     X, y, sample_weight=None, *, fit_intercept: bool = False, feature_names=None
 ) -> RegressionData:
@@ -106,36 +153,9 @@ def as_regression_data(
     RankWarning
         Duplicate or all-zero columns (the optimum value is still unique, beta is not).
     """
-    X, names = _to_float_matrix(X)
-    if X.ndim == 1:
-        raise ValueError("X must be 2-d (n rows, m columns); reshape a single feature to (-1, 1)")
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-d, got {X.ndim} dimensions")
-    if X.shape[0] == 0 or X.shape[1] == 0 and not fit_intercept:
-        raise ValueError(f"X is empty (shape {X.shape})")
-    yv, _ = _to_float_matrix(np.asarray(y).reshape(-1) if hasattr(y, "__len__") else y, "y")
-    if yv.ndim != 1:
-        raise ValueError(f"y must be 1-d, got shape {yv.shape}")
-    if yv.shape[0] != X.shape[0]:
-        raise ValueError(f"X has {X.shape[0]} rows but y has {yv.shape[0]} entries")
-    _check_finite(X, "X")
+    X, y, s, names = _rows(X, y, sample_weight, feature_names, allow_empty_X=fit_intercept)
+    yv, _ = _to_float_matrix(y, "y")
     _check_finite(yv, "y")
-    if sample_weight is None:
-        s = np.ones(X.shape[0])
-    else:
-        s, _ = _to_float_matrix(np.asarray(sample_weight).reshape(-1), "sample_weight")
-        if s.shape != yv.shape:
-            raise ValueError(f"sample_weight has {s.shape[0]} entries, expected {yv.shape[0]}")
-        _check_finite(s, "sample_weight")
-        if (s < 0).any():
-            raise ValueError(f"sample_weight has {int((s < 0).sum())} negative value(s)")
-        if not (s > 0).any():
-            raise ValueError("sample_weight is all zero")
-    names = list(feature_names) if feature_names is not None else names
-    if names is None:
-        names = [f"x{j}" for j in range(X.shape[1])]
-    if len(names) != X.shape[1]:
-        raise ValueError(f"{len(names)} feature names for {X.shape[1]} columns")
     if fit_intercept:
         X = np.hstack([X, np.ones((X.shape[0], 1))])
         names = [*names, "intercept"]
@@ -147,6 +167,54 @@ def as_regression_data(
         )
     _warn_rank(X, names)
     return RegressionData(X, yv, s, names)
+
+
+class ClassificationData(RegressionData):
+    """Validated binary classification data: ``y`` in {-1, +1} (float), ``classes`` the two
+    original labels (``classes[0]`` is -1, ``classes[1]`` is +1, as in scikit-learn)."""
+
+    def __init__(self, X, y, s, feature_names, classes):
+        super().__init__(X, y, s, feature_names)
+        self.classes = np.asarray(classes)
+
+
+def as_classification_data(X, y, sample_weight=None, *, feature_names=None) -> ClassificationData:
+    """Validate binary classification inputs and return :class:`ClassificationData`.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, m)
+    y : array-like of shape (n,)
+        Exactly two distinct labels (numbers or strings); the sorted first becomes -1.
+    sample_weight : array-like of shape (n,), optional
+        Finite, non-negative, not all zero.
+    feature_names : list of str, optional
+
+    Raises
+    ------
+    TypeError
+        Non-numeric X.
+    ValueError
+        Empty data, wrong shapes, NaN/inf in X, missing labels, not exactly two classes, a class
+        whose rows all have zero weight, invalid weights.
+    """
+    X, y, s, names = _rows(X, y, sample_weight, feature_names)
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise ValueError(f"y contains {int((~np.isfinite(y)).sum())} NaN or infinite label(s)")
+    if y.dtype == object and any(v is None or (isinstance(v, float) and v != v) for v in y):
+        raise ValueError("y contains missing labels (None or NaN)")
+    classes, index = np.unique(y, return_inverse=True)
+    if len(classes) != 2:
+        shown = classes[:10].tolist()
+        raise ValueError(
+            f"y must have exactly two classes for a binary SVM, got {len(classes)}: {shown}"
+            + ("" if len(classes) > 1 else "; both classes must be present")
+        )
+    labels = np.where(index == 1, 1.0, -1.0)
+    for sign, cls in ((-1.0, classes[0]), (1.0, classes[1])):
+        if not (s[labels == sign] > 0).any():
+            raise ValueError(f"every row of class {cls!r} has zero sample weight")
+    return ClassificationData(X, labels, s, names, classes)
 
 
 def _warn_rank(X, names):

@@ -21,6 +21,8 @@ name aidopt does not know, through Pyomo's legacy ``SolverFactory``.
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
+import importlib.util
 import enum
 import logging
 import time
@@ -116,6 +118,16 @@ SOLVERS: dict[str, SolverSpec] = {
         limited_licence=SizeLimits(max_vars=2000, max_cons=2000, max_quad_vars=200),
         notes="pip licence: 2000 variables / 2000 linear constraints, 200 variables with quadratic terms",
     ),
+    "clarabel": SolverSpec(
+        name="clarabel",
+        pyomo_name="",
+        classes=frozenset({ProblemClass.LP, ProblemClass.QP}),
+        duals=True,
+        extra="(core dependency)",
+        module="clarabel",
+        notes="interior point for LP/QP (read from the Pyomo model by aidopt, not a Pyomo plugin); "
+        "no vertex solutions",
+    ),
     "scip": SolverSpec(
         name="scip",
         pyomo_name="scip_direct",
@@ -160,6 +172,8 @@ def availability(name: str) -> str:
 
 def _availability(name: str) -> str:
     spec = _spec(name)
+    if spec is not None and not spec.pyomo_name:  # solved by aidopt's own reader: importable?
+        return "full" if importlib.util.find_spec(spec.module) else "not installed"
     pyomo_name = spec.pyomo_name if spec else name
     try:
         opt = _contrib_factory()(pyomo_name)
@@ -187,6 +201,11 @@ def _availability(name: str) -> str:
 def version(name: str) -> str:
     """Return the solver's version as a dotted string, or ``''`` when unknown."""
     spec = _spec(name)
+    if spec is not None and not spec.pyomo_name:
+        try:
+            return importlib.metadata.version(spec.module)
+        except importlib.metadata.PackageNotFoundError:
+            return ""
     try:
         with _quiet_pyomo():
             v = _contrib_factory()(spec.pyomo_name if spec else name).version()
@@ -355,8 +374,23 @@ def solve_model(
     if time_limit is not None and time_limit <= 0:
         return SolveOutcome("time_limit", None, None, False, solver, "", 0.0, "no time left")
     name = solver.lower()
-    if name == "highs" and ProblemClass(problem_class) is ProblemClass.LP:
-        return _solve_highs_lp(model, need_duals, time_limit, threads, tee, options)
+    problem_class = ProblemClass(problem_class)
+    if name == "highs" and problem_class in (ProblemClass.LP, ProblemClass.QP):
+        t0 = time.perf_counter()
+        if problem_class is ProblemClass.LP:
+            prog = linear_program(model)
+        else:  # a QP the direct reader cannot read goes through pyomo.contrib.solver below
+            prog = _read_linear_expressions(model, quadratic=True)
+        if prog is not None:
+            return _solve_highs_lp(prog, t0, need_duals, time_limit, threads, tee, options)
+    if name == "clarabel":
+        t0 = time.perf_counter()
+        prog = _read_linear_expressions(model, quadratic=True)
+        if prog is None and problem_class is ProblemClass.LP:
+            prog = _compile_standard_form(model)
+        if prog is None:
+            raise SolverError("clarabel: the model is not an LP/QP aidopt can read directly")
+        return _solve_clarabel(prog, t0, need_duals, time_limit, threads, tee, options)
     spec = _spec(name)
     return _solve_contrib(model, spec, name, need_duals, time_limit, threads, tee, options)
 
@@ -376,7 +410,8 @@ class LinearProgram:
     """An LP read from a Pyomo model: ``min/max c'x + offset, row_lower <= A x <= row_upper``.
 
     ``columns[j]`` is the Pyomo variable of column j, ``rows[i]`` the Pyomo constraint of row i
-    (a ranged constraint may appear twice: its duals are summed).
+    (a ranged constraint may appear twice: its duals are summed). ``Q`` is the lower triangle of
+    the objective's Hessian (objective ``c'x + x'Qx/2``) for a QP, else ``None``.
     """
 
     c: np.ndarray
@@ -389,6 +424,7 @@ class LinearProgram:
     col_upper: np.ndarray
     columns: list
     rows: list
+    Q: Any = None
 
 
 def linear_program(model) -> LinearProgram:
@@ -411,14 +447,27 @@ def _bounds(variables):
     return lower, upper
 
 
-def _read_linear_expressions(model) -> LinearProgram | None:
+def _read_linear_expressions(model, quadratic: bool = False) -> LinearProgram | None:
+    """Read a model whose constraint bodies are all ``LinearExpression``s (``None`` otherwise).
+
+    The objective must be a ``LinearExpression`` too, or, with ``quadratic=True``, any
+    expression of degree at most two (read with Pyomo's ``generate_standard_repn``: an objective
+    has few terms, so its cost does not matter).
+    """
     import pyomo.environ as pyo
     from pyomo.core.expr.numeric_expr import LinearExpression
     from scipy import sparse
 
     objectives = list(model.component_data_objects(pyo.Objective, active=True))
-    if len(objectives) != 1 or type(objectives[0].expr) is not LinearExpression:
+    if len(objectives) != 1:
         return None
+    objective = objectives[0].expr
+    if type(objective) is not LinearExpression:
+        if not quadratic:
+            return None
+        objective = _quadratic_objective(objective)
+        if objective is None:
+            return None
     numbers = (float, int)
     column_of: dict[int, int] = {}
     columns: list = []
@@ -443,8 +492,9 @@ def _read_linear_expressions(model) -> LinearProgram | None:
 
     try:
         obj = objectives[0]
-        obj_cols = indices(obj.expr.linear_vars)
-        obj_coefs = coefficients(obj.expr)
+        obj_cols = indices(objective.linear_vars)
+        obj_coefs = coefficients(objective)
+        quad_cols = [indices(pair) for pair in getattr(objective, "quadratic_vars", ())]
         rows, data, index, indptr, lower, upper = [], [], [], [0], [], []
         for con in model.component_data_objects(pyo.Constraint, active=True):
             body = con.body
@@ -471,10 +521,40 @@ def _read_linear_expressions(model) -> LinearProgram | None:
     del data, index
     A.sum_duplicates()
     col_lower, col_upper = _bounds(columns)
+    Q = None
+    if quad_cols:
+        # term a * x_i * x_j is x'Qx/2 with Q_ij = Q_ji = a (i != j) or Q_ii = 2a: lower triangle
+        ij = np.sort(np.asarray(quad_cols, dtype=np.int64), axis=1)
+        a = np.asarray(objective.quadratic_coefs, dtype=float)
+        a = np.where(ij[:, 0] == ij[:, 1], 2.0 * a, a)
+        Q = sparse.csc_array((a, (ij[:, 1], ij[:, 0])), shape=(n_cols, n_cols))
+        Q.sum_duplicates()
     return LinearProgram(
-        c=c, offset=float(obj.expr.constant), maximize=obj.sense == pyo.maximize, A=A.tocsc(),
+        c=c, offset=float(objective.constant), maximize=obj.sense == pyo.maximize, A=A.tocsc(),
         row_lower=np.asarray(lower, dtype=float), row_upper=np.asarray(upper, dtype=float),
-        col_lower=col_lower, col_upper=col_upper, columns=columns, rows=rows,
+        col_lower=col_lower, col_upper=col_upper, columns=columns, rows=rows, Q=Q,
+    )
+
+
+@dataclass
+class _QuadraticObjective:
+    constant: float
+    linear_coefs: list
+    linear_vars: list
+    quadratic_coefs: list
+    quadratic_vars: list
+
+
+def _quadratic_objective(expr) -> _QuadraticObjective | None:
+    """Linear and quadratic terms of an objective of degree <= 2 (``None`` if not)."""
+    from pyomo.repn.standard_repn import generate_standard_repn
+
+    repn = generate_standard_repn(expr, quadratic=True, compute_values=True)
+    if repn.nonlinear_expr is not None:
+        return None
+    return _QuadraticObjective(
+        float(repn.constant), [float(a) for a in repn.linear_coefs], list(repn.linear_vars),
+        [float(a) for a in repn.quadratic_coefs], [tuple(p) for p in repn.quadratic_vars],
     )
 
 
@@ -503,13 +583,12 @@ def _compile_standard_form(model) -> LinearProgram:
     )
 
 
-def _solve_highs_lp(model, need_duals, time_limit, threads, tee, options) -> SolveOutcome:
-    """Read the Pyomo LP (:func:`linear_program`) and solve it with highspy."""
+def _solve_highs_lp(prog: LinearProgram, t0, need_duals, time_limit, threads, tee, options) -> SolveOutcome:
+    """Solve an LP or QP read from a Pyomo model (:func:`linear_program`) with highspy and load
+    the solution into the model's variables; ``t0`` is when reading the model started."""
     import highspy
     from pyomo.common.collections import ComponentMap
 
-    t0 = time.perf_counter()
-    prog = linear_program(model)
     n_rows, n_cols = prog.A.shape
     inf = highspy.kHighsInf
     lp = highspy.HighsLp()
@@ -538,6 +617,15 @@ def _solve_highs_lp(model, need_duals, time_limit, threads, tee, options) -> Sol
         if status == highspy.HighsStatus.kError:
             raise SolverError(f"HiGHS rejected option {key}={val!r}")
     h.passModel(lp)
+    if prog.Q is not None:
+        hessian = highspy.HighsHessian()
+        hessian.dim_ = n_cols
+        hessian.format_ = highspy.HessianFormat.kTriangular
+        hessian.start_ = prog.Q.indptr
+        hessian.index_ = prog.Q.indices
+        hessian.value_ = prog.Q.data
+        if h.passHessian(hessian) == highspy.HighsStatus.kError:
+            raise SolverError("HiGHS rejected the objective's Hessian")
     read_seconds = time.perf_counter() - t0
     h.run()
     model_status = h.modelStatusToString(h.getModelStatus())
@@ -568,7 +656,101 @@ def _solve_highs_lp(model, need_duals, time_limit, threads, tee, options) -> Sol
             "read_seconds": read_seconds,
             "simplex_iterations": int(info_h.simplex_iteration_count),
             "ipm_iterations": int(info_h.ipm_iteration_count),
+            "qp_iterations": int(info_h.qp_iteration_count),
         },
+    )
+
+
+_CLARABEL_STATUS = {
+    "Solved": "optimal",
+    "PrimalInfeasible": "infeasible",
+    "DualInfeasible": "unbounded",
+    "MaxIterations": "iteration_limit",
+    "MaxTime": "time_limit",
+}
+
+
+def _solve_clarabel(prog: LinearProgram, t0, need_duals, time_limit, threads, tee, options):
+    """Solve an LP/QP read from a Pyomo model with Clarabel (interior point) and load it.
+
+    Clarabel solves ``min x'Px/2 + q'x`` s.t. ``A x + s = b``, ``s`` in a cone, with dual ``z``
+    (``Px + q + A'z = 0``). Equality rows go to the zero cone, one-sided rows and finite column
+    bounds to the non-negative cone as ``a'x <= u`` or ``-a'x <= -l``. Then
+    d objective / d u = -z and d objective / d l = +z, which is Pyomo's convention
+    (d objective / d rhs); a maximization is solved as ``min -f`` and its duals negated back.
+    "AlmostSolved" (reduced accuracy) is reported as ``error``, never as optimal.
+    """
+    import clarabel
+    from pyomo.common.collections import ComponentMap
+    from scipy import sparse
+
+    sign = -1.0 if prog.maximize else 1.0
+    n_cols = prog.A.shape[1]
+    A = sparse.csr_array(prog.A)
+    lo, up = prog.row_lower, prog.row_upper
+    eq = np.flatnonzero(np.isfinite(lo) & (lo == up))
+    ub = np.flatnonzero(np.isfinite(up) & ~(lo == up))
+    lb = np.flatnonzero(np.isfinite(lo) & ~(lo == up))
+    eye = sparse.identity(n_cols, format="csr")
+    cub = np.flatnonzero(np.isfinite(prog.col_upper))
+    clb = np.flatnonzero(np.isfinite(prog.col_lower))
+    blocks = [A[eq], A[ub], -A[lb], eye[cub], -eye[clb]]
+    rhs = [up[eq], up[ub], -lo[lb], prog.col_upper[cub], -prog.col_lower[clb]]
+    M = sparse.vstack(blocks, format="csc")
+    b = np.concatenate(rhs)
+    P = sparse.csc_matrix((n_cols, n_cols)) if prog.Q is None else sparse.triu(
+        sparse.csc_matrix(prog.Q).T * sign, format="csc")
+    q = sign * prog.c
+    cones = []
+    if eq.size:
+        cones.append(clarabel.ZeroConeT(int(eq.size)))
+    n_ineq = b.size - eq.size
+    if n_ineq:
+        cones.append(clarabel.NonnegativeConeT(int(n_ineq)))
+    settings = clarabel.DefaultSettings()
+    settings.verbose = bool(tee)
+    if time_limit is not None:
+        settings.time_limit = float(time_limit)
+    if threads is not None and hasattr(settings, "max_threads"):
+        settings.max_threads = int(threads)
+    for key, val in options.items():
+        if not hasattr(settings, key):
+            raise SolverError(f"clarabel has no setting {key!r}")
+        setattr(settings, key, val)
+    read_seconds = time.perf_counter() - t0
+    solver = clarabel.DefaultSolver(sparse.csc_matrix(P), q, sparse.csc_matrix(M), b, cones, settings)
+    sol = solver.solve()
+    label = str(sol.status).split(".")[-1]
+    status = _CLARABEL_STATUS.get(label, "error")
+    x = np.asarray(sol.x, dtype=float)
+    has_solution = status in ("optimal", "time_limit", "iteration_limit") and x.size == n_cols
+    objective = None
+    if has_solution:
+        for var, val in zip(prog.columns, x.tolist(), strict=True):
+            var.set_value(val, skip_validation=True)
+        objective = sign * float(sol.obj_val) + prog.offset
+    duals = None
+    if need_duals and status == "optimal":
+        z = np.asarray(sol.z, dtype=float)
+        k_eq, k_ub = eq.size, eq.size + ub.size
+        row_dual = np.zeros(len(prog.rows))
+        np.add.at(row_dual, eq, -z[:k_eq])
+        np.add.at(row_dual, ub, -z[k_eq:k_ub])
+        np.add.at(row_dual, lb, z[k_ub:k_ub + lb.size])
+        row_dual *= sign
+        duals = ComponentMap()
+        for con, d in zip(prog.rows, row_dual.tolist(), strict=True):
+            duals[con] = duals.get(con, 0.0) + d
+    return SolveOutcome(
+        status=status,
+        objective=objective,
+        duals=duals,
+        has_solution=has_solution,
+        solver="clarabel",
+        version=clarabel.__version__,
+        seconds=time.perf_counter() - t0,
+        message=label,
+        extra={"read_seconds": read_seconds, "ipm_iterations": int(sol.iterations)},
     )
 
 

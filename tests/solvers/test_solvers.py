@@ -98,7 +98,9 @@ def test_every_solver_on_lad(solver, aid):
     n, m = (400, 3) if licence_limits(solver) else (3000, 5)
     X, y = lad_instance("B", n=n, m=m, seed=2)
     reference = aidopt.solve_lad(X, y, aid=False, log=False, tol=1e-9)
-    res = aidopt.solve_lad(X, y, solver=solver, aid=aid, log=False, tol=1e-9)
+    # an interior-point solver (clarabel) stops at a relative gap near 1e-8, not at a vertex
+    tol = 1e-7 if solver == "clarabel" else 1e-9
+    res = aidopt.solve_lad(X, y, solver=solver, aid=aid, log=False, tol=tol)
     assert res.termination is aidopt.Termination.CERTIFIED_OPTIMAL
     assert res.objective == pytest.approx(reference.objective, rel=RTOL)
     expected = "solver_duals" if solvers.SOLVERS[solver].duals else "dual_lp"

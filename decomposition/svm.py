@@ -1,0 +1,316 @@
+r"""AID plug-in for linear soft-margin SVMs: 2-norm (QP), 1-norm, infinity-norm and RLP (LPs).
+
+Park & Klabjan (2016), section 3.2. All four share the hinge loss
+:math:`C \sum_i s_i \max(0, 1 - y_i(w x_i + b))` and differ in the regularizer
+:math:`R(w) = \tfrac12\|w\|_2^2,\ \|w\|_1,\ \|w\|_\infty` or 0, so one plug-in serves them:
+
+* **Aggregate**: label-pure clusters; centroids :math:`\bar x_k` (sample-weighted), label
+  :math:`y_k`, weight :math:`W_k = \sum_{i \in C_k} s_i`.
+* **Initial partition**: the same SVM on a random sample (cost scaled by n / sample size) gives a
+  hyperplane; within each class, one k-means iteration on the distances to it.
+* **Split**: a cluster holding both a row with :math:`1 - y_i(w x_i + b) > \epsilon` and one with
+  :math:`< -\epsilon` is split into :math:`\{1 - y_i(w x_i + b) > \epsilon\}` and the rest. When no
+  cluster is mixed, the aggregated hinge equals the full hinge, so :math:`F_t = E_t` and
+  :math:`(w, b)` is optimal.
+* **Certificate**: the aggregated duals (the QP's :math:`\bar\alpha`, the LPs' margin duals) are
+  lifted to :math:`\alpha_i = s_i \bar\alpha_k / W_k`; on the full data we check
+  :math:`0 \le \alpha_i \le C s_i`, :math:`\sum_i \alpha_i y_i = 0` and, with
+  :math:`g = \sum_i \alpha_i y_i x_i`, the dual objective
+  :math:`\sum_i \alpha_i - R^*(g)`: :math:`\tfrac12\|g\|^2` (2-norm), and for the LPs the dual-norm
+  condition :math:`\|g\|_\infty \le 1` (1-norm), :math:`\|g\|_1 \le 1` (infinity-norm),
+  :math:`g = 0` (RLP). For the two norm balls, :math:`\alpha` is divided by
+  :math:`\max(1, \|g\|_*)`, which keeps it feasible and makes the bound rigorous.
+  See :func:`certificate`.
+
+The sign tolerance :math:`\epsilon = 10^{-9}\max(1, \max_i |w x_i + b|)` counts rows on the margin
+(the support vectors a vertex / KKT solution puts exactly there, up to rounding) as on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from aidopt.models import lp_svm, svm
+
+from aidopt import solvers
+from aidopt.results import Certificate
+from aidopt.solvers import ProblemClass, SolverError, TimeLimitReached
+
+from .clustering import one_step_kmeans, sample_rows
+from .partition import Partition
+
+__all__ = ["SVMProblem", "AggregatedSVM", "certificate", "regularizer_value", "NORMS"]
+
+SIGN_TOL = 1e-9
+NORMS = ("l2", "l1", "linf", "none")
+
+
+@dataclass
+class AggregatedSVM:
+    """Centroids ``X`` (K, m), labels ``y`` (K,) in {-1, +1}, weights ``w`` (K,)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+
+
+def regularizer_value(w, norm: str) -> float:
+    """R(w): 1/2 ||w||_2^2, ||w||_1, ||w||_inf or 0."""
+    w = np.asarray(w, dtype=float)
+    if norm == "l2":
+        return 0.5 * float(w @ w)
+    if norm == "l1":
+        return float(np.abs(w).sum())
+    if norm == "linf":
+        return float(np.abs(w).max(initial=0.0))
+    return 0.0
+
+
+class SVMProblem:
+    """Linear soft-margin SVM under AID.
+
+    Parameters
+    ----------
+    C : float
+        Misclassification cost (M in Park & Klabjan, nu in Bradley & Mangasarian).
+    norm : {"l2", "l1", "linf", "none"}
+        Regularizer; "none" is RLP.
+    form : {"auto", "dual", "primal"}
+        For ``norm="l2"``: which QP form is solved. ``"auto"`` takes the dual (HiGHS's QP solver
+        fails on the primal of overlapping data) when the solver returns duals, else the primal.
+        The LP SVMs have one form.
+    """
+
+    name = "svm"
+    #: HiGHS: interior point without presolve for the LPs (as for LAD); the QP has one method
+    #: (active set) and must not be given "solver": "ipm" (HiGHS would drop the Hessian).
+    solver_defaults: dict = {}
+
+    def __init__(self, C: float = 1.0, norm: str = "l2", form: str = "auto"):
+        if norm not in NORMS:
+            raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+        if not (isinstance(C, int | float) and np.isfinite(C) and C > 0):
+            raise ValueError(f"C must be a positive finite number, got {C!r}")
+        if form not in ("auto", "dual", "primal"):
+            raise ValueError(f"form must be 'auto', 'dual' or 'primal', got {form!r}")
+        if norm != "l2" and form != "auto":
+            raise ValueError(f"norm={norm!r} is an LP with one form; form must be 'auto'")
+        self.C = float(C)
+        self.norm = norm
+        self.requested_form = form
+        self.form = "dual" if form == "auto" else form
+        self.problem_class = ProblemClass.QP if norm == "l2" else ProblemClass.LP
+        self.needs_duals = True
+        self.solver_defaults = (
+            {} if norm == "l2" else {"highs": {"solver": "ipm", "presolve": "off"}}
+        )
+        self.name = f"svm_{norm}" if norm != "none" else "svm_rlp"
+
+    # ----------------------------------------------------------------- protocol
+    def configure(self, solver_spec) -> None:
+        has_duals = solver_spec is None or solver_spec.duals
+        if self.norm == "l2" and self.requested_form == "auto":
+            self.form = "dual" if has_duals else "primal"
+        elif self.norm == "l2" and self.form == "dual" and not has_duals:
+            raise SolverError(
+                f"form='dual' reads b from a dual, which {solver_spec.name!r} does not return; "
+                "use form='primal' or 'auto'"
+            )
+        self.needs_duals = has_duals
+
+    @staticmethod
+    def default_r0(n: int, m: int) -> float:
+        """The paper's r0 for SVM: max(1.1 m / n, 0.0001)."""
+        return max(1.1 * m / n, 0.0001)
+
+    @staticmethod
+    def min_clusters(data) -> int:
+        return 2
+
+    def initial_partition(self, data, n_clusters, rng, solve) -> Partition:
+        if n_clusters >= data.n:
+            return Partition(np.arange(data.n, dtype=np.int64), np.ones(data.n, dtype=np.int64))
+        idx = sample_rows(data.n, min(2000, max(10 * data.m, 1000)), rng)
+        if len(np.unique(data.y[idx])) < 2:  # make sure both classes are in the sample
+            idx = np.union1d(idx, [np.flatnonzero(data.y < 0)[0], np.flatnonzero(data.y > 0)[0]])
+        sample = AggregatedSVM(data.X[idx], data.y[idx], data.s[idx] * (data.s.sum() / data.s[idx].sum()))
+        model = self.build(sample)
+        outcome = solve(model, need_duals=self.needs_duals)
+        if outcome.status == "time_limit":
+            raise TimeLimitReached("time limit reached in the initial sample SVM")
+        if not outcome.optimal:
+            raise SolverError(f"initial sample SVM failed: {outcome.status} ({outcome.message})")
+        w, b, _ = self._read(model, outcome)
+        if b is None:
+            b = 0.0
+        distance = data.X @ w + b
+        labels = np.zeros(data.n, dtype=np.int64)
+        offset = 0
+        for sign in (-1.0, 1.0):  # label-pure clusters, sized by class weight
+            rows = np.flatnonzero(data.y == sign)
+            share = data.s[rows].sum() / data.s.sum()
+            k = max(1, min(rows.size, round(n_clusters * share)))
+            labels[rows] = offset + one_step_kmeans(distance[rows], k, rng)
+            offset += k
+        return Partition.from_labels(labels)
+
+    def aggregate(self, data, partition: Partition) -> AggregatedSVM:
+        W, (Xbar, ybar) = partition.weighted_means(data.s, data.X, data.y)
+        return AggregatedSVM(Xbar, np.sign(ybar), W)
+
+    def build(self, aggregated: AggregatedSVM, form: str | None = None):
+        if self.norm == "l2":
+            return svm.create_instance(
+                aggregated.X, aggregated.y, aggregated.w, self.C, form=form or self.form
+            )
+        return lp_svm.create_instance(aggregated.X, aggregated.y, aggregated.w, self.C, self.norm)
+
+    def lift(self, model, outcome, partition, aggregated, data) -> dict:
+        w, b, alpha_bar = self._read(model, outcome)
+        if b is None:
+            raise SolverError("the dual 2-norm SVM form needs the dual of 'balance' for b")
+        f = data.X @ w + b
+        slack = 1.0 - data.y * f
+        eps = SIGN_TOL * max(1.0, float(np.abs(f).max()))
+        alpha = None
+        if alpha_bar is not None:
+            alpha = data.s * (alpha_bar / aggregated.w)[partition.labels]
+        return {"w": w, "b": b, "alpha": alpha, "_slack": slack, "_eps": eps}
+
+    def evaluate(self, data, solution) -> float:
+        hinge = np.maximum(solution["_slack"], 0.0)
+        return regularizer_value(solution["w"], self.norm) + self.C * float(data.s @ hinge)
+
+    def split(self, partition: Partition, data, solution) -> tuple[Partition | None, int]:
+        mixed = self.mixed_clusters(partition, solution)
+        solution["_sign_condition"] = not mixed.any()
+        if not mixed.any():
+            return None, 0
+        violated = solution["_slack"] > solution["_eps"]
+        group = (mixed[partition.labels] & violated).astype(np.int64)
+        return partition.refine(group), int(mixed.sum())
+
+    def certify(
+        self, data, solution, *, dual_solution, partition, aggregated, solve, tol,
+        feasibility_tol=1e-6,
+    ) -> Certificate:
+        alpha, method = dual_solution["alpha"], "solver_duals"
+        if alpha is None:
+            alpha_bar, method = self._dual_without_duals(aggregated, solve)
+            alpha = data.s * (alpha_bar / aggregated.w)[partition.labels]
+        return certificate(
+            data, solution["w"], solution["b"], alpha, C=self.C, norm=self.norm, tol=tol,
+            feasibility_tol=feasibility_tol, method=method,
+            sign_condition=dual_solution.get("_sign_condition"),
+        )
+
+    @staticmethod
+    def public_solution(solution) -> dict:
+        return {"w": solution["w"], "b": solution["b"], "alpha": solution["alpha"]}
+
+    # ----------------------------------------------------------------- helpers
+    def _read(self, model, outcome):
+        if self.norm == "l2":
+            return svm.solution_from(model, outcome.duals)
+        return lp_svm.solution_from(model, outcome.duals)
+
+    def _dual_without_duals(self, aggregated, solve):
+        """Aggregated dual values when the loop's solver returns no duals (SCIP).
+
+        2-norm: solve the dual QP form with the same solver (its alpha are variables). LPs:
+        re-solve the same aggregated LP with HiGHS, which returns duals.
+        """
+        if self.norm == "l2":
+            model = self.build(aggregated, form="dual")
+            outcome = solve(model, need_duals=False)
+            method = "dual_qp"
+        else:
+            model = self.build(aggregated)
+            outcome = solvers.solve_model(
+                model, "highs", problem_class=self.problem_class, need_duals=True,
+                options={"solver": "ipm", "presolve": "off"},
+            )
+            method = "highs_duals"
+        if not outcome.optimal:
+            raise SolverError(f"solve for the certificate's duals failed: {outcome.status}")
+        alpha_bar = self._read(model, outcome)[2]
+        return alpha_bar, method
+
+    @staticmethod
+    def mixed_clusters(partition: Partition, solution) -> np.ndarray:
+        """Boolean (K,): clusters with a row strictly inside the margin or beyond it
+        (slack > eps) and a row strictly outside (slack < -eps)."""
+        slack, eps = solution["_slack"], solution["_eps"]
+        K = partition.n_clusters
+        inside = np.bincount(partition.labels, weights=slack > eps, minlength=K) > 0
+        outside = np.bincount(partition.labels, weights=slack < -eps, minlength=K) > 0
+        return inside & outside
+
+
+def certificate(
+    data, w, b, alpha, *, C: float, norm: str, tol: float, feasibility_tol: float = 1e-6,
+    method: str = "given", sign_condition=None,
+) -> Certificate:
+    r"""Check that ``(w, b)`` is optimal for the full-data SVM, with dual vector ``alpha``.
+
+    Weak duality: for every :math:`\alpha` with :math:`0 \le \alpha_i \le C s_i` and
+    :math:`\sum_i \alpha_i y_i = 0`, and :math:`g = \sum_i \alpha_i y_i x_i`, every ``(w', b')``
+    has :math:`E(w', b') \ge \sum_i \alpha_i - R^*(g)` (Lagrangian of the hinge constraints, with
+    :math:`R^*` the conjugate of the regularizer: :math:`\tfrac12\|g\|^2`; the indicator of
+    :math:`\|g\|_\infty \le 1`, :math:`\|g\|_1 \le 1`, or :math:`g = 0`). For the norm balls
+    ``alpha`` is first divided by :math:`t = \max(1, \|g\|_*)`, which keeps it feasible, so the
+    bound is rigorous; for RLP, :math:`\|g\|_\infty` is a residual that must be within
+    ``feasibility_tol`` (scaled by the column sizes).
+
+    Reported residuals (scaled): bound violation of ``alpha``, :math:`|\sum \alpha_i y_i|`, the
+    dual-norm excess :math:`t - 1` or RLP's :math:`\|g\|_\infty`, stationarity
+    :math:`\|w - g\|_\infty` (2-norm), and complementarity: the largest term of
+    :math:`\sum_i [(C s_i - \alpha_i)\xi_i + \alpha_i(\xi_i - 1 + y_i(w x_i + b))]`, the
+    per-row decomposition of the gap. Stationarity and complementarity are implied by a small gap
+    (for the 2-norm, :math:`\tfrac12\|w - g\|^2 \le E - D`) and are reported, not required.
+    ``certified`` requires the feasibility residuals within ``feasibility_tol`` and the relative
+    gap :math:`(E - D)/\max(1, |E|)` within ``tol``.
+    """
+    w = np.asarray(w, dtype=float)
+    alpha = np.asarray(alpha, dtype=float)
+    f = data.X @ w + b
+    xi = np.maximum(1.0 - data.y * f, 0.0)
+    primal = regularizer_value(w, norm) + C * float(data.s @ xi)
+    cap = C * data.s
+    bound = float(max(np.maximum(alpha - cap, 0.0).max(), np.maximum(-alpha, 0.0).max()) / cap.max())
+    alpha = np.clip(alpha, 0.0, cap)  # within rounding (checked above): make the bound exact
+    total = float(alpha.sum())
+    balance = abs(float(alpha @ data.y)) / max(1.0, total)
+    g = data.X.T @ (alpha * data.y)
+    residuals = {"dual bound 0<=alpha<=Cs": bound, "balance |sum alpha y|": balance}
+    feasible = bound <= feasibility_tol and balance <= feasibility_tol
+    if norm == "l2":
+        dual = total - 0.5 * float(g @ g)
+        residuals["stationarity |w - X'Dalpha|"] = float(
+            np.abs(w - g).max(initial=0.0) / max(1.0, float(np.abs(w).max(initial=0.0)))
+        )
+    elif norm in ("l1", "linf"):
+        t = float(np.abs(g).max(initial=0.0) if norm == "l1" else np.abs(g).sum())
+        scale = max(1.0, t)
+        dual = total / scale
+        residuals["dual norm excess"] = scale - 1.0
+    else:
+        stationarity = float(np.abs(g).max(initial=0.0) / max(1.0, C * float(data.column_scale.max())))
+        residuals["stationarity |X'Dalpha|"] = stationarity
+        feasible = feasible and stationarity <= feasibility_tol
+        dual = total
+    slack_terms = (cap - alpha) * xi + alpha * (xi - 1.0 + data.y * f)
+    residuals["complementarity"] = float(max(0.0, slack_terms.max()) / max(1.0, abs(primal)))
+    rel_gap = (primal - dual) / max(1.0, abs(primal))
+    return Certificate(
+        method=method,
+        certified=bool(feasible and rel_gap <= tol),
+        primal_objective=primal,
+        dual_objective=dual,
+        relative_gap=float(rel_gap),
+        residuals=residuals,
+        tol=tol,
+        feasibility_tol=feasibility_tol,
+        sign_condition=sign_condition,
+    )

@@ -1,0 +1,176 @@
+r"""Weighted 2-norm soft-margin SVM as a quadratic program (Park & Klabjan 2016, eq. 9).
+
+With rows (or cluster centroids) :math:`x_k`, labels :math:`y_k \in \{-1, +1\}` and weights
+:math:`c_k` (1 for the original data, :math:`|C_k|` for an aggregated problem):
+
+**Primal** (``PRIMAL``)::
+
+    min   1/2 sum_j w[j]^2 + M sum_k c[k] xi[k]
+    s.t.  margin[k]:  y[k] (sum_j x[k,j] w[j] + b) + xi[k] >= 1              k in K
+          xi >= 0,  w, b free
+
+**Dual** (``DUAL``, written with w as auxiliary variables so that the Hessian is the m x m
+identity on w and the constraint matrix stays sparse in the K columns)::
+
+    max   sum_k alpha[k] - 1/2 sum_j w[j]^2
+    s.t.  weights[j]:  w[j] - sum_k alpha[k] y[k] x[k,j] = 0                  j in J
+          balance:     sum_k y[k] alpha[k] = 0
+          0 <= alpha[k] <= M c[k]
+
+Both have the same optimal value. In Pyomo's dual convention (d objective / d rhs) the dual of
+``margin[k]`` is ``alpha[k]`` and the dual of ``balance`` is ``b`` (checked in
+``tests/models/test_svm_models.py`` by comparing with the primal), so either form yields
+``(w, b, alpha)``.
+
+Why two forms: HiGHS's QP solver (active set) fails on the primal of overlapping data ("Solve
+error" / primal infeasibilities, measured on 5,000 x 30) but solves the dual; SCIP solves the
+primal. See docs/svm.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pyo
+from pyomo.core.expr.numeric_expr import LinearExpression
+
+__all__ = ["PRIMAL", "DUAL", "FORMS", "create_instance", "solution_from"]
+
+
+def _data_declarations(name: str) -> pyo.AbstractModel:
+    """Sets and data both forms share: rows K, features J, x, y, weights c and the cost M."""
+    model = pyo.AbstractModel(name=name)
+    model.K = pyo.Set(ordered=True, doc="rows (data points or clusters)")
+    model.J = pyo.Set(ordered=True, doc="features")
+    model.x = pyo.Param(within=pyo.Any, doc="feature matrix, numpy array |K| x |J|")
+    model.y = pyo.Param(model.K, doc="label in {-1, +1}")
+    model.c = pyo.Param(model.K, doc="row weight (cluster size |C_k| under AID)")
+    model.M = pyo.Param(within=pyo.PositiveReals, doc="misclassification cost")
+    return model
+
+
+def _half_squared_norm(w) -> pyo.Expression:
+    return 0.5 * sum(w[j] ** 2 for j in w)
+
+
+def _abstract_primal() -> pyo.AbstractModel:
+    model = _data_declarations("svm_l2_primal")
+    model.w = pyo.Var(model.J, doc="normal of the separating hyperplane")
+    model.b = pyo.Var(doc="offset")
+    model.xi = pyo.Var(model.K, within=pyo.NonNegativeReals, doc="hinge slack")
+
+    def margin_rule(m, k):
+        yk = m.y[k]
+        row = m.x.value[m.K.ord(k) - 1] * yk
+        body = LinearExpression(
+            constant=0.0,
+            linear_coefs=[*row.tolist(), float(yk), 1.0],
+            linear_vars=[*m.w.values(), m.b, m.xi[k]],
+        )
+        return body >= 1.0
+
+    model.margin = pyo.Constraint(model.K, rule=margin_rule, doc="y_k (w x_k + b) + xi_k >= 1")
+
+    def objective_rule(m):
+        loss = LinearExpression(
+            constant=0.0,
+            linear_coefs=[m.M * m.c[k] for k in m.K],
+            linear_vars=list(m.xi.values()),
+        )
+        return _half_squared_norm(m.w) + loss
+
+    model.objective = pyo.Objective(rule=objective_rule, sense=pyo.minimize)
+    return model
+
+
+def _abstract_dual() -> pyo.AbstractModel:
+    model = _data_declarations("svm_l2_dual")
+    model.alpha = pyo.Var(model.K, bounds=lambda m, k: (0.0, m.M * m.c[k]), doc="dual of margin[k]")
+    model.w = pyo.Var(model.J, doc="w = sum_k alpha_k y_k x_k")
+
+    def weights_rule(m, j):
+        column = m.x.value[:, m.J.ord(j) - 1] * np.array([m.y[k] for k in m.K])
+        body = LinearExpression(
+            constant=0.0,
+            linear_coefs=[1.0, *(-column).tolist()],
+            linear_vars=[m.w[j], *m.alpha.values()],
+        )
+        return body == 0.0
+
+    model.weights = pyo.Constraint(model.J, rule=weights_rule, doc="w_j = sum_k alpha_k y_k x_kj")
+
+    def balance_rule(m):
+        body = LinearExpression(
+            constant=0.0, linear_coefs=[float(m.y[k]) for k in m.K], linear_vars=list(m.alpha.values())
+        )
+        return body == 0.0
+
+    model.balance = pyo.Constraint(rule=balance_rule, doc="sum_k y_k alpha_k = 0")
+
+    def objective_rule(m):
+        total = LinearExpression(
+            constant=0.0, linear_coefs=[1.0] * len(m.K), linear_vars=list(m.alpha.values())
+        )
+        return total - _half_squared_norm(m.w)
+
+    model.objective = pyo.Objective(rule=objective_rule, sense=pyo.maximize)
+    return model
+
+
+PRIMAL = _abstract_primal()
+DUAL = _abstract_dual()
+FORMS = {"primal": PRIMAL, "dual": DUAL}
+
+
+def create_instance(X, y, c=None, M: float = 1.0, form: str = "dual") -> pyo.ConcreteModel:
+    """Create a concrete weighted 2-norm SVM instance from numpy data.
+
+    Parameters
+    ----------
+    X : ndarray of shape (K, m)
+    y : ndarray of shape (K,)
+        Labels in {-1, +1}.
+    c : ndarray of shape (K,), optional
+        Positive row weights (all ones when omitted).
+    M : float
+        Misclassification cost (scikit-learn's ``C``).
+    form : {"dual", "primal"}
+
+    Returns
+    -------
+    pyomo.environ.ConcreteModel
+    """
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {sorted(FORMS)}, got {form!r}")
+    X = np.ascontiguousarray(X, dtype=float)
+    rows = range(X.shape[0])
+    c = np.ones(X.shape[0]) if c is None else np.asarray(c, dtype=float)
+    data = {
+        None: {
+            "K": {None: list(rows)},
+            "J": {None: list(range(X.shape[1]))},
+            "x": {None: X},
+            "y": dict(zip(rows, np.asarray(y, dtype=float).tolist(), strict=True)),
+            "c": dict(zip(rows, c.tolist(), strict=True)),
+            "M": {None: float(M)},
+        }
+    }
+    return FORMS[form].create_instance(data=data)
+
+
+def solution_from(instance, duals=None):
+    """Read ``(w, b, alpha)`` from a solved instance of either form.
+
+    Primal form: ``w, b`` from the variables and ``alpha`` from the duals of ``margin`` (``None``
+    without duals). Dual form: ``w, alpha`` from the variables and ``b = dual(balance)``
+    (``None`` without duals).
+    """
+    w = np.array([instance.w[j].value for j in instance.J], dtype=float)
+    if instance.name == "svm_l2_primal":
+        b = float(instance.b.value)
+        alpha = None
+        if duals is not None:
+            alpha = np.array([duals.get(instance.margin[k], 0.0) for k in instance.K], dtype=float)
+        return w, b, alpha
+    alpha = np.array([instance.alpha[k].value for k in instance.K], dtype=float)
+    b = None if duals is None else float(duals.get(instance.balance, 0.0))
+    return w, b, alpha
