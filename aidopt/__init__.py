@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 
 logging.getLogger("aidopt").addHandler(logging.NullHandler())
 
-from aidopt.api import solve_lad  # noqa: E402
+from aidopt.api import solve_lad, solve_svm  # noqa: E402
 from aidopt.data import RankWarning  # noqa: E402
 from aidopt.estimators import LADRegressor  # noqa: E402
 from aidopt.results import AIDResult, Certificate, Termination  # noqa: E402
@@ -23,4 +23,5 @@ __all__ = [
     "Termination",
     "__version__",
     "solve_lad",
+    "solve_svm",
 ]

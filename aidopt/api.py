@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from aidopt.data import as_regression_data
-from aidopt.decomposition import AIDConfig, LADProblem, solve, solve_direct
+from aidopt.data import as_classification_data, as_regression_data
+from aidopt.decomposition import AIDConfig, LADProblem, SVMProblem, solve, solve_direct
 from aidopt.results import AIDResult
 
-__all__ = ["solve_lad"]
+__all__ = ["solve_lad", "solve_svm", "default_svm_solver"]
 
 
 def solve_lad(
@@ -95,4 +95,111 @@ def solve_lad(
     problem = LADProblem(form=form)
     result = solve(problem, data, config) if aid else solve_direct(problem, data, config)
     result.solution["feature_names"] = list(data.feature_names)
+    return result
+
+
+def default_svm_solver(norm: str = "l2", kernel=None) -> str:
+    """The solver ``solve_svm`` uses when none is given.
+
+    Clarabel (interior point) for the 2-norm QPs: HiGHS's QP solver is an active-set method whose
+    time grows about quadratically with the number of clusters (72 s on a 20,000 x 30 dual QP
+    against Clarabel's 2.3 s, docs/svm.md). HiGHS for the LP SVMs: its vertex solutions make the
+    split test exact.
+    """
+    return "clarabel" if norm == "l2" or kernel is not None else "highs"
+
+
+def solve_svm(
+    X,
+    y,
+    *,
+    C: float = 1.0,
+    norm: str = "l2",
+    kernel=None,
+    gamma: float | str = "scale",
+    degree: int = 3,
+    coef0: float = 1.0,
+    sample_weight=None,
+    solver: str | None = None,
+    aid: bool = True,
+    tol: float = 1e-6,
+    feasibility_tol: float = 1e-6,
+    max_iter: int | None = None,
+    time_limit: float | None = None,
+    r0: float | None = None,
+    seed: int = 0,
+    write_models=None,
+    log: bool = True,
+    solver_options: dict | None = None,
+    threads: int | None = None,
+    tee: bool = False,
+    raise_on_failure: bool = True,
+    fallback: bool = True,
+    form: str = "auto",
+) -> AIDResult:
+    r"""Soft-margin SVM :math:`\min_{w,b} R(w) + C \sum_i s_i \max(0, 1 - y_i(w x_i + b))`, certified.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, m)
+    y : array-like of shape (n,)
+        Two classes (any two labels; the sorted first is -1, as in scikit-learn).
+    C : float, default 1.0
+        Misclassification cost (M in Park & Klabjan, nu in Bradley & Mangasarian).
+    norm : {"l2", "l1", "linf", "none"}, default "l2"
+        Regularizer R: 1/2 ||w||^2 (QP), ||w||_1, ||w||_inf (LPs) or none (RLP, an LP).
+    kernel : None, "linear", "rbf", "poly" or callable, optional
+        Kernel AID (Park & Klabjan Appendix B) on the aggregated dual; ``norm`` must be "l2".
+        A callable takes ``(A, B)`` and returns the ``len(A) x len(B)`` kernel matrix.
+    gamma, degree, coef0
+        Kernel parameters as in scikit-learn's SVC (``gamma="scale"`` is 1 / (m Var(X))).
+    sample_weight : array-like of shape (n,), optional
+    solver : str, optional
+        Default :func:`default_svm_solver`: "clarabel" for 2-norm / kernel QPs, "highs" for LPs.
+        Any of ``aidopt solvers``.
+    aid : bool, default True
+        ``False`` solves the full model directly (same certificate).
+    tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log, solver_options,
+    threads, tee, raise_on_failure
+        As in :func:`solve_lad`; r0 defaults to max(1.1 m / n, 0.0001).
+    fallback : bool, default True
+        Retry a failed aggregated solve with the other QP form / the other of HiGHS and Clarabel.
+    form : {"auto", "dual", "primal"}
+        2-norm QP form (see :class:`aidopt.decomposition.SVMProblem`).
+
+    Returns
+    -------
+    AIDResult
+        ``solution["w"], solution["b"]`` and ``solution["alpha"]`` (lifted duals of the margin
+        constraints, one per row); kernel AID returns ``alpha`` and ``b`` (``w`` lives in feature
+        space) plus what ``decision_function`` needs.
+
+    Examples
+    --------
+    >>> import numpy as np, aidopt
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.where(rng.random(3000) < 0.5, 1, -1)
+    >>> X = rng.normal(size=(3000, 5)) + 0.5 * y[:, None]
+    >>> res = aidopt.solve_svm(X, y, C=0.1, log=False)
+    >>> res.certified
+    True
+    """
+    data = as_classification_data(X, y, sample_weight)
+    config = AIDConfig(
+        solver=solver or default_svm_solver(norm, kernel), tol=tol,
+        feasibility_tol=feasibility_tol, max_iter=max_iter, time_limit=time_limit, r0=r0,
+        seed=seed, write_models=write_models, log=log, solver_options=solver_options or {},
+        threads=threads, tee=tee, raise_on_failure=raise_on_failure, fallback=fallback,
+    )
+    if kernel is None or kernel == "linear":
+        problem = SVMProblem(C=C, norm=norm, form=form)
+    else:
+        from aidopt.decomposition.kernel_svm import KernelSVMProblem
+
+        if norm != "l2":
+            raise ValueError(f"kernel AID solves the 2-norm SVM dual; norm={norm!r} is not supported")
+        problem = KernelSVMProblem(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
+    result = solve(problem, data, config) if aid else solve_direct(problem, data, config)
+    result.solution["feature_names"] = list(data.feature_names)
+    result.solution["classes"] = data.classes.tolist()
     return result

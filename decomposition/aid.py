@@ -71,6 +71,9 @@ class AIDConfig:
     raise_on_failure : bool
         Raise :class:`aidopt.solvers.SolverError` when a solve fails (default); otherwise
         return the best solution so far with termination ``solver_failure``.
+    fallback : bool
+        When an aggregated solve fails, retry it with the plug-in's fallbacks (another model
+        form or another installed solver) before giving up; each retry is logged and recorded.
     """
 
     solver: str = solvers.DEFAULT_SOLVER
@@ -86,6 +89,7 @@ class AIDConfig:
     threads: int | None = None
     tee: bool = False
     raise_on_failure: bool = True
+    fallback: bool = True
 
     def __post_init__(self):
         if not isinstance(self.solver, str) or not self.solver:
@@ -127,6 +131,7 @@ class _Run:
         self.options = {**getattr(problem, "solver_defaults", {}).get(config.solver, {}),
                         **config.solver_options}
         self.n_models = 0
+        self.retries: list[str] = []
         if config.write_models is not None:
             Path(config.write_models).mkdir(parents=True, exist_ok=True)
 
@@ -138,18 +143,54 @@ class _Run:
             return None
         return self.config.time_limit - self.elapsed()
 
-    def solve(self, model, need_duals: bool = False) -> solvers.SolveOutcome:
+    def solve(self, model, need_duals: bool = False, solver: str | None = None) -> solvers.SolveOutcome:
         self.write(model)
+        solver = solver or self.config.solver
+        options = self.options if solver == self.config.solver else dict(
+            getattr(self.problem, "solver_defaults", {}).get(solver, {}))
         return solvers.solve_model(
             model,
-            self.config.solver,
+            solver,
             problem_class=self.problem.problem_class,
             need_duals=need_duals,
             time_limit=self.remaining(),
             threads=self.config.threads,
             tee=self.config.tee,
-            options=self.options,
+            options=options,
         )
+
+    def solve_aggregated(self, aggregated, seconds: dict):
+        """Build and solve one aggregated model; on a failed solve, try the plug-in's fallbacks.
+
+        A plug-in may offer ``fallbacks(solver) -> [(solver, form), ...]`` (e.g. the other QP
+        form, or another installed solver). Each retry is logged and recorded in the result's
+        message; the solution of a retry is certified like any other.
+        """
+        problem = self.problem
+        with _timed(seconds, "build"):
+            model = problem.build(aggregated)
+        with _timed(seconds, "solve"):
+            outcome = self.solve(model, need_duals=problem.needs_duals)
+        if outcome.optimal or outcome.status == "time_limit" or not self.config.fallback:
+            return model, outcome
+        for solver, form in getattr(problem, "fallbacks", lambda s: [])(self.config.solver):
+            if solvers.availability(solver) not in ("full", "limited"):
+                continue
+            failed = f"{outcome.solver} returned {outcome.status} ({outcome.message})"
+            _release(model)
+            model = problem.build(aggregated, form=form) if form else problem.build(aggregated)
+            try:
+                with _timed(seconds, "solve"):
+                    outcome = self.solve(model, need_duals=True, solver=solver)
+            except solvers.SolverError as exc:
+                logger.warning("retry with %s failed: %s", solver, exc)
+                continue
+            note = f"{failed}; retried with {solver}" + (f" ({form} form)" if form else "")
+            logger.warning("%s: %s", note, outcome.status)
+            self.retries.append(note + f": {outcome.status}")
+            if outcome.optimal:
+                break
+        return model, outcome
 
     def write(self, model) -> None:
         """Write ``model`` as LP and MPS with readable names when ``write_models`` is set."""
@@ -248,10 +289,7 @@ def _loop(run: _Run, partition: Partition, seconds: dict, *, aid: bool) -> AIDRe
         with _timed(seconds, "aggregate"):
             agg = problem.aggregate(data, partition)
         with _pause_gc():
-            with _timed(seconds, "build"):
-                model = problem.build(agg)
-            with _timed(seconds, "solve"):
-                outcome = run.solve(model, need_duals=problem.needs_duals)
+            model, outcome = run.solve_aggregated(agg, seconds)
             if not outcome.optimal:
                 termination, message = _failed_solve(outcome, config)
                 break
@@ -325,7 +363,7 @@ def _result(run, termination, message, *, aid, objective=math.inf, lower=-math.i
         m=run.data.m,
         seconds=run.elapsed(),
         config=run.config.as_dict(),
-        message=message,
+        message="; ".join([message, *run.retries]) if run.retries else message,
     )
     _log_termination(result)
     return result

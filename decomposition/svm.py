@@ -40,7 +40,7 @@ from aidopt.solvers import ProblemClass, SolverError, TimeLimitReached
 from .clustering import one_step_kmeans, sample_rows
 from .partition import Partition
 
-__all__ = ["SVMProblem", "AggregatedSVM", "certificate", "regularizer_value", "NORMS"]
+__all__ = ["SVMProblem", "AggregatedSVM", "certificate", "hinge_certificate", "regularizer_value", "NORMS"]
 
 SIGN_TOL = 1e-9
 NORMS = ("l2", "l1", "linf", "none")
@@ -209,6 +209,18 @@ class SVMProblem:
     def public_solution(solution) -> dict:
         return {"w": solution["w"], "b": solution["b"], "alpha": solution["alpha"]}
 
+    def fallbacks(self, solver: str) -> list[tuple[str, str | None]]:
+        """What the driver retries when an aggregated solve fails: for the 2-norm QP the other
+        form with the same solver, then the other of HiGHS / Clarabel; for the LPs the other of
+        HiGHS / Clarabel."""
+        other = "highs" if solver == "clarabel" else "clarabel"
+        if self.norm != "l2":
+            return [(other, None)]
+        flip = "primal" if self.form == "dual" else "dual"
+        spec = solvers.SOLVERS.get(solver)
+        same = [(solver, flip)] if spec is None or spec.duals else []
+        return [*same, (other, "dual")]
+
     # ----------------------------------------------------------------- helpers
     def _read(self, model, outcome):
         if self.norm == "l2":
@@ -273,33 +285,50 @@ def certificate(
     gap :math:`(E - D)/\max(1, |E|)` within ``tol``.
     """
     w = np.asarray(w, dtype=float)
-    alpha = np.asarray(alpha, dtype=float)
     f = data.X @ w + b
+
+    def dual_value(alpha, residuals):
+        g = data.X.T @ (alpha * data.y)
+        total = float(alpha.sum())
+        if norm == "l2":
+            residuals["stationarity |w - X'Dalpha|"] = float(
+                np.abs(w - g).max(initial=0.0) / max(1.0, float(np.abs(w).max(initial=0.0)))
+            )
+            return total - 0.5 * float(g @ g), True
+        if norm in ("l1", "linf"):
+            t = float(np.abs(g).max(initial=0.0) if norm == "l1" else np.abs(g).sum())
+            residuals["dual norm excess"] = max(1.0, t) - 1.0
+            return total / max(1.0, t), True
+        stationarity = float(np.abs(g).max(initial=0.0) / max(1.0, C * float(data.column_scale.max())))
+        residuals["stationarity |X'Dalpha|"] = stationarity
+        return total, stationarity <= feasibility_tol
+
+    return hinge_certificate(
+        data, f, alpha, C=C, regularizer=regularizer_value(w, norm), dual_value=dual_value,
+        tol=tol, feasibility_tol=feasibility_tol, method=method, sign_condition=sign_condition,
+    )
+
+
+def hinge_certificate(
+    data, f, alpha, *, C: float, regularizer: float, dual_value, tol: float,
+    feasibility_tol: float, method: str, sign_condition=None,
+) -> Certificate:
+    """The checks every hinge-loss SVM certificate shares (linear and kernel).
+
+    ``f`` are the decision values on the full data, ``regularizer`` the value R of the primal
+    solution, ``dual_value(alpha, residuals) -> (D, feasible)`` the dual objective of the (clipped)
+    lifted ``alpha`` and whether its problem-specific conditions hold (adding residuals).
+    """
+    alpha = np.asarray(alpha, dtype=float)
     xi = np.maximum(1.0 - data.y * f, 0.0)
-    primal = regularizer_value(w, norm) + C * float(data.s @ xi)
+    primal = regularizer + C * float(data.s @ xi)
     cap = C * data.s
     bound = float(max(np.maximum(alpha - cap, 0.0).max(), np.maximum(-alpha, 0.0).max()) / cap.max())
     alpha = np.clip(alpha, 0.0, cap)  # within rounding (checked above): make the bound exact
-    total = float(alpha.sum())
-    balance = abs(float(alpha @ data.y)) / max(1.0, total)
-    g = data.X.T @ (alpha * data.y)
+    balance = abs(float(alpha @ data.y)) / max(1.0, float(alpha.sum()))
     residuals = {"dual bound 0<=alpha<=Cs": bound, "balance |sum alpha y|": balance}
-    feasible = bound <= feasibility_tol and balance <= feasibility_tol
-    if norm == "l2":
-        dual = total - 0.5 * float(g @ g)
-        residuals["stationarity |w - X'Dalpha|"] = float(
-            np.abs(w - g).max(initial=0.0) / max(1.0, float(np.abs(w).max(initial=0.0)))
-        )
-    elif norm in ("l1", "linf"):
-        t = float(np.abs(g).max(initial=0.0) if norm == "l1" else np.abs(g).sum())
-        scale = max(1.0, t)
-        dual = total / scale
-        residuals["dual norm excess"] = scale - 1.0
-    else:
-        stationarity = float(np.abs(g).max(initial=0.0) / max(1.0, C * float(data.column_scale.max())))
-        residuals["stationarity |X'Dalpha|"] = stationarity
-        feasible = feasible and stationarity <= feasibility_tol
-        dual = total
+    dual, feasible = dual_value(alpha, residuals)
+    feasible = feasible and bound <= feasibility_tol and balance <= feasibility_tol
     slack_terms = (cap - alpha) * xi + alpha * (xi - 1.0 + data.y * f)
     residuals["complementarity"] = float(max(0.0, slack_terms.max()) / max(1.0, abs(primal)))
     rel_gap = (primal - dual) / max(1.0, abs(primal))
