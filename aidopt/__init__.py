@@ -8,7 +8,7 @@ logging.getLogger("aidopt").addHandler(logging.NullHandler())
 
 from aidopt.api import solve_lad, solve_svm  # noqa: E402
 from aidopt.data import RankWarning  # noqa: E402
-from aidopt.estimators import LADRegressor  # noqa: E402
+from aidopt.estimators import LADRegressor, SVMClassifier  # noqa: E402
 from aidopt.results import AIDResult, Certificate, Termination  # noqa: E402
 from aidopt.solvers import SolverCapabilityError, SolverError, SolverUnavailableError  # noqa: E402
 
@@ -17,6 +17,7 @@ __all__ = [
     "Certificate",
     "LADRegressor",
     "RankWarning",
+    "SVMClassifier",
     "SolverCapabilityError",
     "SolverError",
     "SolverUnavailableError",

@@ -202,4 +202,6 @@ def solve_svm(
     result = solve(problem, data, config) if aid else solve_direct(problem, data, config)
     result.solution["feature_names"] = list(data.feature_names)
     result.solution["classes"] = data.classes.tolist()
+    if hasattr(problem, "gamma_"):
+        result.solution["gamma"] = problem.gamma_
     return result

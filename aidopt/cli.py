@@ -1,6 +1,7 @@
-"""Command line: ``aidopt demo | solvers | lad | bench``.
+"""Command line: ``aidopt demo | solvers | lad | svm | bench``.
 
-The CLI calls the same public functions as the Python API (``aidopt.solve_lad``), so both agree.
+The CLI calls the same public functions as the Python API (``aidopt.solve_lad``,
+``aidopt.solve_svm``), so both agree.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ __all__ = ["main"]
 
 
 def _common_solve_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--solver", default="highs", help="highs (default), gurobi, scip or a Pyomo name")
+    p.add_argument("--solver", default=None,
+                   help="highs, clarabel, gurobi, scip or a Pyomo name (default: highs for LPs, "
+                        "clarabel for SVM QPs)")
     p.add_argument("--no-aid", action="store_true", help="solve the full model directly")
     p.add_argument("--tol", type=float, default=1e-6, help="relative duality gap (default 1e-6)")
     p.add_argument("--max-iter", type=int, default=None, help="AID iteration limit")
@@ -63,11 +66,27 @@ def cmd_lad(args) -> int:
 
     X, y, names = load_table(args.data, target=args.target)
     result = solve_lad(
-        X, y, fit_intercept=args.intercept, solver=args.solver, aid=not args.no_aid,
+        X, y, fit_intercept=args.intercept, solver=args.solver or "highs", aid=not args.no_aid,
         tol=args.tol, max_iter=args.max_iter, time_limit=args.time_limit, r0=args.r0,
         seed=args.seed, write_models=args.write_models, log=not args.quiet,
         solver_options=_solver_options(args.option), tee=args.tee,
         raise_on_failure=False,
+    )
+    return _finish(result, args)
+
+
+def cmd_svm(args) -> int:
+    from aidopt.api import solve_svm
+    from aidopt.data import load_table
+
+    X, y, names = load_table(args.data, target=args.target)
+    gamma = args.gamma if args.gamma == "scale" else float(args.gamma)
+    result = solve_svm(
+        X, y, C=args.C, norm=args.norm, kernel=args.kernel, gamma=gamma, degree=args.degree,
+        coef0=args.coef0, solver=args.solver, aid=not args.no_aid, tol=args.tol,
+        max_iter=args.max_iter, time_limit=args.time_limit, r0=args.r0, seed=args.seed,
+        write_models=args.write_models, log=not args.quiet,
+        solver_options=_solver_options(args.option), tee=args.tee, raise_on_failure=False,
     )
     return _finish(result, args)
 
@@ -80,7 +99,7 @@ def cmd_demo(args) -> int:
     print(f"aidopt demo: LAD regression on the paper's synthetic set {args.set} "
           f"(n={args.n}, m={args.m}, seed={args.seed}) with HiGHS\n")
     result = solve_lad(
-        X, y, solver=args.solver, aid=not args.no_aid, tol=args.tol, max_iter=args.max_iter,
+        X, y, solver=args.solver or "highs", aid=not args.no_aid, tol=args.tol, max_iter=args.max_iter,
         time_limit=args.time_limit, r0=args.r0, seed=args.seed, write_models=args.write_models,
         log=not args.quiet, solver_options=_solver_options(args.option), tee=args.tee,
         raise_on_failure=False,
@@ -140,6 +159,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not add an intercept column")
     _common_solve_args(p)
     p.set_defaults(func=cmd_lad)
+
+    p = sub.add_parser("svm", help="soft-margin SVM (2-norm, 1-norm, inf-norm, RLP, kernel) on a data file")
+    p.add_argument("--data", required=True, help="CSV, Parquet, .npz (X, y) or svmlight/LIBSVM file")
+    p.add_argument("--target", default=None, help="label column (default: last column)")
+    p.add_argument("--C", type=float, default=1.0, help="misclassification cost (default 1)")
+    p.add_argument("--norm", default="l2", choices=["l2", "l1", "linf", "none"],
+                   help="regularizer: l2 (QP), l1 / linf (LPs), none (RLP)")
+    p.add_argument("--kernel", default=None, choices=["linear", "rbf", "poly"],
+                   help="kernel AID (2-norm only)")
+    p.add_argument("--gamma", default="scale", help="kernel gamma (default 'scale')")
+    p.add_argument("--degree", type=int, default=3, help="polynomial kernel degree")
+    p.add_argument("--coef0", type=float, default=1.0, help="polynomial kernel constant")
+    _common_solve_args(p)
+    p.set_defaults(func=cmd_svm)
 
     p = sub.add_parser("bench", help="benchmarks against baselines run side by side")
     p.add_argument("problem", choices=["lad", "svm", "s3vm"])

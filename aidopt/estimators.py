@@ -12,11 +12,11 @@ import warnings
 
 import numpy as np
 
-from aidopt.api import solve_lad
+from aidopt.api import solve_lad, solve_svm
 from aidopt.data import _check_finite, _to_float_matrix
 from aidopt.results import Termination
 
-__all__ = ["LADRegressor", "ConvergenceWarning"]
+__all__ = ["LADRegressor", "SVMClassifier", "ConvergenceWarning"]
 
 
 class ConvergenceWarning(UserWarning):
@@ -47,6 +47,32 @@ class _BaseEstimator(_SklearnBase):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+    def _after_fit(self, X, result, what: str) -> None:
+        """Feature names seen in fit, and a warning when the fit is not certified optimal."""
+        if hasattr(X, "columns"):
+            self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        if result.termination is not Termination.CERTIFIED_OPTIMAL:
+            warnings.warn(
+                f"{what} fit stopped with termination {result.termination.value!r}, "
+                f"relative gap {result.gap:.2e}: not certified optimal",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+
+    def _check_X(self, X) -> np.ndarray:
+        """Validated float X for predict: fitted, 2-d, as many features as in fit, finite."""
+        if not hasattr(self, "result_"):
+            raise RuntimeError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        X, _ = _to_float_matrix(X)
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has shape {X.shape}, expected (n, {self.n_features_in_}) as in fit"
+            )
+        _check_finite(X, "X")
+        return X
 
 
 class LADRegressor(_BaseEstimator):
@@ -125,30 +151,12 @@ class LADRegressor(_BaseEstimator):
         self.n_features_in_ = beta.size - int(self.fit_intercept)
         self.coef_ = beta[: self.n_features_in_].copy()
         self.intercept_ = float(beta[-1]) if self.fit_intercept else 0.0
-        if hasattr(X, "columns"):
-            self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        if result.termination is not Termination.CERTIFIED_OPTIMAL:
-            warnings.warn(
-                f"LAD fit stopped with termination {result.termination.value!r}, "
-                f"relative gap {result.gap:.2e}: not certified optimal",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
+        self._after_fit(X, result, "LAD")
         return self
 
     def predict(self, X) -> np.ndarray:
         """Predicted values ``X coef_ + intercept_``."""
-        if not hasattr(self, "coef_"):
-            raise RuntimeError("this LADRegressor is not fitted yet; call fit first")
-        X, _ = _to_float_matrix(X)
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has shape {X.shape}, expected (n, {self.n_features_in_}) as in fit"
-            )
-        _check_finite(X, "X")
-        return X @ self.coef_ + self.intercept_
+        return self._check_X(X) @ self.coef_ + self.intercept_
 
     def score(self, X, y, sample_weight=None) -> float:
         """Coefficient of determination R^2 of the prediction (as scikit-learn regressors)."""
@@ -158,3 +166,137 @@ class LADRegressor(_BaseEstimator):
         ss_res = np.sum(w * (y - pred) ** 2)
         ss_tot = np.sum(w * (y - np.average(y, weights=w)) ** 2)
         return float(1.0 - ss_res / ss_tot) if ss_tot > 0 else 0.0
+
+
+class SVMClassifier(_BaseEstimator):
+    """Soft-margin SVM classifier (2-norm, 1-norm, infinity-norm, RLP, or kernel), certified.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        Misclassification cost, as scikit-learn's ``C``.
+    norm : {"l2", "l1", "linf", "none"}, default "l2"
+    kernel : None, "linear", "rbf", "poly" or callable, default None
+        None / "linear": the linear SVM with ``coef_``; otherwise kernel AID (``norm="l2"``).
+    gamma, degree, coef0
+        Kernel parameters as in scikit-learn's SVC.
+    aid : bool, default True
+    solver : str, optional
+        Default: "clarabel" for the 2-norm and kernel QPs, "highs" for the LPs.
+    tol, max_iter, time_limit, r0, seed, solver_options, log
+        See :func:`aidopt.solve_svm`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    coef_ : ndarray of shape (1, n_features)
+        Linear SVMs only.
+    intercept_ : ndarray of shape (1,)
+    support_ : ndarray of int
+        Rows with a positive lifted dual ``alpha_i > 1e-8 C s_i`` (interior-point solvers return
+        tiny positive values for non-support rows).
+    support_vectors_, dual_coef_ : kernel SVMs: ``f(x) = sum dual_coef_ K(sv, x) + intercept_``.
+    result_ : AIDResult
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from aidopt import SVMClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.where(rng.random(1000) < 0.5, 1, -1)
+    >>> X = rng.normal(size=(1000, 3)) + y[:, None]
+    >>> clf = SVMClassifier(C=0.1).fit(X, y)
+    >>> clf.result_.certified, clf.score(X, y) > 0.9
+    (True, True)
+    """
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        norm: str = "l2",
+        kernel=None,
+        gamma="scale",
+        degree: int = 3,
+        coef0: float = 1.0,
+        aid: bool = True,
+        solver: str | None = None,
+        tol: float = 1e-6,
+        max_iter: int | None = None,
+        time_limit: float | None = None,
+        r0: float | None = None,
+        seed: int = 0,
+        solver_options: dict | None = None,
+        log: bool = False,
+    ):
+        self.C = C
+        self.norm = norm
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.aid = aid
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.time_limit = time_limit
+        self.r0 = r0
+        self.seed = seed
+        self.solver_options = solver_options
+        self.log = log
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "classifier"
+        return tags
+
+    @property
+    def _linear(self) -> bool:
+        return self.kernel is None or self.kernel == "linear"
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit by (certified) AID; returns ``self``."""
+        result = solve_svm(
+            X, y, C=self.C, norm=self.norm, kernel=self.kernel, gamma=self.gamma,
+            degree=self.degree, coef0=self.coef0, sample_weight=sample_weight,
+            solver=self.solver, aid=self.aid, tol=self.tol, max_iter=self.max_iter,
+            time_limit=self.time_limit, r0=self.r0, seed=self.seed,
+            solver_options=self.solver_options, log=self.log,
+        )
+        sol = result.solution
+        self.result_ = result
+        self.classes_ = np.asarray(sol["classes"])
+        self.n_features_in_ = len(sol["feature_names"])
+        self.intercept_ = np.array([float(sol["b"])])
+        alpha = sol["alpha"]
+        if alpha is not None:
+            s = np.ones(len(alpha)) if sample_weight is None else np.asarray(sample_weight, float)
+            self.support_ = np.flatnonzero(alpha > 1e-8 * self.C * s.max())
+        if self._linear:
+            self.coef_ = np.asarray(sol["w"], dtype=float)[None, :]
+        else:
+            from aidopt.data import as_classification_data
+            from aidopt.models.kernel_svm import kernel_function
+
+            data = as_classification_data(X, y)
+            self.support_vectors_ = data.X[self.support_]
+            self.dual_coef_ = (alpha * data.y)[self.support_][None, :]
+            self._kfun = kernel_function(self.kernel, sol["gamma"], self.degree, self.coef0)
+        self._after_fit(X, result, "SVM")
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """Signed score ``w x + b`` (or ``sum_i alpha_i y_i K(x_i, x) + b``); > 0 means ``classes_[1]``."""
+        X = self._check_X(X)
+        if self._linear:
+            return X @ self.coef_[0] + self.intercept_[0]
+        return self._kfun(X, self.support_vectors_) @ self.dual_coef_[0] + self.intercept_[0]
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels (``classes_[1]`` where the decision function is > 0)."""
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Mean accuracy (weighted by ``sample_weight``), as scikit-learn classifiers."""
+        correct = self.predict(X) == np.asarray(y)
+        return float(np.average(correct, weights=sample_weight))

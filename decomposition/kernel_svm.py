@@ -165,7 +165,7 @@ class KernelSVMProblem:
         def dual_value(alpha, residuals):
             totals = np.bincount(partition.labels, weights=alpha, minlength=partition.n_clusters)
             coef = totals * aggregated.y
-            return float(alpha.sum()) - 0.5 * float(coef @ aggregated.Kbar @ coef), True
+            return float(alpha.sum()) - 0.5 * float(coef @ aggregated.Kbar @ coef), []
 
         return hinge_certificate(
             data, solution["_f"], dual_solution["alpha"], C=self.C, regularizer=0.5 * solution["_quad"],

@@ -210,4 +210,5 @@ def certificate(
         tol=tol,
         feasibility_tol=feasibility_tol,
         sign_condition=sign_condition,
+        checked=["stationarity |X'u|", "dual bound |u|<=s"],
     )

@@ -294,14 +294,14 @@ def certificate(
             residuals["stationarity |w - X'Dalpha|"] = float(
                 np.abs(w - g).max(initial=0.0) / max(1.0, float(np.abs(w).max(initial=0.0)))
             )
-            return total - 0.5 * float(g @ g), True
+            return total - 0.5 * float(g @ g), []
         if norm in ("l1", "linf"):
             t = float(np.abs(g).max(initial=0.0) if norm == "l1" else np.abs(g).sum())
             residuals["dual norm excess"] = max(1.0, t) - 1.0
-            return total / max(1.0, t), True
+            return total / max(1.0, t), []
         stationarity = float(np.abs(g).max(initial=0.0) / max(1.0, C * float(data.column_scale.max())))
         residuals["stationarity |X'Dalpha|"] = stationarity
-        return total, stationarity <= feasibility_tol
+        return total, ["stationarity |X'Dalpha|"]
 
     return hinge_certificate(
         data, f, alpha, C=C, regularizer=regularizer_value(w, norm), dual_value=dual_value,
@@ -316,8 +316,9 @@ def hinge_certificate(
     """The checks every hinge-loss SVM certificate shares (linear and kernel).
 
     ``f`` are the decision values on the full data, ``regularizer`` the value R of the primal
-    solution, ``dual_value(alpha, residuals) -> (D, feasible)`` the dual objective of the (clipped)
-    lifted ``alpha`` and whether its problem-specific conditions hold (adding residuals).
+    solution, ``dual_value(alpha, residuals) -> (D, checked)`` the dual objective of the
+    (clipped) lifted ``alpha``; it adds its own residuals and names those that must be within
+    ``feasibility_tol`` for the bound to hold.
     """
     alpha = np.asarray(alpha, dtype=float)
     xi = np.maximum(1.0 - data.y * f, 0.0)
@@ -327,8 +328,9 @@ def hinge_certificate(
     alpha = np.clip(alpha, 0.0, cap)  # within rounding (checked above): make the bound exact
     balance = abs(float(alpha @ data.y)) / max(1.0, float(alpha.sum()))
     residuals = {"dual bound 0<=alpha<=Cs": bound, "balance |sum alpha y|": balance}
-    dual, feasible = dual_value(alpha, residuals)
-    feasible = feasible and bound <= feasibility_tol and balance <= feasibility_tol
+    dual, extra_checks = dual_value(alpha, residuals)
+    checked = ["dual bound 0<=alpha<=Cs", "balance |sum alpha y|", *extra_checks]
+    feasible = all(residuals[key] <= feasibility_tol for key in checked)
     slack_terms = (cap - alpha) * xi + alpha * (xi - 1.0 + data.y * f)
     residuals["complementarity"] = float(max(0.0, slack_terms.max()) / max(1.0, abs(primal)))
     rel_gap = (primal - dual) / max(1.0, abs(primal))
@@ -342,4 +344,5 @@ def hinge_certificate(
         tol=tol,
         feasibility_tol=feasibility_tol,
         sign_condition=sign_condition,
+        checked=checked,
     )
