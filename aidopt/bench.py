@@ -179,9 +179,10 @@ def worker(method: str, n: int, m: int, instance_set: str, seed: int, time_limit
     return out
 
 
-def _run(method, n, m, instance_set, seed, time_limit) -> dict:
-    cmd = [sys.executable, "-m", "aidopt.bench", method, str(n), str(m), instance_set, str(seed),
-           str(time_limit)]
+def _run(method, n, m, instance_set, seed, time_limit, module="aidopt.bench", extra=()) -> dict:
+    """Run ``python -m module method n m set seed time_limit *extra`` and read its JSON line."""
+    cmd = [sys.executable, "-m", module, method, str(n), str(m), instance_set, str(seed),
+           str(time_limit), *map(str, extra)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=time_limit + 600)
     except subprocess.TimeoutExpired:

