@@ -1,0 +1,126 @@
+"""A failed aggregated solve is retried (other QP form / other of HiGHS and Clarabel)."""
+
+from __future__ import annotations
+
+import pytest
+
+import aidopt
+from aidopt import Termination, solvers
+from tests.svm._helpers import close, instance
+
+C = 0.2
+
+
+@pytest.fixture(scope="module")
+def xy():
+    return instance("overlapping", 2000, 4, 7)
+
+
+def _fail_call(monkeypatch, index):
+    """Make the ``index``-th call of ``aidopt.solvers.solve_model`` (0-based) return an error
+    outcome (after really solving, so the model is in the state a failed solve leaves it in)."""
+    real = solvers.solve_model
+    calls = []
+
+    def fake(model, solver="highs", **kwargs):
+        calls.append((solver, model.name))
+        outcome = real(model, solver, **kwargs)
+        if len(calls) - 1 == index:
+            return solvers.SolveOutcome("error", None, None, False, solver, "", 0.0, "forced failure")
+        return outcome
+
+    monkeypatch.setattr(solvers, "solve_model", fake)
+    return calls
+
+
+CASES = [  # (norm, solver, retried solver, retried model)
+    ("l2", "clarabel", "clarabel", "svm_l2_primal"),
+    ("l2", "highs", "highs", "svm_l2_primal"),
+    ("l1", "highs", "clarabel", "svm_l1_lp"),
+    ("none", "highs", "clarabel", "svm_none_lp"),
+    ("linf", "clarabel", "highs", "svm_linf_lp"),
+]
+
+
+@pytest.mark.parametrize(("norm", "solver", "retry_solver", "retry_model"), CASES,
+                         ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_failed_aggregated_solve_is_retried_aid(monkeypatch, xy, norm, solver, retry_solver,
+                                                retry_model):
+    X, y = xy
+    ref = aidopt.solve_svm(X, y, C=C, norm=norm, aid=False, log=False)
+    # call 0 is the initial sample SVM; call 1 is the first aggregated solve
+    calls = _fail_call(monkeypatch, 1)
+    res = aidopt.solve_svm(X, y, C=C, norm=norm, solver=solver, log=False)
+    assert calls[1][0] == solver
+    assert calls[2] == (retry_solver, retry_model)
+    assert res.termination is Termination.CERTIFIED_OPTIMAL, res.summary()
+    assert "retried" in res.message and "forced failure" in res.message
+    assert f"retried with {retry_solver}" in res.message
+    assert close(res.objective, ref.objective, 1e-6)
+
+
+@pytest.mark.parametrize("norm", ["l2", "l1"])
+def test_failed_direct_solve_is_retried(monkeypatch, xy, norm):
+    X, y = xy
+    ref = aidopt.solve_svm(X, y, C=C, norm=norm, aid=False, log=False)
+    calls = _fail_call(monkeypatch, 0)
+    res = aidopt.solve_svm(X, y, C=C, norm=norm, aid=False, log=False)
+    assert len(calls) == 2
+    assert res.termination is Termination.CERTIFIED_OPTIMAL, res.summary()
+    assert "retried" in res.message
+    assert close(res.objective, ref.objective, 1e-6)
+
+
+def test_no_fallback_raises(monkeypatch, xy):
+    X, y = xy
+    _fail_call(monkeypatch, 1)
+    with pytest.raises(aidopt.SolverError, match="forced failure"):
+        aidopt.solve_svm(X, y, C=C, fallback=False, log=False)
+
+
+def test_no_fallback_without_raise_reports_solver_failure(monkeypatch, xy):
+    X, y = xy
+    calls = _fail_call(monkeypatch, 1)
+    res = aidopt.solve_svm(X, y, C=C, fallback=False, raise_on_failure=False, log=False)
+    assert len(calls) == 2  # no retry
+    assert res.termination is Termination.SOLVER_FAILURE
+    assert not res.certified
+    assert "forced failure" in res.message and "retried" not in res.message
+
+
+def test_every_retry_failing_reports_solver_failure(monkeypatch, xy):
+    X, y = xy
+    real = solvers.solve_model
+    seen = []
+
+    def fake(model, solver="highs", **kwargs):
+        seen.append(solver)
+        if len(seen) == 1:  # the initial sample SVM
+            return real(model, solver, **kwargs)
+        return solvers.SolveOutcome("error", None, None, False, solver, "", 0.0, "always fails")
+
+    monkeypatch.setattr(solvers, "solve_model", fake)
+    res = aidopt.solve_svm(X, y, C=C, raise_on_failure=False, log=False)
+    assert res.termination is Termination.SOLVER_FAILURE
+    assert not res.certified
+    # clarabel dual failed -> clarabel primal -> highs dual, each recorded
+    assert seen[1:] == ["clarabel", "clarabel", "highs"]
+    assert res.message.count("retried") == 2
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: the documented l2 fallback of solver='highs' is the primal QP form with HiGHS; "
+    "on a direct solve (C=0.2, n=2000) the retried solution is optimal but its HiGHS duals "
+    "overshoot C by ~4.6e-7 ('dual bound' residual 2.3e-6 > 1e-6), so the run ends "
+    "gap_tolerance instead of certified (see test_svm_solvers "
+    "test_l2_highs_primal_form_is_certified)",
+)
+def test_highs_l2_direct_fallback_is_certified(monkeypatch, xy):
+    X, y = xy
+    ref = aidopt.solve_svm(X, y, C=C, aid=False, log=False)
+    _fail_call(monkeypatch, 0)
+    res = aidopt.solve_svm(X, y, C=C, solver="highs", aid=False, log=False)
+    assert "retried with highs (primal form)" in res.message
+    assert close(res.objective, ref.objective, 1e-6)
+    assert res.termination is Termination.CERTIFIED_OPTIMAL, res.summary()
