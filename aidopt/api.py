@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from aidopt.data import as_classification_data, as_regression_data
 from aidopt.decomposition import AIDConfig, LADProblem, SVMProblem, solve, solve_direct
 from aidopt.results import AIDResult
@@ -93,8 +95,29 @@ def solve_lad(
         raise_on_failure=raise_on_failure,
     )
     problem = LADProblem(form=form)
-    result = solve(problem, data, config) if aid else solve_direct(problem, data, config)
+    result = _run(problem, data, config, aid)
     result.solution["feature_names"] = list(data.feature_names)
+    return result
+
+
+def _run(problem, data, config, aid: bool) -> AIDResult:
+    """AID or the direct solve on the rows with positive sample weight; per-row arrays of the
+    solution (``alpha``) are expanded back to all rows, with 0 for the zero-weight ones."""
+    used, keep = data.without_zero_weights()
+    if used.n <= used.m and not hasattr(data, "classes"):
+        raise ValueError(
+            f"only {used.n} rows have a positive sample weight, need more than m={used.m}"
+        )
+    result = solve(problem, used, config) if aid else solve_direct(problem, used, config)
+    if keep is not None:
+        for key, val in result.solution.items():
+            if isinstance(val, np.ndarray) and val.shape == (used.n,):
+                full = np.zeros(data.n)
+                full[keep] = val
+                result.solution[key] = full
+        note = f"{int((~keep).sum())} row(s) with zero sample weight left out of the model"
+        result.message = f"{result.message}; {note}" if result.message else note
+        result.n = data.n
     return result
 
 
@@ -199,7 +222,7 @@ def solve_svm(
         if norm != "l2":
             raise ValueError(f"kernel AID solves the 2-norm SVM dual; norm={norm!r} is not supported")
         problem = KernelSVMProblem(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
-    result = solve(problem, data, config) if aid else solve_direct(problem, data, config)
+    result = _run(problem, data, config, aid)
     result.solution["feature_names"] = list(data.feature_names)
     result.solution["classes"] = data.classes.tolist()
     if hasattr(problem, "gamma_"):

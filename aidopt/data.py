@@ -46,6 +46,21 @@ class RegressionData:
     def m(self) -> int:
         return self.X.shape[1]
 
+    def without_zero_weights(self):
+        """``(data, keep)``: the rows with positive sample weight, and the boolean mask of them
+        (``keep`` is ``None`` when every weight is positive and ``data`` is ``self``).
+
+        A zero-weight row changes no objective, so the solve functions leave it out of every model
+        (a cluster of total weight zero would have no centroid) and report its dual as 0.
+        """
+        keep = self.s > 0
+        if keep.all():
+            return self, None
+        return self._subset(keep), keep
+
+    def _subset(self, keep):
+        return type(self)(self.X[keep], self.y[keep], self.s[keep], self.feature_names)
+
     @cached_property
     def column_scale(self) -> np.ndarray:
         """``sum_i s_i |x_ij|`` per column: the scale of the stationarity residual X'u.
@@ -176,6 +191,9 @@ class ClassificationData(RegressionData):
     def __init__(self, X, y, s, feature_names, classes):
         super().__init__(X, y, s, feature_names)
         self.classes = np.asarray(classes)
+
+    def _subset(self, keep):
+        return type(self)(self.X[keep], self.y[keep], self.s[keep], self.feature_names, self.classes)
 
 
 def as_classification_data(X, y, sample_weight=None, *, feature_names=None) -> ClassificationData:

@@ -294,7 +294,8 @@ class SVMClassifier(_BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """Class labels (``classes_[1]`` where the decision function is > 0)."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        f = self.decision_function(X)  # checks that the classifier is fitted
+        return self.classes_[(f > 0).astype(int)]
 
     def score(self, X, y, sample_weight=None) -> float:
         """Mean accuracy (weighted by ``sample_weight``), as scikit-learn classifiers."""

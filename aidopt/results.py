@@ -108,7 +108,13 @@ class IterationRecord:
 
 @dataclass
 class AIDResult:
-    """What ``solve_*`` returns (see DESIGN.md section 5 for the public attributes)."""
+    """What ``solve_*`` returns (see DESIGN.md section 5 for the public attributes).
+
+    ``lower_bound`` is the certificate's full-data dual objective when the run is certified;
+    otherwise the best aggregated optimum F_t the solver reported (not verified on the full data).
+    Either is capped at ``objective``: a tolerance-level excess (an interior-point value, a dual
+    equality met to 1e-9) is not reported as a bound above the answer.
+    """
 
     problem: str
     termination: Termination

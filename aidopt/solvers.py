@@ -21,9 +21,9 @@ name aidopt does not know, through Pyomo's legacy ``SolverFactory``.
 from __future__ import annotations
 
 import contextlib
+import enum
 import importlib.metadata
 import importlib.util
-import enum
 import logging
 import time
 from dataclasses import dataclass, field

@@ -300,6 +300,13 @@ def _loop(run: _Run, partition: Partition, seconds: dict, *, aid: bool) -> AIDRe
             _release(model)
             del model, outcome
             E_t = problem.evaluate(data, solution)
+        if not (math.isfinite(E_t) and math.isfinite(F_t)):
+            termination, message = _failed_solve(
+                solvers.SolveOutcome("error", F_t, None, True, config.solver, "", 0.0,
+                                     f"non-finite objective: F_t={F_t}, E_t={E_t}"),
+                config,
+            )
+            break
         if E_t < E_best:
             E_best, best = E_t, solution
         if F_t >= lower:
@@ -337,7 +344,12 @@ def _loop(run: _Run, partition: Partition, seconds: dict, *, aid: bool) -> AIDRe
         if history:
             history[-1].seconds["certify"] = round(time.perf_counter() - t0, 6)
         termination = _final_termination(termination, certificate)
-        lower = max(lower, certificate.dual_objective) if certificate.certified else lower
+        # the certified bound is the full-data dual objective; a solver-reported F_t (an interior
+        # point's value at a slightly infeasible iterate) can pass E by rounding: cap it
+        lower = certificate.dual_objective if certificate.certified else lower
+        lower = min(lower, E_best)
+    elif termination in (Termination.CERTIFIED_OPTIMAL, Termination.GAP_TOLERANCE):
+        termination, message = Termination.SOLVER_FAILURE, "no solution to certify"
     return _result(
         run, termination, message, aid=aid, objective=E_best, lower=lower,
         solution=problem.public_solution(best) if best is not None else {},

@@ -18,6 +18,7 @@ r"""AID plug-in for the kernel 2-norm SVM (Park & Klabjan 2016, Appendix B).
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,16 +66,18 @@ class KernelSVMProblem:
     solver_defaults: dict = {}
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=1.0, rank_tol=1e-12):
-        if not (isinstance(C, int | float) and np.isfinite(C) and C > 0):
+        if not (isinstance(C, numbers.Real) and not isinstance(C, bool) and np.isfinite(C) and C > 0):
             raise ValueError(f"C must be a positive finite number, got {C!r}")
         if not callable(kernel) and kernel not in kernel_svm.KERNELS:
             raise ValueError(f"kernel must be one of {kernel_svm.KERNELS} or a callable, got {kernel!r}")
-        if gamma != "scale" and not (isinstance(gamma, int | float) and gamma > 0):
+        if not (isinstance(gamma, str) and gamma == "scale") and not (
+            isinstance(gamma, numbers.Real) and not isinstance(gamma, bool) and gamma > 0
+        ):
             raise ValueError(f"gamma must be 'scale' or a positive number, got {gamma!r}")
-        if not (isinstance(degree, int) and degree >= 1):
+        if not (isinstance(degree, numbers.Integral) and not isinstance(degree, bool) and degree >= 1):
             raise ValueError(f"degree must be a positive integer, got {degree!r}")
         self.C = float(C)
-        self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, degree, float(coef0)
+        self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, int(degree), float(coef0)
         self.rank_tol = rank_tol
         self.name = f"kernel_svm_{kernel if isinstance(kernel, str) else 'callable'}"
         self._kfun = None

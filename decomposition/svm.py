@@ -28,6 +28,7 @@ The sign tolerance :math:`\epsilon = 10^{-9}\max(1, \max_i |w x_i + b|)` counts 
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,13 +95,15 @@ class SVMProblem:
                  sample_size: int | None = None):
         if norm not in NORMS:
             raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
-        if not (isinstance(C, int | float) and np.isfinite(C) and C > 0):
+        if not (isinstance(C, numbers.Real) and not isinstance(C, bool) and np.isfinite(C) and C > 0):
             raise ValueError(f"C must be a positive finite number, got {C!r}")
         if form not in ("auto", "dual", "primal"):
             raise ValueError(f"form must be 'auto', 'dual' or 'primal', got {form!r}")
         if norm != "l2" and form != "auto":
             raise ValueError(f"norm={norm!r} is an LP with one form; form must be 'auto'")
-        if sample_size is not None and not (isinstance(sample_size, int) and sample_size >= 2):
+        if sample_size is not None and not (
+            isinstance(sample_size, numbers.Integral) and sample_size >= 2
+        ):
             raise ValueError(f"sample_size must be an integer >= 2, got {sample_size!r}")
         self.sample_size = sample_size
         self.C = float(C)
@@ -207,6 +210,8 @@ class SVMProblem:
         if alpha is None:
             alpha_bar, method = self._dual_without_duals(aggregated, solve)
             alpha = data.s * (alpha_bar / aggregated.w)[partition.labels]
+            if solution.get("alpha") is None:  # the public alpha: the certificate's dual
+                solution["alpha"] = alpha
         return certificate(
             data, solution["w"], solution["b"], alpha, C=self.C, norm=self.norm, tol=tol,
             feasibility_tol=feasibility_tol, method=method,
@@ -283,14 +288,16 @@ def certificate(
     bound is rigorous; for RLP, :math:`\|g\|_\infty` is a residual that must be within
     ``feasibility_tol`` (scaled by the column sizes).
 
-    Reported residuals (scaled): bound violation of ``alpha``, :math:`|\sum \alpha_i y_i|`, the
-    dual-norm excess :math:`t - 1` or RLP's :math:`\|g\|_\infty`, stationarity
-    :math:`\|w - g\|_\infty` (2-norm), and complementarity: the largest term of
-    :math:`\sum_i [(C s_i - \alpha_i)\xi_i + \alpha_i(\xi_i - 1 + y_i(w x_i + b))]`, the
-    per-row decomposition of the gap. Stationarity and complementarity are implied by a small gap
-    (for the 2-norm, :math:`\tfrac12\|w - g\|^2 \le E - D`) and are reported, not required.
-    ``certified`` requires the feasibility residuals within ``feasibility_tol`` and the relative
-    gap :math:`(E - D)/\max(1, |E|)` within ``tol``.
+    ``alpha`` is clipped to :math:`[0, C s_i]` before anything is computed from it, so the box
+    holds exactly. Checked (within ``feasibility_tol``): how far the given ``alpha`` was outside
+    the box, scaled by :math:`\max(1, C \max_i s_i)` (absolute for small C: HiGHS's QP duals
+    overshoot by its absolute tolerance, ~1e-7), :math:`|\sum \alpha_i y_i| / \max(1, \sum \alpha_i)`
+    of the clipped ``alpha``, and for RLP :math:`\|g\|_\infty`. Reported: the dual-norm excess :math:`t - 1`,
+    stationarity :math:`\|w - g\|_\infty` (2-norm), and complementarity: the largest term of
+    :math:`\sum_i [(C s_i - \alpha_i)\xi_i + \alpha_i(\xi_i - 1 + y_i(w x_i + b))]`, the per-row
+    decomposition of the gap. Stationarity and complementarity are implied by a small gap (for the
+    2-norm, :math:`\tfrac12\|w - g\|^2 \le E - D`). ``certified`` requires the checked residuals
+    and the relative gap :math:`(E - D)/\max(1, |E|)` within ``tol``.
     """
     w = np.asarray(w, dtype=float)
     f = data.X @ w + b
@@ -332,7 +339,8 @@ def hinge_certificate(
     xi = np.maximum(1.0 - data.y * f, 0.0)
     primal = regularizer + C * float(data.s @ xi)
     cap = C * data.s
-    bound = float(max(np.maximum(alpha - cap, 0.0).max(), np.maximum(-alpha, 0.0).max()) / cap.max())
+    excess = max(np.maximum(alpha - cap, 0.0).max(), np.maximum(-alpha, 0.0).max())
+    bound = float(excess / max(1.0, cap.max()))
     alpha = np.clip(alpha, 0.0, cap)  # within rounding (checked above): make the bound exact
     balance = abs(float(alpha @ data.y)) / max(1.0, float(alpha.sum()))
     residuals = {"dual bound 0<=alpha<=Cs": bound, "balance |sum alpha y|": balance}

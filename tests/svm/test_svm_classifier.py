@@ -147,12 +147,6 @@ def test_uncertified_fit_warns():
     assert clf.predict(X).shape == (3000,)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: with solver='scip' (no duals) the public solution has alpha=None "
-    "(SVMProblem.public_solution returns the loop's alpha; the certificate's re-solved duals "
-    "are not kept), so SVMClassifier.fit never sets the documented support_ attribute",
-)
 def test_scip_classifier_has_support():
     X, y = instance("overlapping", 300, 3, 11)
     clf = SVMClassifier(C=0.5, solver="scip").fit(X, y)

@@ -108,14 +108,6 @@ def test_every_retry_failing_reports_solver_failure(monkeypatch, xy):
     assert res.message.count("retried") == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the documented l2 fallback of solver='highs' is the primal QP form with HiGHS; "
-    "on a direct solve (C=0.2, n=2000) the retried solution is optimal but its HiGHS duals "
-    "overshoot C by ~4.6e-7 ('dual bound' residual 2.3e-6 > 1e-6), so the run ends "
-    "gap_tolerance instead of certified (see test_svm_solvers "
-    "test_l2_highs_primal_form_is_certified)",
-)
 def test_highs_l2_direct_fallback_is_certified(monkeypatch, xy):
     X, y = xy
     ref = aidopt.solve_svm(X, y, C=C, aid=False, log=False)

@@ -91,14 +91,6 @@ def test_default_solvers():
     assert aidopt.solve_svm(X, y, norm="l2", log=False).solver == "clarabel"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: with solver='highs', form='primal' the l2 solve is optimal (gap ~1e-9) but never "
-    "certified for C <= ~0.3: HiGHS's QP duals of the margin rows overshoot the box by "
-    "~4e-7 absolute (alpha_max = 0.20000046 for C = 0.2), and hinge_certificate "
-    "(decomposition/svm.py) scales that violation by C * max(s), so 'dual bound "
-    "0<=alpha<=Cs' = 2e-6 > feasibility_tol 1e-6 -> termination gap_tolerance",
-)
 @pytest.mark.parametrize("C_", [0.1, 0.2])
 def test_l2_highs_primal_form_is_certified(C_):
     X, y = instance("overlapping", 1000, 4, 7)

@@ -84,25 +84,11 @@ def test_predict_checks_the_number_of_features():
         SVMClassifier().decision_function(X)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: aidopt/estimators.py SVMClassifier.predict evaluates self.classes_[...] before "
-    "decision_function, so an unfitted classifier raises AttributeError(\"no attribute "
-    "'classes_'\") instead of the RuntimeError 'not fitted yet; call fit first' that "
-    "decision_function (and LADRegressor.predict) raise",
-)
 def test_unfitted_predict_says_not_fitted():
     with pytest.raises(RuntimeError, match="not fitted"):
         SVMClassifier().predict(X)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: SVMProblem.__init__ (decomposition/svm.py) and KernelSVMProblem.__init__ test "
-    "isinstance(C, int | float), which rejects numpy scalars such as np.int64(1) and "
-    "np.float32(0.5) with 'C must be a positive finite number, got np.int64(1)' (same for "
-    "degree=np.int64(2)); scikit-learn accepts any real number, e.g. from a np.arange grid",
-)
 @pytest.mark.parametrize("kwargs", [{"C": np.int64(1)}, {"C": np.float32(0.5)},
                                     {"kernel": "poly", "degree": np.int64(2)}],
                          ids=["C-int64", "C-float32", "degree-int64"])
