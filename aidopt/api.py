@@ -186,9 +186,9 @@ def solve_svm(
     threads, tee, raise_on_failure
         As in :func:`solve_lad`; r0 defaults to max(1.1 m / n, 0.0001).
     fallback : bool, default True
-        Retry a failed aggregated solve with the other QP form / the other of HiGHS and Clarabel.
+        Retry a failed aggregated solve with the other form / the other of HiGHS and Clarabel.
     form : {"auto", "dual", "primal"}
-        2-norm QP form (see :class:`aidopt.decomposition.SVMProblem`).
+        Form of the aggregated QP or LP (see :class:`aidopt.decomposition.SVMProblem`).
 
     Returns
     -------

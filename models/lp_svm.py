@@ -21,6 +21,20 @@ In Pyomo's dual convention the dual ``u[k]`` of ``margin[k]`` is >= 0; the LP du
 is ``max sum_k u[k]`` s.t. ``0 <= u[k] <= nu c[k]``, ``sum_k d[k] u[k] = 0`` and a condition on
 ``v = sum_k u[k] d[k] A[k]``: ``||v||_inf <= 1`` (l1), ``||v||_1 <= 1`` (linf), ``v = 0`` (none).
 The AID certificate checks exactly these on the full data (docs/svm.md).
+
+**Dual forms** (``form="dual"``, model names ``svm_<reg>_lp_dual``), which have m + 1 (l1, RLP)
+or m + 2 (linf) rows instead of |K| + 2m, as LAD's dual (the form HiGHS's interior point solves
+much faster)::
+
+    max   sum_k u[k]
+    s.t.  balance:   sum_k d[k] u[k] = 0                                  (dual: b = -gamma)
+          l1:    norm[j]:  -1 <= sum_k d[k] A[k,j] u[k] <= 1               (dual: w[j])
+          linf:  vdef[j]:  sum_k d[k] A[k,j] u[k] - p[j] + q[j] = 0        (dual: w[j])
+                 total:    sum_j (p[j] + q[j]) <= 1,   p, q >= 0
+          none:  vdef[j]:  sum_k d[k] A[k,j] u[k] = 0                      (dual: w[j])
+          0 <= u[k] <= nu c[k]
+
+(dual signs in Pyomo's convention, checked against the primal in tests/models.)
 """
 
 from __future__ import annotations
@@ -29,19 +43,26 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-__all__ = ["REGULARIZERS", "MODELS", "create_instance", "solution_from"]
+__all__ = ["REGULARIZERS", "FORMS", "MODELS", "create_instance", "solution_from"]
 
 REGULARIZERS = ("l1", "linf", "none")
+FORMS = ("primal", "dual")
 
 
-def _abstract(regularizer: str) -> pyo.AbstractModel:
-    model = pyo.AbstractModel(name=f"svm_{regularizer}_lp")
+def _data_declarations(name: str) -> pyo.AbstractModel:
+    """Sets and data every form shares: rows K, features J, A, labels d, weights c, nu."""
+    model = pyo.AbstractModel(name=name)
     model.K = pyo.Set(ordered=True, doc="rows (data points or clusters)")
     model.J = pyo.Set(ordered=True, doc="features")
     model.A = pyo.Param(within=pyo.Any, doc="data matrix, numpy array |K| x |J|")
     model.d = pyo.Param(model.K, doc="label in {-1, +1}")
     model.c = pyo.Param(model.K, doc="row weight (cluster size |C_k| under AID)")
     model.nu = pyo.Param(within=pyo.PositiveReals, doc="weight of the misclassification error")
+    return model
+
+
+def _abstract(regularizer: str) -> pyo.AbstractModel:
+    model = _data_declarations(f"svm_{regularizer}_lp")
     model.w = pyo.Var(model.J, doc="normal of the plane x'w = gamma")
     model.gamma = pyo.Var(doc="location of the plane")
     model.y = pyo.Var(model.K, within=pyo.NonNegativeReals, doc="slack (hinge loss)")
@@ -93,10 +114,68 @@ def _abstract(regularizer: str) -> pyo.AbstractModel:
     return model
 
 
-MODELS = {reg: _abstract(reg) for reg in REGULARIZERS}
+def _abstract_dual(regularizer: str) -> pyo.AbstractModel:
+    model = _data_declarations(f"svm_{regularizer}_lp_dual")
+    model.u = pyo.Var(model.K, bounds=lambda m, k: (0.0, m.nu * m.c[k]), doc="dual of margin[k]")
+
+    def balance_rule(m):
+        return LinearExpression(
+            constant=0.0, linear_coefs=[float(m.d[k]) for k in m.K], linear_vars=list(m.u.values())
+        ) == 0.0
+
+    model.balance = pyo.Constraint(rule=balance_rule, doc="sum_k d_k u_k = 0")
+
+    def column(m, j):
+        """sum_k d_k A_kj u_k as coefficient and variable lists."""
+        coefs = m.A.value[:, m.J.ord(j) - 1] * np.array([m.d[k] for k in m.K])
+        return coefs.tolist(), list(m.u.values())
+
+    if regularizer == "l1":
+        def norm_rule(m, j):
+            coefs, variables = column(m, j)
+            body = LinearExpression(constant=0.0, linear_coefs=coefs, linear_vars=variables)
+            return (-1.0, body, 1.0)
+
+        model.norm = pyo.Constraint(model.J, rule=norm_rule, doc="|sum_k d_k A_kj u_k| <= 1")
+    else:
+        if regularizer == "linf":
+            model.p = pyo.Var(model.J, within=pyo.NonNegativeReals, doc="positive part of v_j")
+            model.q = pyo.Var(model.J, within=pyo.NonNegativeReals, doc="negative part of v_j")
+
+        def vdef_rule(m, j):
+            coefs, variables = column(m, j)
+            if regularizer == "linf":
+                coefs, variables = coefs + [-1.0, 1.0], variables + [m.p[j], m.q[j]]
+            body = LinearExpression(constant=0.0, linear_coefs=coefs, linear_vars=variables)
+            return body == 0.0
+
+        model.vdef = pyo.Constraint(model.J, rule=vdef_rule, doc="v_j = sum_k d_k A_kj u_k")
+        if regularizer == "linf":
+            model.total = pyo.Constraint(
+                rule=lambda m: LinearExpression(
+                    constant=0.0, linear_coefs=[1.0] * (2 * len(m.J)),
+                    linear_vars=[*m.p.values(), *m.q.values()]) <= 1.0,
+                doc="||v||_1 <= 1",
+            )
+
+    def objective_rule(m):
+        return LinearExpression(
+            constant=0.0, linear_coefs=[1.0] * len(m.K), linear_vars=list(m.u.values())
+        )
+
+    model.objective = pyo.Objective(rule=objective_rule, sense=pyo.maximize)
+    return model
 
 
-def create_instance(A, d, c=None, nu: float = 1.0, regularizer: str = "l1") -> pyo.ConcreteModel:
+MODELS = {
+    **{(reg, "primal"): _abstract(reg) for reg in REGULARIZERS},
+    **{(reg, "dual"): _abstract_dual(reg) for reg in REGULARIZERS},
+}
+
+
+def create_instance(
+    A, d, c=None, nu: float = 1.0, regularizer: str = "l1", form: str = "primal"
+) -> pyo.ConcreteModel:
     """Create a concrete weighted LP-SVM instance.
 
     Parameters
@@ -109,13 +188,16 @@ def create_instance(A, d, c=None, nu: float = 1.0, regularizer: str = "l1") -> p
     nu : float
         Weight of the misclassification error (the public ``C``).
     regularizer : {"l1", "linf", "none"}
+    form : {"primal", "dual"}
 
     Returns
     -------
     pyomo.environ.ConcreteModel
     """
-    if regularizer not in MODELS:
+    if regularizer not in REGULARIZERS:
         raise ValueError(f"regularizer must be one of {REGULARIZERS}, got {regularizer!r}")
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {FORMS}, got {form!r}")
     A = np.ascontiguousarray(A, dtype=float)
     rows = range(A.shape[0])
     c = np.ones(A.shape[0]) if c is None else np.asarray(c, dtype=float)
@@ -129,12 +211,24 @@ def create_instance(A, d, c=None, nu: float = 1.0, regularizer: str = "l1") -> p
             "nu": {None: float(nu)},
         }
     }
-    return MODELS[regularizer].create_instance(data=data)
+    return MODELS[regularizer, form].create_instance(data=data)
 
 
 def solution_from(instance, duals=None):
-    """``(w, b, u)`` of a solved instance: ``b = -gamma``; ``u`` are the duals of ``margin``
-    (``None`` without duals)."""
+    """``(w, b, u)`` of a solved instance of either form.
+
+    Primal: ``w``, ``b = -gamma`` from the variables, ``u`` the duals of ``margin`` (``None``
+    without duals). Dual: ``u`` from the variables, ``w`` and ``b`` from the duals of the
+    ``norm`` / ``vdef`` rows and of ``balance`` (both ``None`` without duals).
+    """
+    if instance.name.endswith("_dual"):
+        u = np.array([instance.u[k].value for k in instance.K], dtype=float)
+        if duals is None:
+            return None, None, u
+        rows = instance.norm if hasattr(instance, "norm") else instance.vdef
+        w = np.array([duals.get(rows[j], 0.0) for j in instance.J], dtype=float)
+        b = float(duals.get(instance.balance, 0.0))
+        return w, b, u
     w = np.array([instance.w[j].value for j in instance.J], dtype=float)
     b = -float(instance.gamma.value)
     u = None

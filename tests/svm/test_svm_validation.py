@@ -46,7 +46,6 @@ CASES = [
     ("class-zero-weight", X, Y, {"sample_weight": np.where(Y == 0, 0.0, 1.0)},
      r"every row of class .*0.* has zero sample weight"),
     ("bad-form", X, Y, {"form": "bogus"}, r"form must be 'auto', 'dual' or 'primal'"),
-    ("lp-with-form", X, Y, {"norm": "l1", "form": "primal"}, r"LP with one form"),
     ("bad-tol", X, Y, {"tol": -1.0}, r"tol must be a number in \[0, 1\)"),
 ]
 
