@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from aidopt.data import as_classification_data, as_regression_data
@@ -88,16 +90,17 @@ def solve_lad(
     <Termination.CERTIFIED_OPTIMAL: 'certified_optimal'>
     """
     data = as_regression_data(X, y, sample_weight, fit_intercept=fit_intercept)
-    config = AIDConfig(
-        solver=solver, tol=tol, feasibility_tol=feasibility_tol, max_iter=max_iter,
-        time_limit=time_limit, r0=r0, seed=seed, write_models=write_models, log=log,
-        solver_options=solver_options or {}, threads=threads, tee=tee,
-        raise_on_failure=raise_on_failure,
-    )
+    config = _config(locals())
     problem = LADProblem(form=form)
     result = _run(problem, data, config, aid)
     result.solution["feature_names"] = list(data.feature_names)
     return result
+
+
+def _config(arguments: dict, **overrides) -> AIDConfig:
+    """The :class:`AIDConfig` of a ``solve_*`` call: its arguments named like config fields."""
+    names = {f.name for f in dataclasses.fields(AIDConfig)}
+    return AIDConfig(**{**{k: v for k, v in arguments.items() if k in names}, **overrides})
 
 
 def _run(problem, data, config, aid: bool) -> AIDResult:
@@ -208,12 +211,7 @@ def solve_svm(
     True
     """
     data = as_classification_data(X, y, sample_weight)
-    config = AIDConfig(
-        solver=solver or default_svm_solver(norm, kernel), tol=tol,
-        feasibility_tol=feasibility_tol, max_iter=max_iter, time_limit=time_limit, r0=r0,
-        seed=seed, write_models=write_models, log=log, solver_options=solver_options or {},
-        threads=threads, tee=tee, raise_on_failure=raise_on_failure, fallback=fallback,
-    )
+    config = _config(locals(), solver=solver or default_svm_solver(norm, kernel))
     if kernel is None or kernel == "linear":
         problem = SVMProblem(C=C, norm=norm, form=form)
     else:

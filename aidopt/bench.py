@@ -222,15 +222,25 @@ def bench_lad(sizes, instance_set="A",
     header = ("| set | n | m | r0 | rT | T | time AID (s) | AID steps (s) | baseline | "
               "time baseline (s) | Δ | ρ = base/AID | peak mem / X (AID, base) |")
     lines = [f"Environment: {environment()}", "", header, "|" + "---|" * 13]
+    cases = [(n, m, seed + rep) for n, m in sizes for rep in range(repeat)]
+    return side_by_side(
+        cases, methods, lambda method, c: _run(method, c[0], c[1], instance_set, c[2], time_limit),
+        lambda c, aid, method, base: _row(instance_set, c[0], c[1], aid, method, base),
+        lines, output,
+    )
+
+
+def side_by_side(cases, methods, run, row, lines, output=None) -> str:
+    """Run AID, then each baseline, on every case (one subprocess at a time, never two at once);
+    append one table row per baseline to ``lines``; print the table and append it to ``output``."""
     print(lines[0], flush=True)
-    for n, m in sizes:
-        for rep in range(repeat):
-            aid = _run("aid", n, m, instance_set, seed + rep, time_limit)
-            print(f"aid {n}x{m}: {aid}", flush=True)
-            for method in methods:
-                base = _run(method, n, m, instance_set, seed + rep, time_limit)
-                print(f"{method} {n}x{m}: {base}", flush=True)
-                lines.append(_row(instance_set, n, m, aid, method, base))
+    for case in cases:
+        aid = run("aid", case)
+        print(f"aid {case}: {aid}", flush=True)
+        for method in methods:
+            base = run(method, case)
+            print(f"{method} {case}: {base}", flush=True)
+            lines.append(row(case, aid, method, base))
     table = "\n".join(lines)
     print(table)
     if output:

@@ -158,9 +158,7 @@ class KernelSVMProblem:
         hinge = np.maximum(solution["_slack"], 0.0)
         return 0.5 * solution["_quad"] + self.C * float(data.s @ hinge)
 
-    def split(self, partition: Partition, data, solution):
-        return SVMProblem.split(self, partition, data, solution)
-
+    split = SVMProblem.split
     mixed_clusters = staticmethod(SVMProblem.mixed_clusters)
 
     def certify(self, data, solution, *, dual_solution, partition, aggregated, solve, tol,

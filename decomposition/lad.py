@@ -127,13 +127,9 @@ class LADProblem:
         return float(np.dot(data.s, np.abs(solution["_residual"])))
 
     def split(self, partition: Partition, data, solution) -> tuple[Partition | None, int]:
-        mixed = self.mixed_clusters(partition, solution)
-        solution["_sign_condition"] = not mixed.any()
-        if not mixed.any():
-            return None, 0
-        positive = solution["_residual"] > solution["_eps"]
-        group = (mixed[partition.labels] & positive).astype(np.int64)
-        return partition.refine(group), int(mixed.sum())
+        new, n_split = partition.split_mixed(solution["_residual"], solution["_eps"])
+        solution["_sign_condition"] = new is None
+        return new, n_split
 
     def certify(
         self, data, solution, *, dual_solution, partition, aggregated, solve, tol,
@@ -161,11 +157,7 @@ class LADProblem:
     @staticmethod
     def mixed_clusters(partition: Partition, solution) -> np.ndarray:
         """Boolean (K,): clusters holding both a residual > eps and a residual < -eps."""
-        r, eps = solution["_residual"], solution["_eps"]
-        K = partition.n_clusters
-        has_pos = np.bincount(partition.labels, weights=r > eps, minlength=K) > 0
-        has_neg = np.bincount(partition.labels, weights=r < -eps, minlength=K) > 0
-        return has_pos & has_neg
+        return partition.mixed(solution["_residual"], solution["_eps"])
 
 
 def certificate(

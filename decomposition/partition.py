@@ -91,6 +91,26 @@ class Partition:
         n_groups = int(group.max()) + 1 if group.size else 1
         return Partition.from_labels(self.labels * n_groups + group)
 
+    def mixed(self, values, eps: float) -> np.ndarray:
+        """Boolean (K,): clusters holding a row with ``value > eps`` and one with ``value < -eps``."""
+        values = np.asarray(values)
+        K = self.n_clusters
+        above = np.bincount(self.labels, weights=values > eps, minlength=K) > 0
+        below = np.bincount(self.labels, weights=values < -eps, minlength=K) > 0
+        return above & below
+
+    def split_mixed(self, values, eps: float) -> tuple[Partition | None, int]:
+        """Split every mixed cluster (:meth:`mixed`) into its rows with ``value > eps`` and the
+        rest: the paper's split step for a sign condition (LAD residuals, SVM margins).
+
+        Returns ``(new_partition, n_mixed)``, or ``(None, 0)`` when no cluster is mixed.
+        """
+        mixed = self.mixed(values, eps)
+        if not mixed.any():
+            return None, 0
+        group = (mixed[self.labels] & (np.asarray(values) > eps)).astype(np.int64)
+        return self.refine(group), int(mixed.sum())
+
     def members(self, k: int) -> np.ndarray:
         """Row indices of cluster ``k`` (for inspection and tests; O(n))."""
         return np.flatnonzero(self.labels == k)

@@ -195,13 +195,9 @@ class SVMProblem:
         return regularizer_value(solution["w"], self.norm) + self.C * float(data.s @ hinge)
 
     def split(self, partition: Partition, data, solution) -> tuple[Partition | None, int]:
-        mixed = self.mixed_clusters(partition, solution)
-        solution["_sign_condition"] = not mixed.any()
-        if not mixed.any():
-            return None, 0
-        violated = solution["_slack"] > solution["_eps"]
-        group = (mixed[partition.labels] & violated).astype(np.int64)
-        return partition.refine(group), int(mixed.sum())
+        new, n_split = partition.split_mixed(solution["_slack"], solution["_eps"])
+        solution["_sign_condition"] = new is None
+        return new, n_split
 
     def certify(
         self, data, solution, *, dual_solution, partition, aggregated, solve, tol,
@@ -264,11 +260,7 @@ class SVMProblem:
     def mixed_clusters(partition: Partition, solution) -> np.ndarray:
         """Boolean (K,): clusters with a row strictly inside the margin or beyond it
         (slack > eps) and a row strictly outside (slack < -eps)."""
-        slack, eps = solution["_slack"], solution["_eps"]
-        K = partition.n_clusters
-        inside = np.bincount(partition.labels, weights=slack > eps, minlength=K) > 0
-        outside = np.bincount(partition.labels, weights=slack < -eps, minlength=K) > 0
-        return inside & outside
+        return partition.mixed(solution["_slack"], solution["_eps"])
 
 
 def certificate(

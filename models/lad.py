@@ -35,6 +35,8 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
+from ._data import row_data
+
 __all__ = [
     "PRIMAL",
     "DUAL",
@@ -133,20 +135,9 @@ def create_instance(X, y, w=None, form: str = "primal") -> pyo.ConcreteModel:
     """
     if form not in FORMS:
         raise ValueError(f"form must be one of {sorted(FORMS)}, got {form!r}")
-    X = np.ascontiguousarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
-    n_rows = X.shape[0]
-    w = np.ones(n_rows) if w is None else np.asarray(w, dtype=float)
-    rows = range(n_rows)
-    data = {
-        None: {
-            "K": {None: list(rows)},
-            "J": {None: list(range(X.shape[1]))},
-            "x": {None: X},
-            "y": dict(zip(rows, y.tolist(), strict=True)),
-            "w": dict(zip(rows, w.tolist(), strict=True)),
-        }
-    }
+    n_rows = np.shape(X)[0]
+    w = np.ones(n_rows) if w is None else w
+    data = row_data("x", X, {"y": y, "w": w})
     return FORMS[form].create_instance(data=data)
 
 

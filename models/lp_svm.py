@@ -43,6 +43,8 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
+from ._data import row_data
+
 __all__ = ["REGULARIZERS", "FORMS", "MODELS", "create_instance", "solution_from"]
 
 REGULARIZERS = ("l1", "linf", "none")
@@ -198,19 +200,8 @@ def create_instance(
         raise ValueError(f"regularizer must be one of {REGULARIZERS}, got {regularizer!r}")
     if form not in FORMS:
         raise ValueError(f"form must be one of {FORMS}, got {form!r}")
-    A = np.ascontiguousarray(A, dtype=float)
-    rows = range(A.shape[0])
-    c = np.ones(A.shape[0]) if c is None else np.asarray(c, dtype=float)
-    data = {
-        None: {
-            "K": {None: list(rows)},
-            "J": {None: list(range(A.shape[1]))},
-            "A": {None: A},
-            "d": dict(zip(rows, np.asarray(d, dtype=float).tolist(), strict=True)),
-            "c": dict(zip(rows, c.tolist(), strict=True)),
-            "nu": {None: float(nu)},
-        }
-    }
+    c = np.ones(np.shape(A)[0]) if c is None else c
+    data = row_data("A", A, {"d": d, "c": c}, {"nu": nu})
     return MODELS[regularizer, form].create_instance(data=data)
 
 

@@ -33,6 +33,8 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
+from ._data import row_data
+
 __all__ = ["PRIMAL", "DUAL", "FORMS", "create_instance", "solution_from"]
 
 
@@ -141,19 +143,8 @@ def create_instance(X, y, c=None, M: float = 1.0, form: str = "dual") -> pyo.Con
     """
     if form not in FORMS:
         raise ValueError(f"form must be one of {sorted(FORMS)}, got {form!r}")
-    X = np.ascontiguousarray(X, dtype=float)
-    rows = range(X.shape[0])
-    c = np.ones(X.shape[0]) if c is None else np.asarray(c, dtype=float)
-    data = {
-        None: {
-            "K": {None: list(rows)},
-            "J": {None: list(range(X.shape[1]))},
-            "x": {None: X},
-            "y": dict(zip(rows, np.asarray(y, dtype=float).tolist(), strict=True)),
-            "c": dict(zip(rows, c.tolist(), strict=True)),
-            "M": {None: float(M)},
-        }
-    }
+    c = np.ones(np.shape(X)[0]) if c is None else c
+    data = row_data("x", X, {"y": y, "c": c}, {"M": M})
     return FORMS[form].create_instance(data=data)
 
 
