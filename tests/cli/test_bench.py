@@ -50,3 +50,13 @@ def test_bench_svm_cli_writes_a_table(tmp_path):
     text = out.read_text()
     assert "| gauss | linf | 0.1 | 1500 | 3 |" in text and "liblinear" in text
     assert main(["bench", "svm", "--baselines", "nope"]) == 2
+
+
+def test_kernel_bench_worker_agrees_with_libsvm():
+    from aidopt import bench_svm
+
+    aid = bench_svm.worker("aid", 600, 2, "gauss", 3, 60.0, 1.0, "l2", 1e-6, "rbf")
+    svc = bench_svm.worker("libsvm", 600, 2, "gauss", 3, 60.0, 1.0, "l2", 1e-6, "rbf")
+    assert aid["certified"]
+    assert svc["objective"] >= aid["objective"] * (1 - 1e-6)  # AID is certified optimal
+    assert svc["objective"] == pytest.approx(aid["objective"], rel=1e-3)
