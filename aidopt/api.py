@@ -113,10 +113,10 @@ def _run(problem, data, config, aid: bool) -> AIDResult:
         )
     result = solve(problem, used, config) if aid else solve_direct(problem, used, config)
     if keep is not None:
-        for key, val in result.solution.items():
-            if isinstance(val, np.ndarray) and val.shape == (used.n,):
+        for key in getattr(problem, "row_keys", ()):  # per-row arrays (alpha), not w
+            if result.solution.get(key) is not None:
                 full = np.zeros(data.n)
-                full[keep] = val
+                full[keep] = result.solution[key]
                 result.solution[key] = full
         note = f"{int((~keep).sum())} row(s) with zero sample weight left out of the model"
         result.message = f"{result.message}; {note}" if result.message else note

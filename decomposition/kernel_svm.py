@@ -64,6 +64,8 @@ class KernelSVMProblem:
     problem_class = ProblemClass.QP
     needs_duals = True
     solver_defaults: dict = {}
+    #: solution arrays with one entry per data row
+    row_keys = ("alpha",)
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=1.0, rank_tol=1e-12):
         if not (isinstance(C, numbers.Real) and not isinstance(C, bool) and np.isfinite(C) and C > 0):
@@ -76,6 +78,10 @@ class KernelSVMProblem:
             raise ValueError(f"gamma must be 'scale' or a positive number, got {gamma!r}")
         if not (isinstance(degree, numbers.Integral) and not isinstance(degree, bool) and degree >= 1):
             raise ValueError(f"degree must be a positive integer, got {degree!r}")
+        if kernel == "poly" and not coef0 >= 0:
+            raise ValueError(
+                f"the polynomial kernel needs coef0 >= 0 to be positive semidefinite, got {coef0!r}"
+            )
         self.C = float(C)
         self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, int(degree), float(coef0)
         self.rank_tol = rank_tol
@@ -102,6 +108,8 @@ class KernelSVMProblem:
 
     def kernel_of(self, data):
         """The kernel function, with ``gamma="scale"`` resolved on ``data``."""
+        if getattr(self, "_data", None) is not data:  # new data: nothing cached applies
+            self._data, self._kfun, self._cache = data, None, None
         if self._kfun is None:
             gamma = self.gamma
             if gamma == "scale":
@@ -166,7 +174,12 @@ class KernelSVMProblem:
         def dual_value(alpha, residuals):
             totals = np.bincount(partition.labels, weights=alpha, minlength=partition.n_clusters)
             coef = totals * aggregated.y
-            return float(alpha.sum()) - 0.5 * float(coef @ aggregated.Kbar @ coef), []
+            # weak duality needs a positive semidefinite kernel: a negative eigenvalue of the
+            # mean kernel proves a (user) kernel is not, and fails the certificate
+            lam = np.linalg.eigvalsh(aggregated.Kbar)
+            residuals["kernel PSD (min eig / max eig)"] = max(0.0, -lam[0] / max(lam[-1], 1e-300))
+            bound = float(alpha.sum()) - 0.5 * float(coef @ aggregated.Kbar @ coef)
+            return bound, ["kernel PSD (min eig / max eig)"]
 
         return hinge_certificate(
             data, solution["_f"], dual_solution["alpha"], C=self.C, regularizer=0.5 * solution["_quad"],

@@ -91,6 +91,8 @@ class SVMProblem:
     #: HiGHS: interior point without presolve for the LPs (as for LAD); the QP has one method
     #: (active set) and must not be given "solver": "ipm" (HiGHS would drop the Hessian).
     solver_defaults: dict = {}
+    #: solution arrays with one entry per data row
+    row_keys = ("alpha",)
 
     def __init__(self, C: float = 1.0, norm: str = "l2", form: str = "auto",
                  sample_size: int | None = None):
@@ -278,12 +280,17 @@ def certificate(
     bound is rigorous; for RLP, :math:`\|g\|_\infty` is a residual that must be within
     ``feasibility_tol`` (scaled by the column sizes).
 
-    ``alpha`` is clipped to :math:`[0, C s_i]` before anything is computed from it, so the box
-    holds exactly. Checked (within ``feasibility_tol``): how far the given ``alpha`` was outside
-    the box, scaled by :math:`\max(1, C \max_i s_i)` (absolute for small C: HiGHS's QP duals
-    overshoot by its absolute tolerance, ~1e-7), :math:`|\sum \alpha_i y_i| / \max(1, \sum \alpha_i)`
-    of the clipped ``alpha``, and for RLP :math:`\|g\|_\infty`. Reported: the dual-norm excess :math:`t - 1`,
-    stationarity :math:`\|w - g\|_\infty` (2-norm), and complementarity: the largest term of
+    ``alpha`` is clipped to :math:`[0, C s_i]` and then the class with the larger total is scaled
+    down so that :math:`\sum \alpha_i y_i = 0` holds exactly (an unbalanced alpha bounds nothing:
+    the Lagrangian is unbounded in b) before anything is computed from it. RLP's condition
+    :math:`g = 0` cannot be restored that way: its bound holds up to
+    :math:`\|g\|_\infty \|w^*\|_1`, which the checked stationarity residual keeps small.
+    Checked (within ``feasibility_tol``): how far the given ``alpha`` was outside the box, scaled
+    by :math:`\max(1, C \max_i s_i)` (absolute for small C: HiGHS's QP duals overshoot by its
+    absolute tolerance, ~1e-7), :math:`|\sum \alpha_i y_i| / \max(1, \sum \alpha_i)` of the clipped
+    ``alpha`` (before rebalancing), and for RLP :math:`\|g\|_\infty`. Reported: the dual-norm
+    excess :math:`t - 1`, stationarity :math:`\|w - g\|_\infty` (2-norm), and complementarity:
+    the largest term of
     :math:`\sum_i [(C s_i - \alpha_i)\xi_i + \alpha_i(\xi_i - 1 + y_i(w x_i + b))]`, the per-row
     decomposition of the gap. Stationarity and complementarity are implied by a small gap (for the
     2-norm, :math:`\tfrac12\|w - g\|^2 \le E - D`). ``certified`` requires the checked residuals
@@ -314,6 +321,22 @@ def certificate(
     )
 
 
+def _rebalance(alpha, y):
+    """Scale down the alpha of the class with the larger total so that sum alpha y = 0 exactly.
+
+    An unbalanced alpha gives no lower bound at all (the Lagrangian is unbounded in b); scaling one
+    class keeps the box, keeps alpha proportional to s within every (label-pure) cluster, and lowers
+    the bound by no more than the imbalance, which the balance residual reports.
+    """
+    positive = y > 0
+    s_pos, s_neg = float(alpha[positive].sum()), float(alpha[~positive].sum())
+    if s_pos > s_neg and s_pos > 0:
+        alpha = np.where(positive, alpha * (s_neg / s_pos), alpha)
+    elif s_neg > s_pos and s_neg > 0:
+        alpha = np.where(positive, alpha, alpha * (s_pos / s_neg))
+    return alpha
+
+
 def hinge_certificate(
     data, f, alpha, *, C: float, regularizer: float, dual_value, tol: float,
     feasibility_tol: float, method: str, sign_condition=None,
@@ -331,8 +354,9 @@ def hinge_certificate(
     cap = C * data.s
     excess = max(np.maximum(alpha - cap, 0.0).max(), np.maximum(-alpha, 0.0).max())
     bound = float(excess / max(1.0, cap.max()))
-    alpha = np.clip(alpha, 0.0, cap)  # within rounding (checked above): make the bound exact
+    alpha = np.clip(alpha, 0.0, cap)  # within rounding (checked above): make the box exact
     balance = abs(float(alpha @ data.y)) / max(1.0, float(alpha.sum()))
+    alpha = _rebalance(alpha, data.y)  # make sum alpha y = 0 exact: the bound needs it for any b
     residuals = {"dual bound 0<=alpha<=Cs": bound, "balance |sum alpha y|": balance}
     dual, extra_checks = dual_value(alpha, residuals)
     checked = ["dual bound 0<=alpha<=Cs", "balance |sum alpha y|", *extra_checks]
