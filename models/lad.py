@@ -35,7 +35,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ._data import row_data
+from ._data import abstract_rows, row_data
 
 __all__ = [
     "PRIMAL",
@@ -50,13 +50,10 @@ __all__ = [
 
 def _data_declarations(name: str) -> pyo.AbstractModel:
     """The sets and data both forms share: rows K, features J, x, y and weights w."""
-    model = pyo.AbstractModel(name=name)
-    model.K = pyo.Set(ordered=True, doc="rows (data points or clusters)")
-    model.J = pyo.Set(ordered=True, doc="columns of X (features)")
-    model.x = pyo.Param(within=pyo.Any, doc="design matrix, numpy array |K| x |J|")
-    model.y = pyo.Param(model.K, doc="response")
-    model.w = pyo.Param(model.K, doc="row weight (cluster size |C_k| under AID)")
-    return model
+    return abstract_rows(
+        name, ("x", "design matrix, numpy array |K| x |J|"),
+        {"y": "response", "w": "row weight (cluster size |C_k| under AID)"},
+    )
 
 
 def _abstract_primal() -> pyo.AbstractModel:

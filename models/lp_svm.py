@@ -43,7 +43,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ._data import row_data
+from ._data import abstract_rows, row_array, row_data
 
 __all__ = ["REGULARIZERS", "FORMS", "MODELS", "create_instance", "solution_from"]
 
@@ -53,14 +53,11 @@ FORMS = ("primal", "dual")
 
 def _data_declarations(name: str) -> pyo.AbstractModel:
     """Sets and data every form shares: rows K, features J, A, labels d, weights c, nu."""
-    model = pyo.AbstractModel(name=name)
-    model.K = pyo.Set(ordered=True, doc="rows (data points or clusters)")
-    model.J = pyo.Set(ordered=True, doc="features")
-    model.A = pyo.Param(within=pyo.Any, doc="data matrix, numpy array |K| x |J|")
-    model.d = pyo.Param(model.K, doc="label in {-1, +1}")
-    model.c = pyo.Param(model.K, doc="row weight (cluster size |C_k| under AID)")
-    model.nu = pyo.Param(within=pyo.PositiveReals, doc="weight of the misclassification error")
-    return model
+    return abstract_rows(
+        name, ("A", "data matrix, numpy array |K| x |J|"),
+        {"d": "label in {-1, +1}", "c": "row weight (cluster size |C_k| under AID)"},
+        {"nu": "weight of the misclassification error"},
+    )
 
 
 def _abstract(regularizer: str) -> pyo.AbstractModel:
@@ -129,7 +126,7 @@ def _abstract_dual(regularizer: str) -> pyo.AbstractModel:
 
     def column(m, j):
         """sum_k d_k A_kj u_k as coefficient and variable lists."""
-        coefs = m.A.value[:, m.J.ord(j) - 1] * np.array([m.d[k] for k in m.K])
+        coefs = m.A.value[:, m.J.ord(j) - 1] * row_array(m, "d")
         return coefs.tolist(), list(m.u.values())
 
     if regularizer == "l1":

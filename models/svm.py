@@ -33,21 +33,18 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ._data import row_data
+from ._data import abstract_rows, row_array, row_data
 
 __all__ = ["PRIMAL", "DUAL", "FORMS", "create_instance", "solution_from"]
 
 
 def _data_declarations(name: str) -> pyo.AbstractModel:
     """Sets and data both forms share: rows K, features J, x, y, weights c and the cost M."""
-    model = pyo.AbstractModel(name=name)
-    model.K = pyo.Set(ordered=True, doc="rows (data points or clusters)")
-    model.J = pyo.Set(ordered=True, doc="features")
-    model.x = pyo.Param(within=pyo.Any, doc="feature matrix, numpy array |K| x |J|")
-    model.y = pyo.Param(model.K, doc="label in {-1, +1}")
-    model.c = pyo.Param(model.K, doc="row weight (cluster size |C_k| under AID)")
-    model.M = pyo.Param(within=pyo.PositiveReals, doc="misclassification cost")
-    return model
+    return abstract_rows(
+        name, ("x", "feature matrix, numpy array |K| x |J|"),
+        {"y": "label in {-1, +1}", "c": "row weight (cluster size |C_k| under AID)"},
+        {"M": "misclassification cost"},
+    )
 
 
 def _half_squared_norm(w) -> pyo.Expression:
@@ -90,7 +87,7 @@ def _abstract_dual() -> pyo.AbstractModel:
     model.w = pyo.Var(model.J, doc="w = sum_k alpha_k y_k x_k")
 
     def weights_rule(m, j):
-        column = m.x.value[:, m.J.ord(j) - 1] * np.array([m.y[k] for k in m.K])
+        column = m.x.value[:, m.J.ord(j) - 1] * row_array(m, "y")
         body = LinearExpression(
             constant=0.0,
             linear_coefs=[1.0, *(-column).tolist()],

@@ -4,12 +4,12 @@ dropped, and kernels that are not positive semidefinite are refused or not certi
 
 import numpy as np
 import pytest
-
-import aidopt
-from aidopt.data import as_classification_data
 from aidopt.decomposition import AIDConfig, solve_direct
 from aidopt.decomposition.kernel_svm import KernelSVMProblem
 from aidopt.decomposition.svm import certificate
+
+import aidopt
+from aidopt.data import as_classification_data
 
 
 def _shifted(n=800, shift=200.0, seed=0):
