@@ -6,9 +6,9 @@ __version__ = "0.1.0"
 
 logging.getLogger("aidopt").addHandler(logging.NullHandler())
 
-from aidopt.api import solve_lad, solve_svm  # noqa: E402
+from aidopt.api import solve_lad, solve_s3vm, solve_svm  # noqa: E402
 from aidopt.data import RankWarning  # noqa: E402
-from aidopt.estimators import LADRegressor, SVMClassifier  # noqa: E402
+from aidopt.estimators import LADRegressor, S3VMClassifier, SVMClassifier  # noqa: E402
 from aidopt.results import AIDResult, Certificate, Termination  # noqa: E402
 from aidopt.solvers import SolverCapabilityError, SolverError, SolverUnavailableError  # noqa: E402
 
@@ -17,6 +17,7 @@ __all__ = [
     "Certificate",
     "LADRegressor",
     "RankWarning",
+    "S3VMClassifier",
     "SVMClassifier",
     "SolverCapabilityError",
     "SolverError",
@@ -24,5 +25,6 @@ __all__ = [
     "Termination",
     "__version__",
     "solve_lad",
+    "solve_s3vm",
     "solve_svm",
 ]

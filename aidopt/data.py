@@ -11,9 +11,11 @@ import numpy as np
 __all__ = [
     "ClassificationData",
     "RegressionData",
+    "SemiSupervisedData",
     "RankWarning",
     "as_classification_data",
     "as_regression_data",
+    "as_semisupervised_data",
     "load_table",
     "read_svmlight",
 ]
@@ -233,6 +235,67 @@ def as_classification_data(X, y, sample_weight=None, *, feature_names=None) -> C
         if not (s[labels == sign] > 0).any():
             raise ValueError(f"every row of class {cls!r} has zero sample weight")
     return ClassificationData(X, labels, s, names, classes)
+
+
+class SemiSupervisedData(RegressionData):
+    """Validated semi-supervised data: ``y`` is -1 / +1 on labelled rows and 0 on unlabelled
+    ones; ``labelled`` the boolean mask; ``s`` all ones (no sample weights)."""
+
+    def __init__(self, X, y, s, feature_names, labelled):
+        super().__init__(X, y, s, feature_names)
+        self.labelled = np.asarray(labelled, dtype=bool)
+
+    @property
+    def n_labelled(self) -> int:
+        return int(self.labelled.sum())
+
+
+def as_semisupervised_data(X, y, labeled=None, *, feature_names=None) -> SemiSupervisedData:
+    """Validate semi-supervised inputs and return :class:`SemiSupervisedData`.
+
+    Parameters
+    ----------
+    X : array-like or scipy sparse matrix of shape (n, m)
+    y : array-like of shape (n,)
+        -1 / +1 for labelled rows; 0 or NaN for unlabelled rows (when ``labeled`` is omitted).
+    labeled : array-like of bool, shape (n,), optional
+        Which rows are labelled; ``y`` of the other rows is ignored (it may hold the true labels,
+        as in the benchmark sets).
+
+    Raises
+    ------
+    ValueError
+        Labels outside {-1, 0, +1} (or NaN), no labelled row of one class, no unlabelled row,
+        wrong shapes, NaN/inf in X.
+    """
+    X, yv, s, names = _rows(X, y, None, feature_names)
+    try:
+        yv = yv.astype(float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError("y must be numeric: -1 / +1 for labelled rows, 0 or NaN for unlabelled") from exc
+    if labeled is None:
+        labelled = np.isfinite(yv) & (yv != 0)
+    else:
+        labelled = np.asarray(labeled)
+        if labelled.shape != yv.shape or labelled.dtype != bool:
+            raise ValueError(f"labeled must be a boolean array of {yv.shape[0]} entries")
+    bad = labelled & ~np.isin(yv, (-1.0, 1.0))
+    if labeled is None:
+        bad |= np.isfinite(yv) & ~np.isin(yv, (-1.0, 0.0, 1.0))
+        bad |= np.isinf(yv)
+    if bad.any():
+        shown = np.unique(yv[bad])[:10].tolist()
+        raise ValueError(
+            f"labels must be -1 or +1 (0 or NaN for unlabelled rows); got {int(bad.sum())} other "
+            f"value(s): {shown}"
+        )
+    for sign in (-1.0, 1.0):
+        if not (labelled & (yv == sign)).any():
+            raise ValueError(f"no labelled row of class {int(sign):+d}: both classes need one")
+    if labelled.all():
+        raise ValueError("every row is labelled: there is nothing semi-supervised; use solve_svm")
+    y_out = np.where(labelled, yv, 0.0)
+    return SemiSupervisedData(X, y_out, s, names, labelled)
 
 
 def _warn_rank(X, names):

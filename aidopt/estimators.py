@@ -12,11 +12,11 @@ import warnings
 
 import numpy as np
 
-from aidopt.api import solve_lad, solve_svm
+from aidopt.api import solve_lad, solve_s3vm, solve_svm
 from aidopt.data import _check_finite, _to_float_matrix
 from aidopt.results import Termination
 
-__all__ = ["LADRegressor", "SVMClassifier", "ConvergenceWarning"]
+__all__ = ["LADRegressor", "SVMClassifier", "S3VMClassifier", "ConvergenceWarning"]
 
 
 class ConvergenceWarning(UserWarning):
@@ -48,16 +48,16 @@ class _BaseEstimator(_SklearnBase):
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
 
-    def _after_fit(self, X, result, what: str) -> None:
-        """Feature names seen in fit, and a warning when the fit is not certified optimal."""
+    def _after_fit(self, X, result, what: str, accepted=(Termination.CERTIFIED_OPTIMAL,)) -> None:
+        """Feature names seen in fit, and a warning when the fit ended in none of ``accepted``."""
         if hasattr(X, "columns"):
             self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        if result.termination is not Termination.CERTIFIED_OPTIMAL:
+        if result.termination not in accepted:
             warnings.warn(
                 f"{what} fit stopped with termination {result.termination.value!r}, "
-                f"relative gap {result.gap:.2e}: not certified optimal",
+                f"relative gap {result.gap:.2e}: not " + " or ".join(t.value for t in accepted),
                 ConvergenceWarning,
                 stacklevel=3,
             )
@@ -301,3 +301,113 @@ class SVMClassifier(_BaseEstimator):
         """Mean accuracy (weighted by ``sample_weight``), as scikit-learn classifiers."""
         correct = self.predict(X) == np.asarray(y)
         return float(np.average(correct, weights=sample_weight))
+
+
+class S3VMClassifier(_BaseEstimator):
+    """Semi-supervised linear SVM (Bennett & Demiriz MIQP / MILP) solved by AID.
+
+    ``fit(X, y)`` takes ``y`` = -1 / +1 on labelled rows and 0 or NaN on unlabelled rows (the
+    labels of the unlabelled rows are inferred: ``transduction_``).
+
+    Parameters
+    ----------
+    Ml, Mu : float, default 5 and 1
+    balance : {"constraint", "cost", None}, default "constraint"
+    regularizer : {"l2", "l1"}, default "l2"
+    big_M : float, optional
+    aid : bool, default True
+    solver : str, optional
+        Default: SCIP (or Gurobi) for l2, HiGHS for l1.
+    tol, max_iter, time_limit, r0, seed, solver_options, log
+        See :func:`aidopt.solve_s3vm` (``max_iter=1`` / ``5`` are the paper's AID1 / AID5).
+
+    Attributes
+    ----------
+    classes_ : ndarray ``[-1, 1]``
+    coef_ : ndarray of shape (1, n_features)
+    intercept_ : ndarray of shape (1,)
+    transduction_ : ndarray of shape (n_samples,)
+        Predicted label (-1 / +1) of every training row; ``transduction_[y == 0]`` are the
+        labels given to the unlabelled rows.
+    result_ : AIDResult
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from aidopt import S3VMClassifier
+    >>> from aidopt.instances import s3vm_instance
+    >>> X, y, truth = s3vm_instance(n=120, n_labelled=6, separation=4.0, seed=0)
+    >>> clf = S3VMClassifier(regularizer="l1").fit(X, y)
+    >>> float((clf.transduction_ == truth).mean()) > 0.9
+    True
+    """
+
+    def __init__(
+        self,
+        Ml: float = 5.0,
+        Mu: float = 1.0,
+        balance: str | None = "constraint",
+        regularizer: str = "l2",
+        big_M: float | None = None,
+        aid: bool = True,
+        solver: str | None = None,
+        tol: float = 1e-6,
+        max_iter: int | None = None,
+        time_limit: float | None = None,
+        r0: float | None = None,
+        seed: int = 0,
+        solver_options: dict | None = None,
+        log: bool = False,
+    ):
+        self.Ml = Ml
+        self.Mu = Mu
+        self.balance = balance
+        self.regularizer = regularizer
+        self.big_M = big_M
+        self.aid = aid
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.time_limit = time_limit
+        self.r0 = r0
+        self.seed = seed
+        self.solver_options = solver_options
+        self.log = log
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "classifier"
+        return tags
+
+    def fit(self, X, y):
+        """Fit on labelled and unlabelled rows together; returns ``self``."""
+        result = solve_s3vm(
+            X, y, Ml=self.Ml, Mu=self.Mu, balance=self.balance, regularizer=self.regularizer,
+            big_M=self.big_M, solver=self.solver, aid=self.aid, tol=self.tol,
+            max_iter=self.max_iter, time_limit=self.time_limit, r0=self.r0, seed=self.seed,
+            solver_options=self.solver_options, log=self.log, raise_on_failure=True,
+        )
+        sol = result.solution
+        self.result_ = result
+        self.classes_ = np.array([-1, 1])
+        self.n_features_in_ = len(sol["feature_names"])
+        self.coef_ = np.asarray(sol["w"], dtype=float)[None, :]
+        self.intercept_ = np.array([float(sol["b"])])
+        self.transduction_ = sol["transduction"].astype(int)
+        self._after_fit(X, result, "S3VM",
+                        accepted=(Termination.CERTIFIED_OPTIMAL, Termination.PROP5_OPTIMAL))
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """``w x + b``; > 0 means class +1."""
+        X = self._check_X(X)
+        return X @ self.coef_[0] + self.intercept_[0]
+
+    def predict(self, X) -> np.ndarray:
+        """Labels -1 / +1."""
+        return np.where(self.decision_function(X) >= 0, 1, -1)
+
+    def score(self, X, y) -> float:
+        """Mean accuracy against labels -1 / +1."""
+        return float(np.mean(self.predict(X) == np.asarray(y)))

@@ -20,11 +20,19 @@ class Termination(enum.StrEnum):
     CERTIFIED_OPTIMAL = "certified_optimal"
     """The full-data certificate holds: dual feasible and duality gap within ``tol``."""
     GAP_TOLERANCE = "gap_tolerance"
-    """The run stopped on ``gap <= tol`` but the full-data certificate did not pass (see it)."""
+    """The run stopped on ``gap <= tol`` (or a direct MIP solve at the solver's own gap
+    tolerance) but the full-data certificate did not pass (see it)."""
     ITERATION_LIMIT = "iteration_limit"
     TIME_LIMIT = "time_limit"
     SOLVER_FAILURE = "solver_failure"
     """A solver did not return an optimal solution; the best solution so far is kept."""
+    PROP5_OPTIMAL = "prop5_optimal"
+    """S3VM under AID: the paper's Prop. 5 holds for the returned solution and every aggregated MIP
+    was solved to optimality. Optimal among labellings constant on the final clusters; for this
+    non-convex problem it is not a global optimality proof (no dual certificate exists)."""
+    PROP5_NOT_BEST = "prop5_not_best"
+    """S3VM under AID: Prop. 5 held at the last iteration, but an earlier iterate has a lower
+    objective and is returned, so the condition certified nothing about it."""
 
 
 @dataclass
@@ -74,9 +82,14 @@ class Certificate:
         lines = [
             f"certificate ({self.method}): {'CERTIFIED' if self.certified else 'NOT certified'}",
             f"  primal objective E      {self.primal_objective:.10g}",
-            f"  dual objective (bound)  {self.dual_objective:.10g}",
-            f"  relative gap            {self.relative_gap:.3e}   (tol {self.tol:g})",
         ]
+        if math.isfinite(self.dual_objective):
+            lines += [
+                f"  dual objective (bound)  {self.dual_objective:.10g}",
+                f"  relative gap            {self.relative_gap:.3e}   (tol {self.tol:g})",
+            ]
+        else:
+            lines.append("  lower bound             none")
         for key, val in self.residuals.items():
             required = self.checked is None or key in self.checked
             lines.append(
@@ -84,7 +97,8 @@ class Certificate:
                 + (f"(tol {self.feasibility_tol:g})" if required else "(reported)")
             )
         if self.sign_condition is not None:
-            lines.append(f"  paper's sign condition  {'holds' if self.sign_condition else 'fails'}")
+            name = "Prop. 5" if self.method == "prop5" else "paper's sign condition"
+            lines.append(f"  {name:<23} {'holds' if self.sign_condition else 'fails'}")
         if self.note:
             lines.append(f"  note: {self.note}")
         return "\n".join(lines)

@@ -34,6 +34,18 @@ import numpy as np
 logger = logging.getLogger("aidopt.solvers")
 
 
+class _DropGurobiLicenceCount(logging.Filter):
+    """Pyomo 6.10's gurobi_persistent decrements its licence-client count once too often and then
+    warns "release_license() with -1 remaining environment clients" after every solve: noise."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "release_license()" not in record.getMessage()
+
+
+logging.getLogger("pyomo.contrib.solver.solvers.gurobi.gurobi_direct_base").addFilter(
+    _DropGurobiLicenceCount())
+
+
 class ProblemClass(enum.StrEnum):
     """Class of an optimization problem, as far as solver choice is concerned."""
 

