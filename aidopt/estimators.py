@@ -57,7 +57,8 @@ class _BaseEstimator(_SklearnBase):
         if result.termination not in accepted:
             warnings.warn(
                 f"{what} fit stopped with termination {result.termination.value!r}, "
-                f"relative gap {result.gap:.2e}: not " + " or ".join(t.value for t in accepted),
+                f"relative gap {result.gap:.2e}: not certified optimal"
+                + ("".join(f" (nor {t.value})" for t in accepted[1:])),
                 ConvergenceWarning,
                 stacklevel=3,
             )
