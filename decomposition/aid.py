@@ -328,6 +328,8 @@ def _loop(run: _Run, partition: Partition, seconds: dict, *, aid: bool) -> AIDRe
                     message += f"; incumbent of the stopped solve: E = {E_inc:.9g}"
                     if E_inc < E_best:
                         E_best, best = E_inc, incumbent
+                    if bound is None:
+                        bound = (incumbent, partition, agg)
                 break
             F_t = float(outcome.objective)
             with _timed(seconds, "evaluate"):

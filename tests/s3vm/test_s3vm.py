@@ -336,3 +336,18 @@ def test_bench_s3vm_cli(tmp_path, capsys):
 
     rows = json.loads(raw.read_text())
     assert [r["split"] for r in rows] == [0, 1] and all(0 <= r["accuracy"] <= 100 for r in rows)
+
+
+@needs_scip
+def test_time_limit_in_the_first_solve_keeps_the_incumbent():
+    """Regression: a MIP stopped by the time limit in iteration 1 has no Prop. 5 record and no
+    earlier iterate; the run must still end with its incumbent (or none), never crash."""
+    X, y, _ = s3vm_instance(n=400, m=3, n_labelled=10, seed=4)
+    res = aidopt.solve_s3vm(X, y, solver="scip", aid=False, time_limit=0.5, log=False,
+                            raise_on_failure=False)
+    assert res.termination in (Termination.TIME_LIMIT, Termination.CERTIFIED_OPTIMAL)
+    if res.termination is Termination.TIME_LIMIT and math.isfinite(res.objective):
+        assert not res.certified
+        f = res.solution["decision"]
+        assert s3vm_objective(X, y, res.solution["w"], res.solution["b"]) == pytest.approx(res.objective)
+        assert f.shape == (400,)
