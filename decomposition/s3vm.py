@@ -169,6 +169,7 @@ class S3VMProblem:
         self._previous = None
         self._previous_F = None
         self._basis = None
+        self._reduced = None
         self._model_M = None
 
     # ----------------------------------------------------------------- protocol
@@ -361,17 +362,22 @@ class S3VMProblem:
         :math:`x_k Q` and ``w = Q z``, an exact reformulation with r <= K instead of m variables.
         The norms the big-M uses do not grow (:math:`\|x_k Q\| \le \|x_k\|`). Not for l1.
         """
+        if self._reduced is not None and self._reduced[0] is agg:  # build and rebuild share one SVD
+            self._basis = self._reduced[2]
+            return self._reduced[1]
         self._basis = None
         rows = np.vstack([agg.Xl, agg.Xu])
-        if self.regularizer != "l2" or rows.shape[0] >= rows.shape[1]:
-            return agg
-        _, sing, vt = np.linalg.svd(rows, full_matrices=False)
-        rank = int((sing > sing.max(initial=0.0) * 1e-12).sum())
-        self._basis = vt[:rank].T
-        return AggregatedS3VM(
-            Xl=agg.Xl @ self._basis, yl=agg.yl, cl=agg.cl, Xu=agg.Xu @ self._basis, cu=agg.cu,
-            l_index=agg.l_index, u_index=agg.u_index, ybar=agg.ybar, upper=agg.upper,
-        )
+        reduced = agg
+        if self.regularizer == "l2" and rows.shape[0] < rows.shape[1]:
+            _, sing, vt = np.linalg.svd(rows, full_matrices=False)
+            rank = int((sing > sing.max(initial=0.0) * 1e-12).sum())
+            self._basis = vt[:rank].T
+            reduced = AggregatedS3VM(
+                Xl=agg.Xl @ self._basis, yl=agg.yl, cl=agg.cl, Xu=agg.Xu @ self._basis, cu=agg.cu,
+                l_index=agg.l_index, u_index=agg.u_index, ybar=agg.ybar, upper=agg.upper,
+            )
+        self._reduced = (agg, reduced, self._basis)
+        return reduced
 
     def _regularizer_value(self, w) -> float:
         return 0.5 * float(w @ w) if self.regularizer == "l2" else float(np.abs(w).sum())

@@ -254,7 +254,7 @@ def test_classifier_fit_predict_and_transduction():
     X, y, truth = s3vm_instance(n=120, n_labelled=6, separation=4.0, seed=0)
     clf = aidopt.S3VMClassifier(regularizer="l1").fit(X, y)
     assert clf.transduction_.shape == (120,)
-    assert np.array_equal(clf.transduction_[y != 0], y[y != 0].astype(int)) or clf.score(X[y != 0], y[y != 0]) >= 0.8
+    assert clf.score(X[y != 0], y[y != 0]) >= 0.8
     assert (clf.transduction_ == truth).mean() > 0.9
     assert np.array_equal(clf.predict(X), clf.transduction_)
     assert clf.result_.termination in (Termination.PROP5_OPTIMAL, Termination.CERTIFIED_OPTIMAL)
@@ -262,14 +262,13 @@ def test_classifier_fit_predict_and_transduction():
 
 
 def test_classifier_sklearn_clone_and_unfitted():
-    sklearn = pytest.importorskip("sklearn")
+    pytest.importorskip("sklearn")
     from sklearn.base import clone
 
     clf = aidopt.S3VMClassifier(Ml=3.0, regularizer="l1")
     assert clone(clf).get_params()["Ml"] == 3.0
     with pytest.raises(RuntimeError, match="not fitted"):
         clf.predict(np.zeros((2, 2)))
-    assert sklearn is not None
 
 
 def test_classifier_warns_when_stopped_at_a_limit():
@@ -277,7 +276,9 @@ def test_classifier_warns_when_stopped_at_a_limit():
     from aidopt.estimators import ConvergenceWarning
 
     with pytest.warns(ConvergenceWarning, match="iteration_limit"):
-        aidopt.S3VMClassifier(regularizer="l1", max_iter=1).fit(X, y)
+        clf = aidopt.S3VMClassifier(regularizer="l1", max_iter=1).fit(X, y)
+    assert clf.result_.termination is Termination.ITERATION_LIMIT
+    assert len(clf.result_.history) == 1
 
 
 def test_cli_s3vm(tmp_path, capsys):
