@@ -2,39 +2,28 @@
 
 from __future__ import annotations
 
-import dataclasses
+import warnings
 
 import numpy as np
 
 from aidopt import solvers
 from aidopt.data import as_classification_data, as_regression_data, as_semisupervised_data
-from aidopt.decomposition import AIDConfig, LADProblem, S3VMProblem, SVMProblem, solve, solve_direct
+from aidopt.decomposition import LADProblem, RunConfig, S3VMProblem, SVMProblem, solve, solve_direct
+from aidopt.decomposition.run import common_options
 from aidopt.results import AIDResult
 
 __all__ = ["solve_lad", "solve_svm", "solve_s3vm", "default_svm_solver", "default_s3vm_solver"]
 
 
+@common_options()
 def solve_lad(
     X,
     y,
     *,
     sample_weight=None,
     fit_intercept: bool = False,
-    solver: str = "highs",
-    aid: bool = True,
-    tol: float = 1e-6,
-    feasibility_tol: float = 1e-6,
-    max_iter: int | None = None,
-    time_limit: float | None = None,
-    r0: float | None = None,
-    seed: int = 0,
-    write_models=None,
-    log: bool = True,
-    solver_options: dict | None = None,
-    threads: int | None = None,
-    tee: bool = False,
-    raise_on_failure: bool = True,
     form: str = "auto",
+    **options,
 ) -> AIDResult:
     r"""Least-absolute-deviation regression :math:`\min_\beta \sum_i s_i |y_i - x_i\beta|`, certified.
 
@@ -46,31 +35,9 @@ def solve_lad(
     sample_weight : array-like of shape (n,), optional
         Non-negative row weights :math:`s_i` (default 1).
     fit_intercept : bool, default False
-        Append a column of ones (its coefficient is the last entry of ``beta``).
-    solver : str, default "highs"
-        ``"highs"``, ``"gurobi"``, ``"scip"`` or any Pyomo solver name.
-    aid : bool, default True
-        Solve by Aggregate and Iterative Disaggregate; ``False`` solves the full LP directly.
-    tol : float, default 1e-6
-        Relative duality gap accepted as optimal.
-    feasibility_tol : float, default 1e-6
-        Tolerance on the certificate's scaled dual residuals.
-    max_iter, time_limit : optional
-        AID iteration limit; wall-clock limit in seconds.
-    r0 : float, optional
-        Initial aggregation rate; default max(2m/n, 0.005) (max(3m/n, 0.0005) when mn > 5e8).
-    seed : int, default 0
-    write_models : path, optional
-        Directory for every solved model as ``.lp`` and ``.mps``.
-    log : bool, default True
-        Print the iteration table and termination block.
-    solver_options : dict, optional
-        Passed through to the solver (aidopt's default for HiGHS is ``{"solver": "ipm"}``).
-    threads : int, optional
-    tee : bool, default False
-        Show the solver's own log.
-    raise_on_failure : bool, default True
-        Raise when a solve fails instead of returning the best solution so far.
+        Append a column of ones (its coefficient is the last entry of ``beta``). The default is
+        the same in :class:`aidopt.LADRegressor` and ``aidopt lad`` (``--fit-intercept``): X is
+        the paper's design matrix, used as given.
     form : {"auto", "dual", "primal"}
         LP form of the aggregated problems (see :class:`aidopt.decomposition.LADProblem`).
 
@@ -90,21 +57,15 @@ def solve_lad(
     >>> res.termination
     <Termination.CERTIFIED_OPTIMAL: 'certified_optimal'>
     """
+    config = RunConfig.from_kwargs(options, caller="solve_lad", solver="highs")
     data = as_regression_data(X, y, sample_weight, fit_intercept=fit_intercept)
-    config = _config(locals())
     problem = LADProblem(form=form)
-    result = _run(problem, data, config, aid)
+    result = _run(problem, data, config)
     result.solution["feature_names"] = list(data.feature_names)
     return result
 
 
-def _config(arguments: dict, **overrides) -> AIDConfig:
-    """The :class:`AIDConfig` of a ``solve_*`` call: its arguments named like config fields."""
-    names = {f.name for f in dataclasses.fields(AIDConfig)}
-    return AIDConfig(**{**{k: v for k, v in arguments.items() if k in names}, **overrides})
-
-
-def _run(problem, data, config, aid: bool) -> AIDResult:
+def _run(problem, data, config: RunConfig) -> AIDResult:
     """AID or the direct solve on the rows with positive sample weight; per-row arrays of the
     solution (``alpha``) are expanded back to all rows, with 0 for the zero-weight ones."""
     used, keep = data.without_zero_weights()
@@ -112,16 +73,16 @@ def _run(problem, data, config, aid: bool) -> AIDResult:
         raise ValueError(
             f"only {used.n} rows have a positive sample weight, need more than m={used.m}"
         )
-    result = solve(problem, used, config) if aid else solve_direct(problem, used, config)
+    result = solve(problem, used, config) if config.aid else solve_direct(problem, used, config)
     if keep is not None:
-        for key in getattr(problem, "row_keys", ()):  # per-row arrays (alpha), not w
+        for key in problem.per_element_keys:  # per-row arrays (alpha), not w
             if result.solution.get(key) is not None:
                 full = np.zeros(data.n)
                 full[keep] = result.solution[key]
                 result.solution[key] = full
         note = f"{int((~keep).sum())} row(s) with zero sample weight left out of the model"
         result.message = f"{result.message}; {note}" if result.message else note
-        result.n = data.n
+        result.n = result.dimensions["n"] = data.n
     return result
 
 
@@ -136,6 +97,7 @@ def default_svm_solver(norm: str = "l2", kernel=None) -> str:
     return "clarabel" if norm == "l2" or kernel is not None else "highs"
 
 
+@common_options()
 def solve_svm(
     X,
     y,
@@ -147,22 +109,8 @@ def solve_svm(
     degree: int = 3,
     coef0: float = 1.0,
     sample_weight=None,
-    solver: str | None = None,
-    aid: bool = True,
-    tol: float = 1e-6,
-    feasibility_tol: float = 1e-6,
-    max_iter: int | None = None,
-    time_limit: float | None = None,
-    r0: float | None = None,
-    seed: int = 0,
-    write_models=None,
-    log: bool = True,
-    solver_options: dict | None = None,
-    threads: int | None = None,
-    tee: bool = False,
-    raise_on_failure: bool = True,
-    fallback: bool = True,
     form: str = "auto",
+    **options,
 ) -> AIDResult:
     r"""Soft-margin SVM :math:`\min_{w,b} R(w) + C \sum_i s_i \max(0, 1 - y_i(w x_i + b))`, certified.
 
@@ -183,14 +131,7 @@ def solve_svm(
     sample_weight : array-like of shape (n,), optional
     solver : str, optional
         Default :func:`default_svm_solver`: "clarabel" for 2-norm / kernel QPs, "highs" for LPs.
-        Any of ``aidopt solvers``.
-    aid : bool, default True
-        ``False`` solves the full model directly (same certificate).
-    tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log, solver_options,
-    threads, tee, raise_on_failure
-        As in :func:`solve_lad`; r0 defaults to max(1.1 m / n, 0.0001).
-    fallback : bool, default True
-        Retry a failed aggregated solve with the other form / the other of HiGHS and Clarabel.
+        r0 defaults to max(1.1 m / n, 0.0001). The other common options are listed below.
     form : {"auto", "dual", "primal"}
         Form of the aggregated QP or LP (see :class:`aidopt.decomposition.SVMProblem`).
 
@@ -211,8 +152,8 @@ def solve_svm(
     >>> res.certified
     True
     """
+    config = RunConfig.from_kwargs(options, caller="solve_svm", solver=default_svm_solver(norm, kernel))
     data = as_classification_data(X, y, sample_weight)
-    config = _config(locals(), solver=solver or default_svm_solver(norm, kernel))
     if kernel is None or kernel == "linear":
         problem = SVMProblem(C=C, norm=norm, form=form)
     else:
@@ -221,32 +162,31 @@ def solve_svm(
         if norm != "l2":
             raise ValueError(f"kernel AID solves the 2-norm SVM dual; norm={norm!r} is not supported")
         problem = KernelSVMProblem(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
-    result = _run(problem, data, config, aid)
+    result = _run(problem, data, config)
     result.solution["feature_names"] = list(data.feature_names)
     result.solution["classes"] = data.classes.tolist()
-    if hasattr(problem, "gamma_"):
-        result.solution["gamma"] = problem.gamma_
     return result
 
 
-def default_s3vm_solver(regularizer: str = "l2") -> str:
+def default_s3vm_solver(norm: str = "l2") -> str:
     """The solver ``solve_s3vm`` uses when none is given: HiGHS for the l1 MILP; for the l2 MIQP
     (HiGHS has none) Gurobi when installed, else SCIP. Gurobi solved a 44-cluster aggregated
     Digit1 MIQP in 0.6 s where SCIP 6.3 needed 87 s (docs/s3vm.md); when the size-limited pip
     licence (200 variables in a quadratic model) refuses a larger aggregated model, AID retries it
     with SCIP."""
-    if regularizer != "l2":
+    if norm != "l2":
         return "highs"
     for name in ("gurobi", "scip"):
         if solvers.availability(name) in ("full", "limited"):
             return name
     raise solvers.SolverUnavailableError(
         "the l2 S3VM is an MIQP, which HiGHS cannot solve: install SCIP (pip install "
-        "'aidopt[scip]') or Gurobi (pip install 'aidopt[gurobi]'), or use regularizer='l1' (a MILP "
+        "'aidopt[scip]') or Gurobi (pip install 'aidopt[gurobi]'), or use norm='l1' (a MILP "
         "that HiGHS solves)"
     )
 
 
+@common_options()
 def solve_s3vm(
     X,
     y,
@@ -255,53 +195,44 @@ def solve_s3vm(
     Ml: float = 5.0,
     Mu: float = 1.0,
     balance: str | None = "constraint",
-    regularizer: str = "l2",
+    norm: str = "l2",
     big_M: float | None = None,
-    solver: str | None = None,
-    aid: bool = True,
-    tol: float = 1e-6,
-    max_iter: int | None = None,
-    time_limit: float | None = None,
-    r0: float | None = None,
-    seed: int = 0,
-    write_models=None,
-    log: bool = True,
-    solver_options: dict | None = None,
-    threads: int | None = None,
-    tee: bool = False,
-    raise_on_failure: bool = True,
+    regularizer: str | None = None,
+    **options,
 ) -> AIDResult:
     r"""Semi-supervised SVM (Bennett & Demiriz's MIQP / MILP) by AID (Park & Klabjan section 3.3).
 
-    :math:`\min R(w) + M_l \sum_{labelled} \max(0, 1 - y_i(w x_i + b))
-    + M_u \sum_{unlabelled} \max(0, 1 - |w x_i + b|)`, written with one binary per unlabelled
+    :math:`\min R(w) + M_l \sum_{labeled} \max(0, 1 - y_i(w x_i + b))
+    + M_u \sum_{unlabeled} \max(0, 1 - |w x_i + b|)`, written with one binary per unlabeled
     row (cluster, under AID) and big-M rows (:mod:`aidopt.models.s3vm`).
 
     Parameters
     ----------
     X : array-like or sparse matrix of shape (n, m)
     y : array-like of shape (n,)
-        -1 / +1 for labelled rows, 0 or NaN for unlabelled ones.
+        -1 / +1 for labeled rows, 0 or NaN for unlabeled ones.
     labeled : array-like of bool, optional
-        Which rows are labelled (then ``y`` of the others is ignored).
+        Which rows are labeled (then ``y`` of the others is ignored).
     Ml, Mu : float, default 5 and 1
-        Costs of the labelled and unlabelled hinges.
+        Costs of the labeled and unlabeled hinges.
     balance : {"constraint", "cost", None}, default "constraint"
-        Mean of ``w x + b`` over unlabelled rows = mean labelled label; or class-balanced
-        labelled costs; or neither.
-    regularizer : {"l2", "l1"}, default "l2"
-        1/2 ||w||^2 (MIQP: SCIP or Gurobi) or ||w||_1 (MILP: HiGHS too).
+        Mean of ``w x + b`` over unlabeled rows = mean labeled label; or class-balanced
+        labeled costs; or neither.
+    norm : {"l2", "l1"}, default "l2"
+        Regularizer 1/2 ||w||^2 (MIQP: SCIP or Gurobi) or ||w||_1 (MILP: HiGHS too); the same
+        name as in :func:`solve_svm`.
     big_M : float, optional
         Override the data-derived big-M.
+    regularizer : {"l2", "l1"}, optional
+        Deprecated spelling of ``norm`` (a ``FutureWarning``).
     solver : str, optional
-        Default :func:`default_s3vm_solver`. ``solver="highs"`` with ``regularizer="l2"`` raises
+        Default :func:`default_s3vm_solver`. ``solver="highs"`` with ``norm="l2"`` raises
         :class:`aidopt.solvers.SolverCapabilityError` naming Gurobi and SCIP.
     aid : bool, default True
         ``False`` solves the full MIP directly (its bound is the MIP solver's).
     max_iter : int, optional
-        Iteration limit: 1 and 5 are the paper's AID1 and AID5.
-    tol, time_limit, r0, seed, write_models, log, solver_options, threads, tee, raise_on_failure
-        As in :func:`solve_lad`; r0 defaults to 0.05 for n <= 10^4, else 0.01.
+        Iteration limit: 1 and 5 are the paper's AID1 and AID5. r0 defaults to 0.05 for
+        n <= 10^4, else 0.01.
 
     Returns
     -------
@@ -312,10 +243,14 @@ def solve_s3vm(
         constant on the final clusters; not a global certificate), ``certified_optimal`` only
         for a direct solve whose MIP gap is within ``tol``, otherwise the limit that stopped it.
     """
+    if regularizer is not None:
+        warnings.warn("solve_s3vm(regularizer=...) is now spelled norm=... (as in solve_svm)",
+                      FutureWarning, stacklevel=2)
+        norm = regularizer
+    problem = S3VMProblem(Ml=Ml, Mu=Mu, balance=balance, norm=norm, big_M=big_M)
+    config = RunConfig.from_kwargs(options, caller="solve_s3vm", solver=default_s3vm_solver(norm))
     data = as_semisupervised_data(X, y, labeled)
-    config = _config(locals(), solver=solver or default_s3vm_solver(regularizer))
-    problem = S3VMProblem(Ml=Ml, Mu=Mu, balance=balance, regularizer=regularizer, big_M=big_M)
-    result = solve(problem, data, config) if aid else solve_direct(problem, data, config)
+    result = solve(problem, data, config) if config.aid else solve_direct(problem, data, config)
     if "decision" in result.solution:
         result.solution["transduction"] = np.where(result.solution["decision"] >= 0, 1.0, -1.0)
     result.solution["feature_names"] = list(data.feature_names)

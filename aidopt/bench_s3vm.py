@@ -1,9 +1,9 @@
 """``aidopt bench s3vm``: AID1 / AID5 on the Chapelle et al. SSL benchmark (Park & Klabjan Table 8).
 
 Protocol (the paper's section 4.3): linear kernel, the official splits of each set (12), l = 10 and
-l = 100 labelled rows, M_l = 5, M_u = 1, r0 = 0.01, the balance cost for USPS and BCI and the
+l = 100 labeled rows, M_l = 5, M_u = 1, r0 = 0.01, the balance cost for USPS and BCI and the
 balance constraint for the others. AIDk stops after k iterations (``max_iter=k``) and its (w, b)
-labels the unlabelled rows by sign; the accuracy is measured on the unlabelled rows against their
+labels the unlabeled rows by sign; the accuracy is measured on the unlabeled rows against their
 true labels. Each split runs AID1 and AID5 as separate solves (same seed, so AID5's first iteration
 is AID1); the time is the ``solve_s3vm`` call. Columns: mean accuracy (%) and standard deviation
 over the splits, mean and largest time per split, the paper's AID1 accuracy and the difference.
@@ -18,7 +18,7 @@ import numpy as np
 
 from aidopt.bench import environment
 
-#: Park & Klabjan (2016) Table 8, AID1 accuracy (%) on the unlabelled rows, per set and l
+#: Park & Klabjan (2016) Table 8, AID1 accuracy (%) on the unlabeled rows, per set and l
 PAPER_AID1 = {
     10: {"digit1": 83.4, "usps": 80.4, "bci": 51.2, "g241c": 74.3, "g241d": 49.9, "text": 63.0},
     100: {"digit1": 90.4, "usps": 87.1, "bci": 69.1, "g241c": 76.0, "g241d": 53.6, "text": 75.8},
@@ -29,7 +29,7 @@ DEFAULT_SETS = ("digit1", "usps", "bci", "g241c", "g241d", "text")
 
 def run_split(name: str, split: int, labels: int, iterations: int, *, Ml=5.0, Mu=1.0, r0=0.01,
               solver=None, time_limit=None, seed=None) -> dict:
-    """One AIDk solve on one split: accuracy on the unlabelled rows, time, termination."""
+    """One AIDk solve on one split: accuracy on the unlabeled rows, time, termination."""
     from aidopt.api import solve_s3vm
     from aidopt.instances import ssl_benchmark
 
@@ -40,10 +40,10 @@ def run_split(name: str, split: int, labels: int, iterations: int, *, Ml=5.0, Mu
                         max_iter=iterations, time_limit=time_limit, log=False,
                         seed=split if seed is None else seed, raise_on_failure=False)
     seconds = time.perf_counter() - t0
-    unlabelled = y == 0
+    unlabeled = y == 0
     accuracy = float("nan")
     if "transduction" in result.solution:
-        accuracy = 100.0 * float(np.mean(result.solution["transduction"][unlabelled] == truth[unlabelled]))
+        accuracy = 100.0 * float(np.mean(result.solution["transduction"][unlabeled] == truth[unlabeled]))
     return {"set": name, "split": split, "labels": labels, "iterations": iterations,
             "accuracy": accuracy, "seconds": seconds, "objective": result.objective,
             "termination": result.termination.value, "clusters": result.history[-1].n_clusters

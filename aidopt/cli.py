@@ -13,45 +13,30 @@ import numpy as np
 
 __all__ = ["main"]
 
+EXIT_INTERRUPTED = 130
+
 LAD_BASELINES = ["highs", "highs-dual-ipm", "highs-dual-ipm-nopresolve", "highs-dual-simplex",
                  "highs-primal-ipm", "highs-primal-simplex", "pyomo", "sklearn", "quantreg"]
 SVM_BASELINES = ["libsvm", "liblinear", "direct", "highs-lp"]
 
 
-def _common_solve_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--solver", default=None,
-                   help="highs, clarabel, gurobi, scip or a Pyomo name (default: highs for LPs, "
-                        "clarabel for SVM QPs)")
-    p.add_argument("--no-aid", action="store_true", help="solve the full model directly")
-    p.add_argument("--tol", type=float, default=1e-6, help="relative duality gap (default 1e-6)")
-    p.add_argument("--max-iter", type=int, default=None, help="AID iteration limit")
-    p.add_argument("--time-limit", type=float, default=None, help="wall-clock limit, seconds")
-    p.add_argument("--r0", type=float, default=None, help="initial aggregation rate |K_0|/n")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--write-models", metavar="DIR", default=None,
-                   help="write every solved model as .lp and .mps into DIR")
-    p.add_argument("--output", metavar="JSON", default=None, help="write the result as JSON")
-    p.add_argument("--plot", metavar="PNG", default=None, help="write the convergence plot")
-    p.add_argument("--quiet", action="store_true", help="no iteration table")
-    p.add_argument("--tee", action="store_true", help="show the solver's own log")
-    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="solver option passed through (repeatable), e.g. --option solver=simplex")
+def _common_solve_args(p: argparse.ArgumentParser, **defaults) -> None:
+    """The common options, generated from :class:`aidopt.decomposition.RunConfig` (the same
+    definition the API and the estimators use), plus the output flags of every solve command."""
+    from aidopt.decomposition.run import add_arguments
+
+    add_arguments(p, defaults=defaults)
+    out = p.add_argument_group("output")
+    out.add_argument("--output", metavar="JSON", default=None, help="write the result as JSON")
+    out.add_argument("--plot", metavar="PNG", default=None, help="write the convergence plot")
 
 
-def _solver_options(pairs: list[str]) -> dict:
-    out = {}
-    for pair in pairs:
-        if "=" not in pair:
-            raise SystemExit(f"aidopt: --option expects KEY=VALUE, got {pair!r}")
-        key, val = pair.split("=", 1)
-        for cast in (int, float):
-            try:
-                val = cast(val)
-                break
-            except ValueError:
-                continue
-        out[key] = val
-    return out
+def _options(args) -> dict:
+    """The common options of a parsed command line, as ``solve_*`` keyword arguments; the CLI
+    returns the best solution so far on a solver failure instead of raising."""
+    from aidopt.decomposition.run import config_from_args
+
+    return {**config_from_args(args), "raise_on_failure": False}
 
 
 def _finish(result, args) -> int:
@@ -61,8 +46,10 @@ def _finish(result, args) -> int:
     if args.plot:
         result.plot(args.plot)
         print(f"plot written to {args.plot}")
-    if args.quiet:
+    if not args.log:
         print(result.summary())
+    if result.termination.value == "interrupted":
+        return EXIT_INTERRUPTED
     return 0 if result.certified else 1
 
 
@@ -71,13 +58,7 @@ def cmd_lad(args) -> int:
     from aidopt.data import load_table
 
     X, y, names = load_table(args.data, target=args.target)
-    result = solve_lad(
-        X, y, fit_intercept=args.intercept, solver=args.solver or "highs", aid=not args.no_aid,
-        tol=args.tol, max_iter=args.max_iter, time_limit=args.time_limit, r0=args.r0,
-        seed=args.seed, write_models=args.write_models, log=not args.quiet,
-        solver_options=_solver_options(args.option), tee=args.tee,
-        raise_on_failure=False,
-    )
+    result = solve_lad(X, y, fit_intercept=args.fit_intercept, **_options(args))
     return _finish(result, args)
 
 
@@ -87,13 +68,8 @@ def cmd_svm(args) -> int:
 
     X, y, names = load_table(args.data, target=args.target)
     gamma = args.gamma if args.gamma == "scale" else float(args.gamma)
-    result = solve_svm(
-        X, y, C=args.C, norm=args.norm, kernel=args.kernel, gamma=gamma, degree=args.degree,
-        coef0=args.coef0, solver=args.solver, aid=not args.no_aid, tol=args.tol,
-        max_iter=args.max_iter, time_limit=args.time_limit, r0=args.r0, seed=args.seed,
-        write_models=args.write_models, log=not args.quiet,
-        solver_options=_solver_options(args.option), tee=args.tee, raise_on_failure=False,
-    )
+    result = solve_svm(X, y, C=args.C, norm=args.norm, kernel=args.kernel, gamma=gamma,
+                       degree=args.degree, coef0=args.coef0, **_options(args))
     return _finish(result, args)
 
 
@@ -102,17 +78,14 @@ def cmd_s3vm(args) -> int:
     from aidopt.data import load_table
 
     X, y, names = load_table(args.data, target=args.target)
-    result = solve_s3vm(
-        X, y, Ml=args.Ml, Mu=args.Mu, balance=None if args.balance == "none" else args.balance,
-        regularizer=args.regularizer, big_M=args.big_M, solver=args.solver, aid=not args.no_aid,
-        tol=args.tol, max_iter=args.max_iter, time_limit=args.time_limit, r0=args.r0,
-        seed=args.seed, write_models=args.write_models, log=not args.quiet,
-        solver_options=_solver_options(args.option), tee=args.tee, raise_on_failure=False,
-    )
+    result = solve_s3vm(X, y, Ml=args.Ml, Mu=args.Mu,
+                        balance=None if args.balance == "none" else args.balance, norm=args.norm,
+                        big_M=args.big_M, **_options(args))
     if args.transduction:
         np.savetxt(args.transduction, result.solution.get("transduction", []), fmt="%d")
         print(f"labels of all rows written to {args.transduction}")
-    _finish(result, args)
+    if _finish(result, args) == EXIT_INTERRUPTED:
+        return EXIT_INTERRUPTED
     ok = (result.termination.value in ("certified_optimal", "prop5_optimal")
           or (args.max_iter is not None and result.termination.value == "iteration_limit"))
     return 0 if ok else 1
@@ -123,14 +96,11 @@ def cmd_demo(args) -> int:
     from aidopt.instances import lad_instance
 
     X, y = lad_instance(args.set, n=args.n, m=args.m, seed=args.seed)
+    options = _options(args)
+    solver = options.get("solver") or "highs"
     print(f"aidopt demo: LAD regression on the paper's synthetic set {args.set} "
-          f"(n={args.n}, m={args.m}, seed={args.seed}) with HiGHS\n")
-    result = solve_lad(
-        X, y, solver=args.solver or "highs", aid=not args.no_aid, tol=args.tol, max_iter=args.max_iter,
-        time_limit=args.time_limit, r0=args.r0, seed=args.seed, write_models=args.write_models,
-        log=not args.quiet, solver_options=_solver_options(args.option), tee=args.tee,
-        raise_on_failure=False,
-    )
+          f"(n={args.n}, m={args.m}, seed={args.seed}) with {solver}\n")
+    result = solve_lad(X, y, **options)
     return _finish(result, args)
 
 
@@ -207,8 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("lad", help="LAD regression on a data file")
     p.add_argument("--data", required=True, help="CSV, Parquet, .npz (X, y) or svmlight file")
     p.add_argument("--target", default=None, help="response column (default: last column)")
-    p.add_argument("--no-intercept", dest="intercept", action="store_false",
-                   help="do not add an intercept column")
+    p.add_argument("--fit-intercept", action="store_true",
+                   help="append a column of ones (default: the columns are used as given, as in "
+                        "solve_lad and LADRegressor)")
     _common_solve_args(p)
     p.set_defaults(func=cmd_lad)
 
@@ -228,13 +199,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("s3vm", help="semi-supervised SVM (MIQP / MILP) on a data file")
     p.add_argument("--data", required=True, help="CSV, Parquet, .npz (X, y) or svmlight file; "
-                   "labels -1 / +1, and 0 or empty (NaN) for unlabelled rows")
+                   "labels -1 / +1, and 0 or empty (NaN) for unlabeled rows")
     p.add_argument("--target", default=None, help="label column (default: last column)")
-    p.add_argument("--Ml", type=float, default=5.0, help="labelled hinge cost (default 5)")
-    p.add_argument("--Mu", type=float, default=1.0, help="unlabelled hinge cost (default 1)")
+    p.add_argument("--Ml", type=float, default=5.0, help="labeled hinge cost (default 5)")
+    p.add_argument("--Mu", type=float, default=1.0, help="unlabeled hinge cost (default 1)")
     p.add_argument("--balance", default="constraint", choices=["constraint", "cost", "none"])
-    p.add_argument("--regularizer", default="l2", choices=["l2", "l1"],
-                   help="l2: MIQP (gurobi / scip); l1: MILP (highs too)")
+    p.add_argument("--norm", default="l2", choices=["l2", "l1"],
+                   help="regularizer: l2 (MIQP: gurobi / scip) or l1 (MILP: highs too)")
     p.add_argument("--big-M", type=float, default=None, help="override the data-derived big-M")
     p.add_argument("--transduction", metavar="FILE", default=None,
                    help="write the -1 / +1 label of every row, one per line")
@@ -276,11 +247,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run the CLI. Exit codes: 0 certified (or the run's accepted verdict), 1 finished without a
+    certificate (a limit, a gap, a failed solve: see the summary), 2 an error before or during
+    the run (one line on stderr), 130 interrupted (Ctrl-C; the best solution so far is printed)."""
+    from aidopt.solvers import SolverError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
+    except KeyboardInterrupt:
+        print("aidopt: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (ValueError, TypeError, OSError, ImportError, SolverError) as exc:
         print(f"aidopt: error: {exc}", file=sys.stderr)
         return 2
 

@@ -238,16 +238,16 @@ def as_classification_data(X, y, sample_weight=None, *, feature_names=None) -> C
 
 
 class SemiSupervisedData(RegressionData):
-    """Validated semi-supervised data: ``y`` is -1 / +1 on labelled rows and 0 on unlabelled
-    ones; ``labelled`` the boolean mask; ``s`` all ones (no sample weights)."""
+    """Validated semi-supervised data: ``y`` is -1 / +1 on labeled rows and 0 on unlabeled
+    ones; ``labeled`` the boolean mask; ``s`` all ones (no sample weights)."""
 
-    def __init__(self, X, y, s, feature_names, labelled):
+    def __init__(self, X, y, s, feature_names, labeled):
         super().__init__(X, y, s, feature_names)
-        self.labelled = np.asarray(labelled, dtype=bool)
+        self.labeled = np.asarray(labeled, dtype=bool)
 
     @property
-    def n_labelled(self) -> int:
-        return int(self.labelled.sum())
+    def n_labeled(self) -> int:
+        return int(self.labeled.sum())
 
 
 def as_semisupervised_data(X, y, labeled=None, *, feature_names=None) -> SemiSupervisedData:
@@ -257,45 +257,46 @@ def as_semisupervised_data(X, y, labeled=None, *, feature_names=None) -> SemiSup
     ----------
     X : array-like or scipy sparse matrix of shape (n, m)
     y : array-like of shape (n,)
-        -1 / +1 for labelled rows; 0 or NaN for unlabelled rows (when ``labeled`` is omitted).
+        -1 / +1 for labeled rows; 0 or NaN for unlabeled rows (when ``labeled`` is omitted).
     labeled : array-like of bool, shape (n,), optional
-        Which rows are labelled; ``y`` of the other rows is ignored (it may hold the true labels,
+        Which rows are labeled; ``y`` of the other rows is ignored (it may hold the true labels,
         as in the benchmark sets).
 
     Raises
     ------
     ValueError
-        Labels outside {-1, 0, +1} (or NaN), no labelled row of one class, no unlabelled row,
+        Labels outside {-1, 0, +1} (or NaN), no labeled row of one class, no unlabeled row,
         wrong shapes, NaN/inf in X.
     """
     X, yv, s, names = _rows(X, y, None, feature_names)
     try:
         yv = yv.astype(float)
     except (TypeError, ValueError) as exc:
-        raise ValueError("y must be numeric: -1 / +1 for labelled rows, 0 or NaN for unlabelled") from exc
-    if labeled is None:
-        labelled = np.isfinite(yv) & (yv != 0)
+        raise ValueError("y must be numeric: -1 / +1 for labeled rows, 0 or NaN for unlabeled") from exc
+    mask_given = labeled is not None
+    if not mask_given:
+        labeled = np.isfinite(yv) & (yv != 0)
     else:
-        labelled = np.asarray(labeled)
-        if labelled.shape != yv.shape or labelled.dtype != bool:
+        labeled = np.asarray(labeled)
+        if labeled.shape != yv.shape or labeled.dtype != bool:
             raise ValueError(f"labeled must be a boolean array of {yv.shape[0]} entries")
-    bad = labelled & ~np.isin(yv, (-1.0, 1.0))
-    if labeled is None:
+    bad = labeled & ~np.isin(yv, (-1.0, 1.0))
+    if not mask_given:
         bad |= np.isfinite(yv) & ~np.isin(yv, (-1.0, 0.0, 1.0))
         bad |= np.isinf(yv)
     if bad.any():
         shown = np.unique(yv[bad])[:10].tolist()
         raise ValueError(
-            f"labels must be -1 or +1 (0 or NaN for unlabelled rows); got {int(bad.sum())} other "
+            f"labels must be -1 or +1 (0 or NaN for unlabeled rows); got {int(bad.sum())} other "
             f"value(s): {shown}"
         )
     for sign in (-1.0, 1.0):
-        if not (labelled & (yv == sign)).any():
-            raise ValueError(f"no labelled row of class {int(sign):+d}: both classes need one")
-    if labelled.all():
-        raise ValueError("every row is labelled: there is nothing semi-supervised; use solve_svm")
-    y_out = np.where(labelled, yv, 0.0)
-    return SemiSupervisedData(X, y_out, s, names, labelled)
+        if not (labeled & (yv == sign)).any():
+            raise ValueError(f"no labeled row of class {int(sign):+d}: both classes need one")
+    if labeled.all():
+        raise ValueError("every row is labeled: there is nothing semi-supervised; use solve_svm")
+    y_out = np.where(labeled, yv, 0.0)
+    return SemiSupervisedData(X, y_out, s, names, labeled)
 
 
 def _warn_rank(X, names):

@@ -7,6 +7,7 @@ scikit-learn is not a dependency: the estimators follow its conventions (``get_p
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import warnings
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from aidopt.api import solve_lad, solve_s3vm, solve_svm
 from aidopt.data import _check_finite, _to_float_matrix
+from aidopt.decomposition.run import RunConfig
 from aidopt.results import Termination
 
 __all__ = ["LADRegressor", "SVMClassifier", "S3VMClassifier", "ConvergenceWarning"]
@@ -30,7 +32,44 @@ except ImportError:  # pragma: no cover - scikit-learn is optional
 
 
 class _BaseEstimator(_SklearnBase):
-    """``get_params`` / ``set_params`` from the ``__init__`` signature (sklearn style)."""
+    """``get_params`` / ``set_params`` from the ``__init__`` signature (sklearn style).
+
+    Each subclass declares its own parameters in ``_params`` (name -> default); the common
+    options of every solve (:class:`aidopt.decomposition.RunConfig`: solver, aid, tol, max_iter,
+    time_limit, r0, seed, ...) are added from that one definition, with the same defaults except
+    ``log=False`` (estimators are quiet, as scikit-learn's are). ``__init__`` only stores them.
+    """
+
+    _params: dict = {}
+    _overrides = {"log": False}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        params = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v)
+                  for k, v in cls._params.items()]
+        for f in dataclasses.fields(RunConfig):
+            default = cls._overrides.get(f.name, None if f.name == "solver_options" else f.default)
+            params.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default))
+        names = [p.name for p in params]
+        defaults = {p.name: p.default for p in params}
+
+        def __init__(self, **kwargs):
+            unknown = [k for k in kwargs if k not in defaults]
+            if unknown:
+                raise TypeError(f"{cls.__name__} got unexpected parameter(s) {unknown}; "
+                                f"parameters are {names}")
+            for name, default in defaults.items():
+                setattr(self, name, kwargs.get(name, default))
+
+        __init__.__signature__ = inspect.Signature(
+            [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *params])
+        __init__.__qualname__ = f"{cls.__name__}.__init__"
+        __init__.__doc__ = f"Store the parameters ({', '.join(names)}); see the class docstring."
+        cls.__init__ = __init__
+
+    def _solve_kwargs(self) -> dict:
+        """Every parameter, as keyword arguments of the ``solve_*`` function."""
+        return self.get_params()
 
     def get_params(self, deep: bool = True) -> dict:
         names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
@@ -81,15 +120,12 @@ class LADRegressor(_BaseEstimator):
 
     Parameters
     ----------
-    fit_intercept : bool, default True
-    aid : bool, default True
-        Aggregate and Iterative Disaggregate; ``False`` solves the full LP.
-    solver : str, default "highs"
-    tol : float, default 1e-6
-        Relative duality gap of the certificate.
-    max_iter, time_limit, r0, seed, solver_options
-        See :func:`aidopt.solve_lad`.
-    log : bool, default False
+    fit_intercept : bool, default False
+        Append a column of ones; the same default as :func:`aidopt.solve_lad` and ``aidopt lad``.
+    form : {"auto", "dual", "primal"}, default "auto"
+    solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
+    solver_options, threads, tee, raise_on_failure, fallback
+        The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``.
 
     Attributes
     ----------
@@ -105,34 +141,12 @@ class LADRegressor(_BaseEstimator):
     >>> from aidopt import LADRegressor
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(500, 2)); y = 1 + X @ [2.0, -1.0] + rng.laplace(size=500)
-    >>> est = LADRegressor().fit(X, y)
+    >>> est = LADRegressor(fit_intercept=True).fit(X, y)
     >>> est.result_.certified
     True
     """
 
-    def __init__(
-        self,
-        fit_intercept: bool = True,
-        aid: bool = True,
-        solver: str = "highs",
-        tol: float = 1e-6,
-        max_iter: int | None = None,
-        time_limit: float | None = None,
-        r0: float | None = None,
-        seed: int = 0,
-        solver_options: dict | None = None,
-        log: bool = False,
-    ):
-        self.fit_intercept = fit_intercept
-        self.aid = aid
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.time_limit = time_limit
-        self.r0 = r0
-        self.seed = seed
-        self.solver_options = solver_options
-        self.log = log
+    _params = {"fit_intercept": False, "form": "auto"}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -141,12 +155,7 @@ class LADRegressor(_BaseEstimator):
 
     def fit(self, X, y, sample_weight=None):
         """Fit by (certified) LAD; returns ``self``."""
-        result = solve_lad(
-            X, y, sample_weight=sample_weight, fit_intercept=self.fit_intercept,
-            solver=self.solver, aid=self.aid, tol=self.tol, max_iter=self.max_iter,
-            time_limit=self.time_limit, r0=self.r0, seed=self.seed,
-            solver_options=self.solver_options, log=self.log,
-        )
+        result = solve_lad(X, y, sample_weight=sample_weight, **self._solve_kwargs())
         beta = result.solution["beta"]
         self.result_ = result
         self.n_features_in_ = beta.size - int(self.fit_intercept)
@@ -181,11 +190,11 @@ class SVMClassifier(_BaseEstimator):
         None / "linear": the linear SVM with ``coef_``; otherwise kernel AID (``norm="l2"``).
     gamma, degree, coef0
         Kernel parameters as in scikit-learn's SVC.
-    aid : bool, default True
-    solver : str, optional
-        Default: "clarabel" for the 2-norm and kernel QPs, "highs" for the LPs.
-    tol, max_iter, time_limit, r0, seed, solver_options, log
-        See :func:`aidopt.solve_svm`.
+    form : {"auto", "dual", "primal"}, default "auto"
+    solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
+    solver_options, threads, tee, raise_on_failure, fallback
+        The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``; the
+        solver defaults to "clarabel" for the 2-norm and kernel QPs, "highs" for the LPs.
 
     Attributes
     ----------
@@ -212,39 +221,8 @@ class SVMClassifier(_BaseEstimator):
     (True, True)
     """
 
-    def __init__(
-        self,
-        C: float = 1.0,
-        norm: str = "l2",
-        kernel=None,
-        gamma="scale",
-        degree: int = 3,
-        coef0: float = 1.0,
-        aid: bool = True,
-        solver: str | None = None,
-        tol: float = 1e-6,
-        max_iter: int | None = None,
-        time_limit: float | None = None,
-        r0: float | None = None,
-        seed: int = 0,
-        solver_options: dict | None = None,
-        log: bool = False,
-    ):
-        self.C = C
-        self.norm = norm
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.aid = aid
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.time_limit = time_limit
-        self.r0 = r0
-        self.seed = seed
-        self.solver_options = solver_options
-        self.log = log
+    _params = {"C": 1.0, "norm": "l2", "kernel": None, "gamma": "scale", "degree": 3, "coef0": 1.0,
+               "form": "auto"}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -257,13 +235,7 @@ class SVMClassifier(_BaseEstimator):
 
     def fit(self, X, y, sample_weight=None):
         """Fit by (certified) AID; returns ``self``."""
-        result = solve_svm(
-            X, y, C=self.C, norm=self.norm, kernel=self.kernel, gamma=self.gamma,
-            degree=self.degree, coef0=self.coef0, sample_weight=sample_weight,
-            solver=self.solver, aid=self.aid, tol=self.tol, max_iter=self.max_iter,
-            time_limit=self.time_limit, r0=self.r0, seed=self.seed,
-            solver_options=self.solver_options, log=self.log,
-        )
+        result = solve_svm(X, y, sample_weight=sample_weight, **self._solve_kwargs())
         sol = result.solution
         self.result_ = result
         self.classes_ = np.asarray(sol["classes"])
@@ -307,20 +279,20 @@ class SVMClassifier(_BaseEstimator):
 class S3VMClassifier(_BaseEstimator):
     """Semi-supervised linear SVM (Bennett & Demiriz MIQP / MILP) solved by AID.
 
-    ``fit(X, y)`` takes ``y`` = -1 / +1 on labelled rows and 0 or NaN on unlabelled rows (the
-    labels of the unlabelled rows are inferred: ``transduction_``).
+    ``fit(X, y)`` takes ``y`` = -1 / +1 on labeled rows and 0 or NaN on unlabeled rows (the
+    labels of the unlabeled rows are inferred: ``transduction_``).
 
     Parameters
     ----------
     Ml, Mu : float, default 5 and 1
     balance : {"constraint", "cost", None}, default "constraint"
-    regularizer : {"l2", "l1"}, default "l2"
+    norm : {"l2", "l1"}, default "l2"
+        Regularizer (l2: an MIQP for SCIP or Gurobi; l1: a MILP, HiGHS too).
     big_M : float, optional
-    aid : bool, default True
-    solver : str, optional
-        Default: SCIP (or Gurobi) for l2, HiGHS for l1.
-    tol, max_iter, time_limit, r0, seed, solver_options, log
-        See :func:`aidopt.solve_s3vm` (``max_iter=1`` / ``5`` are the paper's AID1 / AID5).
+    solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
+    solver_options, threads, tee, raise_on_failure, fallback
+        The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``;
+        ``max_iter=1`` / ``5`` are the paper's AID1 / AID5.
 
     Attributes
     ----------
@@ -329,7 +301,7 @@ class S3VMClassifier(_BaseEstimator):
     intercept_ : ndarray of shape (1,)
     transduction_ : ndarray of shape (n_samples,)
         Predicted label (-1 / +1) of every training row; ``transduction_[y == 0]`` are the
-        labels given to the unlabelled rows.
+        labels given to the unlabeled rows.
     result_ : AIDResult
     n_features_in_ : int
 
@@ -338,43 +310,13 @@ class S3VMClassifier(_BaseEstimator):
     >>> import numpy as np
     >>> from aidopt import S3VMClassifier
     >>> from aidopt.instances import s3vm_instance
-    >>> X, y, truth = s3vm_instance(n=120, n_labelled=6, separation=4.0, seed=0)
-    >>> clf = S3VMClassifier(regularizer="l1").fit(X, y)
+    >>> X, y, truth = s3vm_instance(n=120, n_labeled=6, separation=4.0, seed=0)
+    >>> clf = S3VMClassifier(norm="l1").fit(X, y)
     >>> float((clf.transduction_ == truth).mean()) > 0.9
     True
     """
 
-    def __init__(
-        self,
-        Ml: float = 5.0,
-        Mu: float = 1.0,
-        balance: str | None = "constraint",
-        regularizer: str = "l2",
-        big_M: float | None = None,
-        aid: bool = True,
-        solver: str | None = None,
-        tol: float = 1e-6,
-        max_iter: int | None = None,
-        time_limit: float | None = None,
-        r0: float | None = None,
-        seed: int = 0,
-        solver_options: dict | None = None,
-        log: bool = False,
-    ):
-        self.Ml = Ml
-        self.Mu = Mu
-        self.balance = balance
-        self.regularizer = regularizer
-        self.big_M = big_M
-        self.aid = aid
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.time_limit = time_limit
-        self.r0 = r0
-        self.seed = seed
-        self.solver_options = solver_options
-        self.log = log
+    _params = {"Ml": 5.0, "Mu": 1.0, "balance": "constraint", "norm": "l2", "big_M": None}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -382,13 +324,8 @@ class S3VMClassifier(_BaseEstimator):
         return tags
 
     def fit(self, X, y):
-        """Fit on labelled and unlabelled rows together; returns ``self``."""
-        result = solve_s3vm(
-            X, y, Ml=self.Ml, Mu=self.Mu, balance=self.balance, regularizer=self.regularizer,
-            big_M=self.big_M, solver=self.solver, aid=self.aid, tol=self.tol,
-            max_iter=self.max_iter, time_limit=self.time_limit, r0=self.r0, seed=self.seed,
-            solver_options=self.solver_options, log=self.log, raise_on_failure=True,
-        )
+        """Fit on labeled and unlabeled rows together; returns ``self``."""
+        result = solve_s3vm(X, y, **self._solve_kwargs())
         sol = result.solution
         self.result_ = result
         self.classes_ = np.array([-1, 1])

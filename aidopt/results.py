@@ -26,6 +26,8 @@ class Termination(enum.StrEnum):
     TIME_LIMIT = "time_limit"
     SOLVER_FAILURE = "solver_failure"
     """A solver did not return an optimal solution; the best solution so far is kept."""
+    INTERRUPTED = "interrupted"
+    """Stopped by the user (Ctrl-C); the best solution so far is kept, with its bound and gap."""
     PROP5_OPTIMAL = "prop5_optimal"
     """S3VM under AID: the paper's Prop. 5 holds for the returned solution and every aggregated MIP
     was solved to optimality. Optimal among labellings constant on the final clusters; for this
@@ -73,6 +75,8 @@ class Certificate:
     sign_condition: bool | None = None
     note: str = ""
     checked: list[str] | None = None
+    dual_values: dict | None = field(default=None, repr=False, compare=False)
+    """The full-data dual vector(s) behind the bound (e.g. ``{"u": u}``); not serialised."""
 
     @property
     def gap(self) -> float:
@@ -118,6 +122,8 @@ class IterationRecord:
     gap: float
     n_split: int
     seconds: dict[str, float] = field(default_factory=dict)
+    info: dict[str, float] = field(default_factory=dict)
+    """Numbers the plug-in reports for this iteration (e.g. an aggregated MIP's gap)."""
 
 
 @dataclass
@@ -141,11 +147,13 @@ class AIDResult:
     solver: str
     solver_version: str
     aid: bool
-    n: int
-    m: int
+    n: int | None
+    m: int | None
     seconds: float
     config: dict[str, Any]
     message: str = ""
+    dimensions: dict[str, int] = field(default_factory=dict)
+    """Problem sizes as the plug-in names them (``{"n", "m"}`` for data problems)."""
 
     @property
     def certified(self) -> bool:
@@ -157,8 +165,9 @@ class AIDResult:
 
         rows = []
         for rec in self.history:
-            row = {k: v for k, v in asdict(rec).items() if k != "seconds"}
+            row = {k: v for k, v in asdict(rec).items() if k not in ("seconds", "info")}
             row.update({f"sec_{k}": v for k, v in rec.seconds.items()})
+            row.update(rec.info)
             rows.append(row)
         return pd.DataFrame(rows)
 
@@ -170,13 +179,15 @@ class AIDResult:
             "lower_bound": self.lower_bound,
             "gap": self.gap,
             "solution": {k: np.asarray(v).tolist() for k, v in self.solution.items()},
-            "certificate": None if self.certificate is None else asdict(self.certificate),
+            "certificate": None if self.certificate is None else {
+                k: v for k, v in asdict(self.certificate).items() if k != "dual_values"},
             "history": [asdict(r) for r in self.history],
             "solver": self.solver,
             "solver_version": self.solver_version,
             "aid": self.aid,
             "n": self.n,
             "m": self.m,
+            "dimensions": self.dimensions,
             "seconds": self.seconds,
             "config": self.config,
             "message": self.message,
@@ -200,7 +211,10 @@ class AIDResult:
             raise ImportError("plotting needs matplotlib: pip install 'aidopt[plot]'") from exc
         frame = self.history_frame()
         fig, axes = plt.subplots(1, 3, figsize=(12, 3.5))
-        axes[0].plot(frame.t, frame.F_t, "o-", label="F_t (lower bound)")
+        axes[0].plot(frame.t, frame.F_t, "o-", label="F_t (aggregated optimum)")
+        lower = frame.lower_bound.to_numpy(dtype=float)
+        if np.isfinite(lower).any():
+            axes[0].plot(frame.t, lower, "^-", label="best proven lower bound")
         axes[0].plot(frame.t, frame.E_best, "s-", label="E_best (upper bound)")
         axes[0].set_xlabel("iteration t")
         axes[0].set_ylabel("objective")
@@ -212,7 +226,8 @@ class AIDResult:
         axes[2].plot(frame.t, frame.r_t, "o-")
         axes[2].set_xlabel("iteration t")
         axes[2].set_ylabel("r_t = |K_t| / n")
-        fig.suptitle(f"AID on {self.problem}: n={self.n}, m={self.m}, {self.termination.value}")
+        dims = ", ".join(f"{k}={v}" for k, v in (self.dimensions or {"n": self.n, "m": self.m}).items())
+        fig.suptitle(f"AID on {self.problem}: {dims}, {self.termination.value}")
         fig.tight_layout()
         if path is not None:
             fig.savefig(path, dpi=120)
@@ -221,8 +236,9 @@ class AIDResult:
 
     def summary(self) -> str:
         """A short human-readable report (termination, objective, bound, certificate)."""
+        dims = ", ".join(f"{k}={v}" for k, v in (self.dimensions or {"n": self.n, "m": self.m}).items())
         lines = [
-            f"aidopt {self.problem}: n={self.n}, m={self.m}, solver={self.solver} "
+            f"aidopt {self.problem}: {dims}, solver={self.solver} "
             f"{self.solver_version}, {'AID' if self.aid else 'direct'}",
             f"termination             {self.termination.value}"
             + (f"  ({self.message})" if self.message else ""),

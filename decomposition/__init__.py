@@ -1,11 +1,13 @@
-"""AID: the driver (``aid``), partitions, initial clustering and one plug-in per problem."""
+"""AID: the plug-in contract (``protocol``), the run framework (``run``), the loop (``aid``),
+partitions, initial clustering and one plug-in per problem."""
 
-from .aid import AIDConfig, solve, solve_direct
+from .aid import solve, solve_direct
 from .lad import LADProblem
 from .partition import Partition
-from .protocol import AIDProblem
+from .protocol import AIDProblem, Iterate, Lifted, Split, Stop
+from .run import AIDConfig, Run, RunConfig
 from .s3vm import S3VMProblem
 from .svm import SVMProblem
 
-__all__ = ["AIDConfig", "AIDProblem", "LADProblem", "Partition", "S3VMProblem", "SVMProblem", "solve",
-           "solve_direct"]
+__all__ = ["AIDConfig", "AIDProblem", "Iterate", "LADProblem", "Lifted", "Partition", "Run",
+           "RunConfig", "S3VMProblem", "SVMProblem", "Split", "Stop", "solve", "solve_direct"]

@@ -19,34 +19,51 @@ r"""AID plug-in for the kernel 2-norm SVM (Park & Klabjan 2016, Appendix B).
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from aidopt.models import kernel_svm, svm
 from scipy import sparse
 
+from aidopt.results import Certificate
 from aidopt.solvers import ProblemClass, SolverError
 
 from .clustering import one_step_kmeans
 from .partition import Partition
-from .svm import SIGN_TOL, SVMProblem, hinge_certificate
+from .protocol import AIDProblem, Iterate, Lifted, Split
+from .svm import SIGN_TOL, hinge_certificate
 
-__all__ = ["KernelSVMProblem", "AggregatedKernelSVM"]
+__all__ = ["KernelSVMProblem", "AggregatedKernelSVM", "KernelSVMState"]
 
 _BLOCK_ENTRIES = 1 << 23  # kernel entries computed per block (64 MB of float64)
 
 
 @dataclass
 class AggregatedKernelSVM:
-    """Mean kernels ``H`` (n, K) and ``Kbar`` (K, K), labels ``y`` (K,), weights ``w`` (K,)."""
+    """Mean kernels ``H`` (n, K) and ``Kbar`` (K, K), labels ``y`` (K,), weights ``w`` (K,), and
+    the kernel (``gamma`` resolved on the data) they were computed with."""
 
     H: np.ndarray
     Kbar: np.ndarray
     y: np.ndarray
     w: np.ndarray
+    gamma: float
+    kernel: Callable
 
 
-class KernelSVMProblem:
+@dataclass
+class KernelSVMState:
+    """Decision values ``f`` and margin slacks on the full data, ``(alpha y)' Kbar (alpha y)``
+    (= ||w||^2 in feature space) and the sign tolerance."""
+
+    f: np.ndarray
+    slack: np.ndarray
+    quad: float
+    eps: float
+
+
+class KernelSVMProblem(AIDProblem):
     """Kernel 2-norm soft-margin SVM under AID.
 
     Parameters
@@ -63,9 +80,7 @@ class KernelSVMProblem:
 
     problem_class = ProblemClass.QP
     needs_duals = True
-    solver_defaults: dict = {}
-    #: solution arrays with one entry per data row
-    row_keys = ("alpha",)
+    per_element_keys = ("alpha",)
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=1.0, rank_tol=1e-12):
         if not (isinstance(C, numbers.Real) and not isinstance(C, bool) and np.isfinite(C) and C > 0):
@@ -86,10 +101,8 @@ class KernelSVMProblem:
         self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, int(degree), float(coef0)
         self.rank_tol = rank_tol
         self.name = f"kernel_svm_{kernel if isinstance(kernel, str) else 'callable'}"
-        self._kfun = None
-        self._cache = None  # (labels, counts, H) of the last aggregated partition
 
-    # ----------------------------------------------------------------- protocol
+    # ----------------------------------------------------------------- contract
     def configure(self, solver_spec) -> None:
         if solver_spec is not None and not solver_spec.duals:
             raise SolverError(
@@ -97,33 +110,24 @@ class KernelSVMProblem:
                 "use solver='clarabel', 'highs' or 'gurobi'"
             )
 
-    @staticmethod
-    def default_r0(n: int, m: int) -> float:
+    def default_r0(self, size: int, data) -> float:
         """max(0.01, 20 / n): the aggregated dual has a dense |K| x |K| kernel."""
-        return max(0.01, 20.0 / n)
+        return max(0.01, 20.0 / size)
 
-    @staticmethod
-    def min_clusters(data) -> int:
+    def min_clusters(self, data) -> int:
         return 2
 
-    def kernel_of(self, data):
-        """The kernel function, with ``gamma="scale"`` resolved on ``data``."""
-        if getattr(self, "_data", None) is not data:  # new data: nothing cached applies
-            self._data, self._kfun, self._cache = data, None, None
-        if self._kfun is None:
-            gamma = self.gamma
-            if gamma == "scale":
-                var = float(data.X.var())
-                gamma = 1.0 / (data.m * var) if var > 0 else 1.0
-            self.gamma_ = float(gamma)
-            self._kfun = kernel_svm.kernel_function(self.kernel, self.gamma_, self.degree, self.coef0)
-        return self._kfun
+    def resolved_gamma(self, data) -> float:
+        """``gamma``, with ``"scale"`` resolved on ``data`` (1 / (m Var(X)))."""
+        if self.gamma != "scale":
+            return float(self.gamma)
+        var = float(data.X.var())
+        return 1.0 / (data.m * var) if var > 0 else 1.0
 
     def initial_partition(self, data, n_clusters, rng, solve) -> Partition:
         """Within each class, one k-means iteration on the features (label-pure clusters)."""
-        self._cache = None
         if n_clusters >= data.n:
-            return Partition(np.arange(data.n, dtype=np.int64), np.ones(data.n, dtype=np.int64))
+            return self.trivial_partition(data)
         labels = np.zeros(data.n, dtype=np.int64)
         offset = 0
         for sign in (-1.0, 1.0):
@@ -133,44 +137,57 @@ class KernelSVMProblem:
             offset += k
         return Partition.from_labels(labels)
 
-    def aggregate(self, data, partition: Partition) -> AggregatedKernelSVM:
-        H = self._mean_kernel_columns(data, partition)
+    def aggregate(self, data, partition: Partition, previous: Iterate | None = None
+                  ) -> AggregatedKernelSVM:
+        """Mean kernels of ``partition``; the columns of clusters that ``previous`` already had
+        (a split leaves them unchanged) are taken from its ``H``."""
+        if previous is None:
+            gamma = self.resolved_gamma(data)
+            kfun = kernel_svm.kernel_function(self.kernel, gamma, self.degree, self.coef0)
+            reuse = None
+        else:
+            gamma, kfun = previous.aggregated.gamma, previous.aggregated.kernel
+            reuse = (previous.partition, previous.aggregated.H)
+        H = _mean_kernel_columns(data, partition, kfun, reuse)
         W = np.bincount(partition.labels, weights=data.s, minlength=partition.n_clusters)
         Kbar = (partition.indicator(data.s) @ H) / W[:, None]
         ybar = np.sign(np.bincount(partition.labels, weights=data.y * data.s,
                                    minlength=partition.n_clusters))
-        return AggregatedKernelSVM(H, 0.5 * (Kbar + Kbar.T), ybar, W)
+        return AggregatedKernelSVM(H, 0.5 * (Kbar + Kbar.T), ybar, W, gamma, kfun)
 
     def build(self, aggregated: AggregatedKernelSVM, form: str | None = None):
         return kernel_svm.create_instance(
             aggregated.Kbar, aggregated.y, aggregated.w, self.C, self.rank_tol
         )
 
-    def lift(self, model, outcome, partition, aggregated, data) -> dict:
+    def lift(self, model, outcome, partition, aggregated, data) -> Lifted:
         _, b, alpha_bar = svm.solution_from(model, outcome.duals)
         if b is None:
             raise SolverError("kernel AID needs the dual of 'balance' for b")
         coef = alpha_bar * aggregated.y
         f = aggregated.H @ coef + b
         slack = 1.0 - data.y * f
-        return {
-            "alpha": data.s * (alpha_bar / aggregated.w)[partition.labels],
-            "b": float(b),
-            "_quad": float(coef @ aggregated.Kbar @ coef),
-            "_f": f,
-            "_slack": slack,
-            "_eps": SIGN_TOL * max(1.0, float(np.abs(f).max())),
-        }
+        solution = {"alpha": data.s * (alpha_bar / aggregated.w)[partition.labels], "b": float(b),
+                    "gamma": aggregated.gamma}
+        state = KernelSVMState(f, slack, float(coef @ aggregated.Kbar @ coef),
+                               SIGN_TOL * max(1.0, float(np.abs(f).max())))
+        return Lifted(solution, state)
 
-    def evaluate(self, data, solution) -> float:
-        hinge = np.maximum(solution["_slack"], 0.0)
-        return 0.5 * solution["_quad"] + self.C * float(data.s @ hinge)
+    def lower_bound(self, outcome, partition, data) -> float | None:
+        """The aggregated optimum (a relaxation, paper Appendix B)."""
+        return outcome.bound
 
-    split = SVMProblem.split
-    mixed_clusters = staticmethod(SVMProblem.mixed_clusters)
+    def evaluate(self, data, lifted: Lifted) -> float:
+        hinge = np.maximum(lifted.state.slack, 0.0)
+        return 0.5 * lifted.state.quad + self.C * float(data.s @ hinge)
 
-    def certify(self, data, solution, *, dual_solution, partition, aggregated, solve, tol,
-                feasibility_tol=1e-6):
+    def split(self, partition: Partition, data, lifted: Lifted) -> Split:
+        return Split(*partition.split_mixed(lifted.state.slack, lifted.state.eps))
+
+    def certify(self, data, best: Iterate, *, bound: Iterate, solve, tol, feasibility_tol=1e-6,
+                history=()) -> Certificate:
+        partition, aggregated = bound.partition, bound.aggregated
+
         def dual_value(alpha, residuals):
             totals = np.bincount(partition.labels, weights=alpha, minlength=partition.n_clusters)
             coef = totals * aggregated.y
@@ -178,51 +195,47 @@ class KernelSVMProblem:
             # mean kernel proves a (user) kernel is not, and fails the certificate
             lam = np.linalg.eigvalsh(aggregated.Kbar)
             residuals["kernel PSD (min eig / max eig)"] = max(0.0, -lam[0] / max(lam[-1], 1e-300))
-            bound = float(alpha.sum()) - 0.5 * float(coef @ aggregated.Kbar @ coef)
-            return bound, ["kernel PSD (min eig / max eig)"]
+            value = float(alpha.sum()) - 0.5 * float(coef @ aggregated.Kbar @ coef)
+            return value, ["kernel PSD (min eig / max eig)"]
 
         return hinge_certificate(
-            data, solution["_f"], dual_solution["alpha"], C=self.C, regularizer=0.5 * solution["_quad"],
-            dual_value=dual_value, tol=tol, feasibility_tol=feasibility_tol,
-            method="solver_duals", sign_condition=dual_solution.get("_sign_condition"),
+            data, best.lifted.state.f, bound.lifted.solution["alpha"], C=self.C,
+            regularizer=0.5 * best.lifted.state.quad, dual_value=dual_value, tol=tol,
+            feasibility_tol=feasibility_tol, method="solver_duals",
+            sign_condition=None if best.split is None else best.split.holds,
         )
 
-    @staticmethod
-    def public_solution(solution) -> dict:
-        return {"alpha": solution["alpha"], "b": solution["b"]}
 
-    # ----------------------------------------------------------------- helpers
-    def _mean_kernel_columns(self, data, partition: Partition) -> np.ndarray:
-        """``H[i, k] = sum_{j in C_k} s_j K(x_i, x_j) / W_k``, reusing unchanged columns."""
-        kfun = self.kernel_of(data)
-        n, K = data.n, partition.n_clusters
-        H = np.empty((n, K))
-        todo = np.ones(K, dtype=bool)
-        if self._cache is not None:
-            old_labels, old_counts, old_H = self._cache
-            first = np.unique(partition.labels, return_index=True)[1]
-            parent = old_labels[first]
-            if old_labels.shape == partition.labels.shape and np.array_equal(
-                parent[partition.labels], old_labels
-            ):  # a refinement: a child as large as its parent is the same cluster
-                same = partition.counts == old_counts[parent]
-                H[:, same] = old_H[:, parent[same]]
-                todo = ~same
-        cols = np.flatnonzero(todo)
-        if cols.size:
-            rows = np.flatnonzero(todo[partition.labels])
-            position = np.full(K, -1)
-            position[cols] = np.arange(cols.size)
-            W = np.bincount(partition.labels, weights=data.s, minlength=K)
-            k_of_row = partition.labels[rows]
-            S = sparse.csr_matrix(
-                (data.s[rows] / W[k_of_row], (np.arange(rows.size), position[k_of_row])),
-                shape=(rows.size, cols.size),
-            )
-            Xr = data.X[rows]
-            block = max(1, _BLOCK_ENTRIES // max(1, rows.size))
-            for start in range(0, n, block):
-                stop = min(n, start + block)
-                H[start:stop, cols] = (S.T @ kfun(data.X[start:stop], Xr).T).T
-        self._cache = (partition.labels, partition.counts, H)
-        return H
+def _mean_kernel_columns(data, partition: Partition, kfun, reuse) -> np.ndarray:
+    """``H[i, k] = sum_{j in C_k} s_j K(x_i, x_j) / W_k``; with ``reuse = (old_partition, old_H)``
+    the columns of clusters that the refinement left unchanged are copied."""
+    n, K = data.n, partition.n_clusters
+    H = np.empty((n, K))
+    todo = np.ones(K, dtype=bool)
+    if reuse is not None:
+        old, old_H = reuse
+        first = np.unique(partition.labels, return_index=True)[1]
+        parent = old.labels[first]
+        if old.labels.shape == partition.labels.shape and np.array_equal(
+            parent[partition.labels], old.labels
+        ):  # a refinement: a child as large as its parent is the same cluster
+            same = partition.counts == old.counts[parent]
+            H[:, same] = old_H[:, parent[same]]
+            todo = ~same
+    cols = np.flatnonzero(todo)
+    if cols.size:
+        rows = np.flatnonzero(todo[partition.labels])
+        position = np.full(K, -1)
+        position[cols] = np.arange(cols.size)
+        W = np.bincount(partition.labels, weights=data.s, minlength=K)
+        k_of_row = partition.labels[rows]
+        S = sparse.csr_matrix(
+            (data.s[rows] / W[k_of_row], (np.arange(rows.size), position[k_of_row])),
+            shape=(rows.size, cols.size),
+        )
+        Xr = data.X[rows]
+        block = max(1, _BLOCK_ENTRIES // max(1, rows.size))
+        for start in range(0, n, block):
+            stop = min(n, start + block)
+            H[start:stop, cols] = (S.T @ kfun(data.X[start:stop], Xr).T).T
+    return H

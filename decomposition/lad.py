@@ -29,8 +29,9 @@ from aidopt.solvers import ProblemClass, SolverError, TimeLimitReached
 
 from .clustering import one_step_kmeans, sample_rows
 from .partition import Partition
+from .protocol import AIDProblem, Iterate, Lifted, Split
 
-__all__ = ["LADProblem", "AggregatedLAD", "certificate"]
+__all__ = ["LADProblem", "AggregatedLAD", "LADState", "certificate"]
 
 SIGN_TOL = 1e-9
 
@@ -44,7 +45,18 @@ class AggregatedLAD:
     w: np.ndarray
 
 
-class LADProblem:
+@dataclass
+class LADState:
+    """What one lifted LAD solution carries to ``evaluate`` / ``split`` / ``certify``: the
+    aggregated dual ``v`` (None for solvers without duals), the full-data residuals and the sign
+    tolerance."""
+
+    v: np.ndarray | None
+    residual: np.ndarray
+    eps: float
+
+
+class LADProblem(AIDProblem):
     """Weighted LAD under AID.
 
     Parameters
@@ -57,19 +69,15 @@ class LADProblem:
 
     name = "lad"
     problem_class = ProblemClass.LP
-    #: HiGHS interior point with crossover: a vertex solution (exact residual signs), and on the
-    #: dense dual form faster than simplex; presolve off because its dependent-equation search
-    #: on m dense rows took a third of the solve time and removes nothing (docs/design.md).
-    solver_defaults = {"highs": {"solver": "ipm", "presolve": "off"}}
+    needs_duals = True
 
     def __init__(self, form: str = "auto"):
         if form not in ("auto", "dual", "primal"):
             raise ValueError(f"form must be 'auto', 'dual' or 'primal', got {form!r}")
         self.requested_form = form
         self.form = "dual" if form == "auto" else form
-        self.needs_duals = True
 
-    # ----------------------------------------------------------------- protocol
+    # ----------------------------------------------------------------- contract
     def configure(self, solver_spec) -> None:
         has_duals = solver_spec is None or solver_spec.duals
         if self.requested_form == "auto":
@@ -81,20 +89,25 @@ class LADProblem:
             )
         self.needs_duals = self.form == "dual" or has_duals
 
-    @staticmethod
-    def default_r0(n: int, m: int) -> float:
+    def solver_defaults(self, solver: str) -> dict:
+        """HiGHS: interior point with crossover (a vertex solution: exact residual signs; on the
+        dense dual form faster than simplex) and presolve off (its dependent-equation search on
+        m dense rows took a third of the solve time and removes nothing: docs/design.md)."""
+        return {"solver": "ipm", "presolve": "off"} if solver == "highs" else {}
+
+    def default_r0(self, size: int, data) -> float:
         """The paper's r0: max(2m/n, 0.005), or max(3m/n, 0.0005) when m*n > 5e8."""
+        n, m = size, data.m
         if m * n > 5e8:
             return max(3 * m / n, 0.0005)
         return max(2 * m / n, 0.005)
 
-    @staticmethod
-    def min_clusters(data) -> int:
+    def min_clusters(self, data) -> int:
         return data.m
 
     def initial_partition(self, data, n_clusters, rng, solve) -> Partition:
         if n_clusters >= data.n:
-            return Partition(np.arange(data.n, dtype=np.int64), np.ones(data.n, dtype=np.int64))
+            return self.trivial_partition(data)
         idx = sample_rows(data.n, max(5 * data.m, 1000, n_clusters // 4), rng)
         model = self.build(AggregatedLAD(data.X[idx], data.y[idx], data.s[idx]))
         outcome = solve(model, need_duals=self.needs_duals)
@@ -107,57 +120,56 @@ class LADProblem:
         labels = one_step_kmeans(np.column_stack([residual, data.y]), n_clusters, rng)
         return Partition.from_labels(labels)
 
-    def aggregate(self, data, partition: Partition) -> AggregatedLAD:
+    def aggregate(self, data, partition: Partition, previous=None) -> AggregatedLAD:
         W, (Xbar, ybar) = partition.weighted_means(data.s, data.X, data.y)
         return AggregatedLAD(Xbar, ybar, W)
 
-    def build(self, aggregated: AggregatedLAD):
-        return lad.create_instance(aggregated.X, aggregated.y, aggregated.w, form=self.form)
+    def build(self, aggregated: AggregatedLAD, form: str | None = None):
+        return lad.create_instance(aggregated.X, aggregated.y, aggregated.w, form=form or self.form)
 
-    def lift(self, model, outcome, partition, aggregated, data) -> dict:
+    def lift(self, model, outcome, partition, aggregated, data) -> Lifted:
         beta, v = lad.solution_from(model, outcome.duals)
         if beta is None:
             raise SolverError("the dual LAD form needs constraint duals from the solver")
         fitted = data.X @ beta
         residual = data.y - fitted
         eps = SIGN_TOL * max(1.0, float(np.abs(data.y).max()), float(np.abs(fitted).max()))
-        return {"beta": beta, "_v": v, "_residual": residual, "_eps": eps}
+        return Lifted({"beta": beta}, LADState(v, residual, eps))
 
-    def evaluate(self, data, solution) -> float:
-        return float(np.dot(data.s, np.abs(solution["_residual"])))
+    def lower_bound(self, outcome, partition, data) -> float | None:
+        """The aggregated LP optimum: the aggregated LAD is a relaxation (paper, Prop. 1)."""
+        return outcome.bound
 
-    def split(self, partition: Partition, data, solution) -> tuple[Partition | None, int]:
-        new, n_split = partition.split_mixed(solution["_residual"], solution["_eps"])
-        solution["_sign_condition"] = new is None
-        return new, n_split
+    def evaluate(self, data, lifted: Lifted) -> float:
+        return float(np.dot(data.s, np.abs(lifted.state.residual)))
 
-    def certify(
-        self, data, solution, *, dual_solution, partition, aggregated, solve, tol,
-        feasibility_tol=1e-6,
-    ) -> Certificate:
-        v, method = dual_solution["_v"], "solver_duals"
+    def split(self, partition: Partition, data, lifted: Lifted) -> Split:
+        return Split(*partition.split_mixed(lifted.state.residual, lifted.state.eps))
+
+    def certify(self, data, best: Iterate, *, bound: Iterate, solve, tol, feasibility_tol=1e-6,
+                history=()) -> Certificate:
+        v, method = bound.lifted.state.v, "solver_duals"
+        aggregated, partition = bound.aggregated, bound.partition
         if v is None:  # solver without duals: solve the aggregated dual LP as a model of its own
             model = lad.create_instance(aggregated.X, aggregated.y, aggregated.w, form="dual")
             outcome = solve(model, need_duals=False)
+            if outcome.status == "time_limit":
+                raise TimeLimitReached("time limit reached in the certificate's dual LP")
             if not outcome.optimal:
                 raise SolverError(f"dual LP for the certificate failed: {outcome.status}")
             _, v = lad.solution_from(model, None)
             method = "dual_lp"
         u = data.s * (v / aggregated.w)[partition.labels]
         return certificate(
-            data, solution["beta"], u, tol=tol, feasibility_tol=feasibility_tol, method=method,
-            sign_condition=dual_solution.get("_sign_condition"),
+            data, best.lifted.solution["beta"], u, tol=tol, feasibility_tol=feasibility_tol,
+            method=method, sign_condition=None if best.split is None else best.split.holds,
         )
-
-    @staticmethod
-    def public_solution(solution) -> dict:
-        return {"beta": solution["beta"]}
 
     # ----------------------------------------------------------------- helpers
     @staticmethod
-    def mixed_clusters(partition: Partition, solution) -> np.ndarray:
+    def mixed_clusters(partition: Partition, lifted: Lifted) -> np.ndarray:
         """Boolean (K,): clusters holding both a residual > eps and a residual < -eps."""
-        return partition.mixed(solution["_residual"], solution["_eps"])
+        return partition.mixed(lifted.state.residual, lifted.state.eps)
 
 
 def certificate(
@@ -203,4 +215,5 @@ def certificate(
         feasibility_tol=feasibility_tol,
         sign_condition=sign_condition,
         checked=["stationarity |X'u|", "dual bound |u|<=s"],
+        dual_values={"u": u},
     )

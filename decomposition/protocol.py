@@ -1,84 +1,266 @@
-"""The AID plug-in protocol: what a problem must provide so that the one driver can solve it.
+"""The AID plug-in contract: every hook the driver may call, declared once, with its default.
 
-The driver (:mod:`aidopt.decomposition.aid`) owns configuration, the initial partition call, the
-loop, the stopping tests, timing, the iteration log, LP/MPS writing and the result. A problem
-plug-in owns only the mathematics, in the steps below (cvxpy's ``Reduction.apply``/``invert`` is
-the model for ``aggregate``/``lift``). A new problem needs one formulation module in ``models/``,
-one plug-in class implementing this protocol, and nothing in the driver.
+A problem under AID is one subclass of :class:`AIDProblem`. The driver
+(:mod:`aidopt.decomposition.aid`) calls only the hooks declared here, in this order::
+
+    configure(spec)                                  once, before anything is built
+    initial_partition(data, k0, rng, solve)          -> Partition over the problem's index set
+    loop t = 1, 2, ...
+        aggregate(data, partition, previous)         -> aggregated data
+        build(aggregated, form)                      -> Pyomo model
+        [solve]  -> rebuild(model, outcome, aggregated) -> another model or None
+                 -> fallbacks(solver) on a failed solve;  on_nonoptimal(outcome) on a stopped one
+        lift(model, outcome, partition, aggregated, data) -> Lifted
+        lower_bound(outcome, partition, data)        -> a proven bound on the original optimum, or None
+        evaluate(data, lifted)                       -> E_t on the original data
+        split(partition, data, lifted)               -> Split (partition None: the condition holds)
+    certify(data, best, bound=..., ...)              -> Certificate on the original data
+    final_termination(stop, certificate, best)       -> Termination
+    public_solution(best, certificate)               -> the arrays users get
+
+State that one step needs from another is *returned*, never left on the plug-in: ``lift`` returns
+a :class:`Lifted` (public arrays + the plug-in's own typed ``state`` + numbers for the history),
+the driver keeps each iteration as an :class:`Iterate` and hands the previous one to
+``aggregate`` and the best ones to ``certify`` (cvxpy's ``apply -> (problem, inverse_data)`` /
+``invert`` is the model). A plug-in object holds configuration only (costs, norms, the chosen
+form), so one object can solve several data sets in turn.
+
+A partition is over an abstract index set that the plug-in names with :attr:`AIDProblem.element`
+("rows" for the ML models; "sites" for location problems; "collections", ...) and sizes with
+:meth:`AIDProblem.size`; the driver never assumes data rows.
 """
 
 from __future__ import annotations
 
+import enum
+import math
 from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass, field
+from typing import Any
 
-from aidopt.results import Certificate
+import numpy as np
+
+from aidopt.results import Certificate, Termination
 from aidopt.solvers import ProblemClass, SolveOutcome
 
 from .partition import Partition
 
-#: ``solve(model, need_duals=False) -> SolveOutcome``: the driver's configured solver call
-#: (solver name, options, remaining time), handed to plug-in steps that must solve a side model.
+__all__ = ["AIDProblem", "Iterate", "Lifted", "Split", "Stop", "SolveFn"]
+
+#: ``solve(model, need_duals=False, solver=None) -> SolveOutcome``: the run's configured solver
+#: call (solver, options, remaining time, model writing), for plug-in steps that solve a side model.
 SolveFn = Callable[..., SolveOutcome]
 
 
-@runtime_checkable
-class AIDProblem(Protocol):
-    """One optimization problem under AID."""
+class Stop(enum.Enum):
+    """Why the loop stopped, before the certificate is checked (see ``final_termination``)."""
 
-    name: str
-    problem_class: ProblemClass
-    needs_duals: bool
-    """Whether the aggregated solves must return duals (set by :meth:`configure`)."""
+    CONDITION = "condition"
+    """``split`` returned no partition: the plug-in's optimality condition holds."""
+    GAP = "gap"
+    """The relative gap between the best objective and the best proven bound is within ``tol``."""
+    ITERATION_LIMIT = "iteration_limit"
+    TIME_LIMIT = "time_limit"
+    INTERRUPTED = "interrupted"
+    SOLVER_FAILURE = "solver_failure"
 
+
+@dataclass
+class Lifted:
+    """A solution on the original problem, lifted from a solved aggregated model.
+
+    Attributes
+    ----------
+    solution : dict
+        The public arrays (``{"beta"}``, ``{"w", "b", "alpha"}``, ...), returned to users as they are.
+    state : object
+        The plug-in's own data for ``evaluate`` / ``split`` / ``certify`` (residuals, lifted duals,
+        tolerances): typed by the plug-in, opaque to the driver.
+    info : dict of str to float
+        Numbers the driver records in the iteration history (e.g. an aggregated MIP's gap).
+    """
+
+    solution: dict
+    state: Any = None
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class Split:
+    """What ``split`` decided.
+
+    ``partition`` is ``None`` when the optimality condition holds (nothing to split);
+    ``n_split`` counts the clusters that violate it.
+    """
+
+    partition: Partition | None
+    n_split: int = 0
+
+    @property
+    def holds(self) -> bool:
+        return self.partition is None
+
+
+@dataclass
+class Iterate:
+    """Everything one iteration produced, kept by the driver and handed back to the plug-in."""
+
+    t: int
+    partition: Partition
+    aggregated: Any
+    lifted: Lifted
+    F_t: float
+    """Objective of the solved aggregated model (not necessarily a bound: see ``bound``)."""
+    bound: float | None
+    """What ``lower_bound`` proved for the original problem at this iteration, or ``None``."""
+    E_t: float
+    split: Split
+    solver: str
+    """The solver that produced this iterate (a fallback may differ from the configured one)."""
+
+
+class AIDProblem:
+    """Base class of every AID plug-in: the hooks the driver calls, with documented defaults.
+
+    Subclasses must implement :meth:`default_r0`, :meth:`initial_partition`, :meth:`aggregate`,
+    :meth:`build`, :meth:`lift`, :meth:`evaluate`, :meth:`split` and :meth:`certify`; every other
+    hook has a default that is correct for a convex problem whose aggregated model is solved to
+    optimality.
+
+    Attributes
+    ----------
+    name : str
+        Shown in logs and results.
+    problem_class : ProblemClass
+        LP, QP, MILP or MIQP: checked against the solver before anything is built, and against
+        every model the solver layer receives.
+    needs_duals : bool
+        Whether the aggregated solves must return constraint duals.
+    element : str
+        What a partition groups ("rows", "sites", "collections", ...): used in messages.
+    per_element_keys : tuple of str
+        Solution arrays with one entry per element (e.g. ``"alpha"``): the API expands them back
+        to all rows when zero-weight rows were left out.
+    """
+
+    name: str = "problem"
+    problem_class: ProblemClass = ProblemClass.LP
+    needs_duals: bool = False
+    element: str = "rows"
+    per_element_keys: tuple[str, ...] = ()
+
+    # ------------------------------------------------------------------ setup
     def configure(self, solver_spec) -> None:
-        """Adapt to the chosen solver before anything is built (e.g. pick an LP form that does
-        not need duals when the solver has none). ``solver_spec`` may be ``None`` (unknown
-        solver passed through to Pyomo)."""
+        """Adapt to the chosen solver before anything is built (e.g. choose an LP form that does
+        not need duals when the solver returns none). ``solver_spec`` is ``None`` for a solver
+        unknown to aidopt. Default: nothing."""
 
-    def default_r0(self, n: int, m: int) -> float:
-        """The paper's default initial aggregation rate r0 = |K_0| / n."""
+    def solver_defaults(self, solver: str) -> dict:
+        """Solver options this problem needs by default (user options override them). Default
+        ``{}``."""
+        return {}
+
+    def size(self, data) -> int:
+        """Number of elements partitioned (default ``data.n``)."""
+        return int(data.n)
+
+    def dimensions(self, data) -> dict[str, int]:
+        """Sizes shown in logs and results (default ``{"n": data.n, "m": data.m}``)."""
+        return {"n": int(data.n), "m": int(data.m)}
+
+    def default_r0(self, size: int, data) -> float:
+        """The initial aggregation rate |K_0| / size used when the user gives none."""
+        raise NotImplementedError
 
     def min_clusters(self, data) -> int:
-        """Fewest clusters the initial partition may have (e.g. m for LAD)."""
+        """Fewest clusters the initial partition may have (default 1)."""
+        return 1
 
-    def initial_partition(self, data, n_clusters: int, rng, solve: SolveFn) -> Partition:
+    def initial_partition(self, data, n_clusters: int, rng: np.random.Generator,
+                          solve: SolveFn) -> Partition:
         """The initial partition with about ``n_clusters`` clusters."""
+        raise NotImplementedError
 
-    def aggregate(self, data, partition: Partition) -> Any:
-        """Aggregated data (centroids, weights = cluster sizes, label information)."""
+    def trivial_partition(self, data) -> Partition:
+        """Every element its own cluster: the direct solve of the original problem."""
+        n = self.size(data)
+        return Partition(np.arange(n, dtype=np.int64), np.ones(n, dtype=np.int64))
 
-    def build(self, aggregated) -> Any:
-        """A concrete Pyomo model of the aggregated problem (no solving)."""
+    # ------------------------------------------------------------------ one iteration
+    def aggregate(self, data, partition: Partition, previous: Iterate | None) -> Any:
+        """The aggregated data of ``partition``; ``previous`` is the last iteration (``None`` at
+        t = 1), for what can be reused or bounded from it."""
+        raise NotImplementedError
 
-    def lift(self, model, outcome: SolveOutcome, partition: Partition, aggregated, data) -> dict:
-        """The full-data solution from a solved aggregated model (public arrays plus any
-        private ``_``-prefixed arrays the later steps need)."""
+    def build(self, aggregated, form: str | None = None):
+        """A concrete Pyomo model of the aggregated problem; ``form`` names an alternative
+        formulation offered by :meth:`fallbacks` (``None``: the configured one)."""
+        raise NotImplementedError
 
-    def evaluate(self, data, solution: dict) -> float:
-        """The objective E of ``solution`` on the original data (vectorised, O(nm))."""
+    def rebuild(self, model, outcome: SolveOutcome, aggregated):
+        """After an optimal solve: a model to solve instead, or ``None`` (default) to keep this
+        one (e.g. a big-M model rebuilt with a larger M when its trial value is not verified)."""
+        return None
 
-    def split(self, partition: Partition, data, solution: dict) -> tuple[Partition | None, int]:
-        """``(new_partition, n_split)``, or ``(None, 0)`` when the paper's optimality condition
-        holds and nothing needs splitting."""
+    def fallbacks(self, solver: str) -> list[tuple[str, str | None]]:
+        """``(solver, form)`` pairs the run tries, in order, when an aggregated solve fails or a
+        size-limited licence refuses the model. Default: none."""
+        return []
 
-    def certify(
-        self,
-        data,
-        solution: dict,
-        *,
-        dual_solution: dict,
-        partition: Partition,
-        aggregated,
-        solve: SolveFn,
-        tol: float,
-        feasibility_tol: float,
-    ) -> Certificate:
-        """Check optimality of ``solution`` (the best E) on the original data (duals / KKT).
+    def on_nonoptimal(self, outcome: SolveOutcome) -> bool:
+        """Whether the incumbent of an aggregated solve that stopped early (time limit) is a
+        feasible point worth lifting and evaluating. Default ``False``."""
+        return False
 
-        ``dual_solution`` is the lifted solution of the iteration with the best lower bound, and
-        ``partition`` / ``aggregated`` are that iteration's: its duals give the certificate's bound.
+    def lift(self, model, outcome: SolveOutcome, partition: Partition, aggregated, data) -> Lifted:
+        """The solution of the original problem that the solved aggregated model gives."""
+        raise NotImplementedError
+
+    def lower_bound(self, outcome: SolveOutcome, partition: Partition, data) -> float | None:
+        """A bound on the optimum of the *original* problem proved by this solve, or ``None``.
+
+        The default is ``None``: nothing is assumed. A convex plug-in whose aggregated problem is
+        a relaxation returns the aggregated optimum (``outcome.bound``); a MIP plug-in the solver's
+        dual bound, never its incumbent.
         """
+        return None
 
-    def public_solution(self, solution: dict) -> dict:
-        """The arrays returned to users in ``AIDResult.solution``."""
+    def evaluate(self, data, lifted: Lifted) -> float:
+        """The objective E of the lifted solution on the original data (vectorised)."""
+        raise NotImplementedError
+
+    def split(self, partition: Partition, data, lifted: Lifted) -> Split:
+        """Split the clusters that violate the optimality condition."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ the end
+    def certify(self, data, best: Iterate, *, bound: Iterate, solve: SolveFn, tol: float,
+                feasibility_tol: float, history: list) -> Certificate:
+        """Check the best solution on the original data (duals / KKT, or the MIP bound).
+
+        ``best`` holds the lowest E; ``bound`` is the iteration with the best proven bound (its
+        duals give the certificate's bound); ``history`` the iteration records so far.
+        """
+        raise NotImplementedError
+
+    def final_termination(self, stop: Stop, certificate: Certificate | None,
+                          best: Iterate | None) -> Termination:
+        """The run's verdict. Default: ``certified_optimal`` only when the certificate passed;
+        a condition or gap stop without a passed certificate is ``gap_tolerance``; limits,
+        interruptions and failures keep their own reason."""
+        if certificate is not None and certificate.certified:
+            return Termination.CERTIFIED_OPTIMAL
+        if stop in (Stop.CONDITION, Stop.GAP):
+            return Termination.GAP_TOLERANCE if best is not None else Termination.SOLVER_FAILURE
+        return Termination(stop.value)
+
+    def public_solution(self, best: Iterate, certificate: Certificate | None) -> dict:
+        """The arrays returned in ``AIDResult.solution`` (default: the best lifted solution)."""
+        return dict(best.lifted.solution)
+
+
+def relative_gap(upper: float, lower: float | None) -> float:
+    """``max(0, upper - lower) / max(1, |upper|)`` (``inf`` when either is missing)."""
+    if lower is None or not math.isfinite(upper) or not math.isfinite(lower):
+        return math.inf
+    return max(0.0, upper - lower) / max(1.0, abs(upper))

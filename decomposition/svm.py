@@ -40,8 +40,9 @@ from aidopt.solvers import ProblemClass, SolverError, TimeLimitReached
 
 from .clustering import one_step_kmeans, sample_rows
 from .partition import Partition
+from .protocol import AIDProblem, Iterate, Lifted, Split
 
-__all__ = ["SVMProblem", "AggregatedSVM", "certificate", "hinge_certificate", "regularizer_value", "NORMS"]
+__all__ = ["SVMProblem", "AggregatedSVM", "SVMState", "certificate", "hinge_certificate", "regularizer_value", "NORMS"]
 
 SIGN_TOL = 1e-9
 NORMS = ("l2", "l1", "linf", "none")
@@ -68,7 +69,15 @@ def regularizer_value(w, norm: str) -> float:
     return 0.0
 
 
-class SVMProblem:
+@dataclass
+class SVMState:
+    """Margin slacks ``1 - y_i (w x_i + b)`` on the full data and the sign tolerance."""
+
+    slack: np.ndarray
+    eps: float
+
+
+class SVMProblem(AIDProblem):
     """Linear soft-margin SVM under AID.
 
     Parameters
@@ -81,18 +90,14 @@ class SVMProblem:
         Which form of the aggregated QP / LP is solved. ``"auto"`` takes the dual when the solver
         returns duals, else the primal: the 2-norm dual because HiGHS's QP solver fails on the
         primal of overlapping data; the LP duals because they have m + 1 rows instead of |K| + 2m
-        (HiGHS IPM: 2.3 s against 16.4 s on a 14,000 x 50 1-norm LP, docs/svm.md).
+        (docs/svm.md has the measurement).
     sample_size : int, optional
         Rows of the random sample whose SVM gives the initial hyperplane (default
         ``min(2000, max(10 m, 1000))``).
     """
 
-    name = "svm"
-    #: HiGHS: interior point without presolve for the LPs (as for LAD); the QP has one method
-    #: (active set) and must not be given "solver": "ipm" (HiGHS would drop the Hessian).
-    solver_defaults: dict = {}
-    #: solution arrays with one entry per data row
-    row_keys = ("alpha",)
+    needs_duals = True
+    per_element_keys = ("alpha",)
 
     def __init__(self, C: float = 1.0, norm: str = "l2", form: str = "auto",
                  sample_size: int | None = None):
@@ -112,13 +117,9 @@ class SVMProblem:
         self.requested_form = form
         self.form = "dual" if form == "auto" else form
         self.problem_class = ProblemClass.QP if norm == "l2" else ProblemClass.LP
-        self.needs_duals = True
-        self.solver_defaults = (
-            {} if norm == "l2" else {"highs": {"solver": "ipm", "presolve": "off"}}
-        )
         self.name = f"svm_{norm}" if norm != "none" else "svm_rlp"
 
-    # ----------------------------------------------------------------- protocol
+    # ----------------------------------------------------------------- contract
     def configure(self, solver_spec) -> None:
         has_duals = solver_spec is None or solver_spec.duals
         if self.requested_form == "auto":
@@ -130,18 +131,23 @@ class SVMProblem:
             )
         self.needs_duals = has_duals
 
-    @staticmethod
-    def default_r0(n: int, m: int) -> float:
-        """The paper's r0 for SVM: max(1.1 m / n, 0.0001)."""
-        return max(1.1 * m / n, 0.0001)
+    def solver_defaults(self, solver: str) -> dict:
+        """HiGHS: interior point without presolve for the LPs (as for LAD); the QP has one method
+        (active set) and must not be given ``"solver": "ipm"`` (HiGHS would drop the Hessian)."""
+        if solver == "highs" and self.norm != "l2":
+            return {"solver": "ipm", "presolve": "off"}
+        return {}
 
-    @staticmethod
-    def min_clusters(data) -> int:
+    def default_r0(self, size: int, data) -> float:
+        """The paper's r0 for SVM: max(1.1 m / n, 0.0001)."""
+        return max(1.1 * data.m / size, 0.0001)
+
+    def min_clusters(self, data) -> int:
         return 2
 
     def initial_partition(self, data, n_clusters, rng, solve) -> Partition:
         if n_clusters >= data.n:
-            return Partition(np.arange(data.n, dtype=np.int64), np.ones(data.n, dtype=np.int64))
+            return self.trivial_partition(data)
         size = self.sample_size or min(2000, max(10 * data.m, 1000))
         idx = sample_rows(data.n, size, rng)
         if len(np.unique(data.y[idx])) < 2:  # make sure both classes are in the sample
@@ -167,7 +173,7 @@ class SVMProblem:
             offset += k
         return Partition.from_labels(labels)
 
-    def aggregate(self, data, partition: Partition) -> AggregatedSVM:
+    def aggregate(self, data, partition: Partition, previous=None) -> AggregatedSVM:
         W, (Xbar, ybar) = partition.weighted_means(data.s, data.X, data.y)
         return AggregatedSVM(Xbar, np.sign(ybar), W)
 
@@ -180,7 +186,7 @@ class SVMProblem:
             aggregated.X, aggregated.y, aggregated.w, self.C, self.norm, form=form or self.form
         )
 
-    def lift(self, model, outcome, partition, aggregated, data) -> dict:
+    def lift(self, model, outcome, partition, aggregated, data) -> Lifted:
         w, b, alpha_bar = self._read(model, outcome)
         if w is None or b is None:
             raise SolverError("the dual SVM forms read (w, b) or b from duals; the solver gave none")
@@ -190,40 +196,42 @@ class SVMProblem:
         alpha = None
         if alpha_bar is not None:
             alpha = data.s * (alpha_bar / aggregated.w)[partition.labels]
-        return {"w": w, "b": b, "alpha": alpha, "_slack": slack, "_eps": eps}
+        return Lifted({"w": w, "b": b, "alpha": alpha}, SVMState(slack, eps))
 
-    def evaluate(self, data, solution) -> float:
-        hinge = np.maximum(solution["_slack"], 0.0)
-        return regularizer_value(solution["w"], self.norm) + self.C * float(data.s @ hinge)
+    def lower_bound(self, outcome, partition, data) -> float | None:
+        """The aggregated optimum: the aggregated SVM is a relaxation (paper, section 3.2)."""
+        return outcome.bound
 
-    def split(self, partition: Partition, data, solution) -> tuple[Partition | None, int]:
-        new, n_split = partition.split_mixed(solution["_slack"], solution["_eps"])
-        solution["_sign_condition"] = new is None
-        return new, n_split
+    def evaluate(self, data, lifted: Lifted) -> float:
+        hinge = np.maximum(lifted.state.slack, 0.0)
+        return regularizer_value(lifted.solution["w"], self.norm) + self.C * float(data.s @ hinge)
 
-    def certify(
-        self, data, solution, *, dual_solution, partition, aggregated, solve, tol,
-        feasibility_tol=1e-6,
-    ) -> Certificate:
-        alpha, method = dual_solution["alpha"], "solver_duals"
+    def split(self, partition: Partition, data, lifted: Lifted) -> Split:
+        return Split(*partition.split_mixed(lifted.state.slack, lifted.state.eps))
+
+    def certify(self, data, best: Iterate, *, bound: Iterate, solve, tol, feasibility_tol=1e-6,
+                history=()) -> Certificate:
+        alpha, method = bound.lifted.solution["alpha"], "solver_duals"
         if alpha is None:
-            alpha_bar, method = self._dual_without_duals(aggregated, solve)
-            alpha = data.s * (alpha_bar / aggregated.w)[partition.labels]
-            if solution.get("alpha") is None:  # the public alpha: the certificate's dual
-                solution["alpha"] = alpha
+            alpha_bar, method = self._dual_without_duals(bound.aggregated, solve)
+            alpha = data.s * (alpha_bar / bound.aggregated.w)[bound.partition.labels]
+        sol = best.lifted.solution
         return certificate(
-            data, solution["w"], solution["b"], alpha, C=self.C, norm=self.norm, tol=tol,
+            data, sol["w"], sol["b"], alpha, C=self.C, norm=self.norm, tol=tol,
             feasibility_tol=feasibility_tol, method=method,
-            sign_condition=dual_solution.get("_sign_condition"),
+            sign_condition=None if best.split is None else best.split.holds,
         )
 
-    @staticmethod
-    def public_solution(solution) -> dict:
-        return {"w": solution["w"], "b": solution["b"], "alpha": solution["alpha"]}
+    def public_solution(self, best: Iterate, certificate: Certificate | None) -> dict:
+        """The best (w, b); ``alpha`` from the certificate when the solver returned no duals."""
+        solution = dict(best.lifted.solution)
+        if solution["alpha"] is None and certificate is not None and certificate.dual_values:
+            solution["alpha"] = certificate.dual_values["alpha"]
+        return solution
 
     def fallbacks(self, solver: str) -> list[tuple[str, str | None]]:
-        """What the driver retries when an aggregated solve fails: the other form with the same
-        solver (if it returns duals), then the dual form with the other of HiGHS / Clarabel."""
+        """The other form with the same solver (if it returns duals), then the dual form with the
+        other of HiGHS / Clarabel."""
         other = "highs" if solver == "clarabel" else "clarabel"
         flip = "primal" if self.form == "dual" else "dual"
         spec = solvers.SOLVERS.get(solver)
@@ -248,21 +256,20 @@ class SVMProblem:
             method = "dual_qp"
         else:
             model = self.build(aggregated)
-            outcome = solvers.solve_model(
-                model, "highs", problem_class=self.problem_class, need_duals=True,
-                options={"solver": "ipm", "presolve": "off"},
-            )
+            outcome = solve(model, need_duals=True, solver="highs")
             method = "highs_duals"
+        if outcome.status == "time_limit":
+            raise TimeLimitReached("time limit reached in the certificate's dual solve")
         if not outcome.optimal:
             raise SolverError(f"solve for the certificate's duals failed: {outcome.status}")
         alpha_bar = self._read(model, outcome)[2]
         return alpha_bar, method
 
     @staticmethod
-    def mixed_clusters(partition: Partition, solution) -> np.ndarray:
+    def mixed_clusters(partition: Partition, lifted: Lifted) -> np.ndarray:
         """Boolean (K,): clusters with a row strictly inside the margin or beyond it
         (slack > eps) and a row strictly outside (slack < -eps)."""
-        return partition.mixed(solution["_slack"], solution["_eps"])
+        return partition.mixed(lifted.state.slack, lifted.state.eps)
 
 
 def certificate(
@@ -348,7 +355,7 @@ def hinge_certificate(
     (clipped) lifted ``alpha``; it adds its own residuals and names those that must be within
     ``feasibility_tol`` for the bound to hold.
     """
-    alpha = np.asarray(alpha, dtype=float)
+    alpha = given = np.asarray(alpha, dtype=float)
     xi = np.maximum(1.0 - data.y * f, 0.0)
     primal = regularizer + C * float(data.s @ xi)
     cap = C * data.s
@@ -375,4 +382,5 @@ def hinge_certificate(
         feasibility_tol=feasibility_tol,
         sign_condition=sign_condition,
         checked=checked,
+        dual_values={"alpha": given},
     )

@@ -134,30 +134,30 @@ def dermatology():
     return X, y
 
 
-def s3vm_instance(n: int = 200, m: int = 2, n_labelled: int = 10, seed: int = 0,
+def s3vm_instance(n: int = 200, m: int = 2, n_labeled: int = 10, seed: int = 0,
                   separation: float = 1.5, positive_share: float = 0.5):
-    """A seeded semi-supervised instance: two Gaussian classes, ``n_labelled`` labelled rows.
+    """A seeded semi-supervised instance: two Gaussian classes, ``n_labeled`` labeled rows.
 
     Class +1 has share ``positive_share``; rows are :math:`N(\\pm \\text{separation}/2, I)` in the
-    first coordinate and :math:`N(0, I)` elsewhere. At least one labelled row per class.
+    first coordinate and :math:`N(0, I)` elsewhere. At least one labeled row per class.
 
     Returns
     -------
     X : ndarray (n, m)
     y : ndarray (n,)
-        -1 / +1 on the labelled rows, 0 on the others.
+        -1 / +1 on the labeled rows, 0 on the others.
     truth : ndarray (n,)
         The true class of every row.
     """
-    if not (n > n_labelled >= 2 and m >= 1):
-        raise ValueError(f"need n > n_labelled >= 2 and m >= 1, got n={n}, n_labelled={n_labelled}, m={m}")
+    if not (n > n_labeled >= 2 and m >= 1):
+        raise ValueError(f"need n > n_labeled >= 2 and m >= 1, got n={n}, n_labeled={n_labeled}, m={m}")
     rng = np.random.default_rng(seed)
     truth = np.where(rng.random(n) < positive_share, 1.0, -1.0)
     truth[:2] = (-1.0, 1.0)
     X = rng.normal(size=(n, m))
     X[:, 0] += truth * separation / 2
     y = np.zeros(n)
-    rows = np.concatenate([[0, 1], rng.choice(np.arange(2, n), n_labelled - 2, replace=False)])
+    rows = np.concatenate([[0, 1], rng.choice(np.arange(2, n), n_labeled - 2, replace=False)])
     y[rows] = truth[rows]
     return X, y, truth
 
@@ -186,7 +186,7 @@ def ssl_benchmark(name: str, split: int = 0, labels: int = 10):
     X : ndarray (n, m)
         Dense (Text is stored sparse and densified: 1,500 x 11,960).
     y : ndarray (n,)
-        -1 / +1 on the split's labelled rows, 0 elsewhere.
+        -1 / +1 on the split's labeled rows, 0 elsewhere.
     truth : ndarray (n,)
         The true labels of all rows.
     """
@@ -211,7 +211,7 @@ def ssl_benchmark(name: str, split: int = 0, labels: int = 10):
     X = mat["X"]
     X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
     truth = np.asarray(mat["y"], dtype=float).reshape(-1)
-    labelled = np.asarray(splits["idxLabs"][split], dtype=np.int64).reshape(-1) - 1
+    labeled = np.asarray(splits["idxLabs"][split], dtype=np.int64).reshape(-1) - 1
     y = np.zeros(X.shape[0])
-    y[labelled] = truth[labelled]
+    y[labeled] = truth[labeled]
     return X, y, truth

@@ -1,14 +1,14 @@
 r"""Semi-supervised SVM (S3VM) as a mixed-integer program (Bennett & Demiriz 1999; Park & Klabjan
 2016, eq. 14 and its aggregated version eq. 15).
 
-Labelled rows (or label-pure clusters) :math:`k \in L` with labels :math:`y_k \in \{-1, +1\}` and
-weights :math:`c_k`; unlabelled rows (or clusters) :math:`k \in U` with weights :math:`c_k`
+Labeled rows (or label-pure clusters) :math:`k \in L` with labels :math:`y_k \in \{-1, +1\}` and
+weights :math:`c_k`; unlabeled rows (or clusters) :math:`k \in U` with weights :math:`c_k`
 (1 for the original data, the cluster size :math:`|C_k|` under AID; a balance cost multiplies the
-labelled weights). One binary :math:`d_k` per unlabelled row says on which side of the hyperplane
+labeled weights). One binary :math:`d_k` per unlabeled row says on which side of the hyperplane
 it is counted (:math:`d_k = 1`: class +1)::
 
     min   R(w) + M_l sum_{k in L} c[k] xi[k] + M_u sum_{k in U} c[k] eta[k]
-    s.t.  labelled[k]:  y[k] (w x[k] + b) + xi[k] >= 1                          k in L
+    s.t.  labeled[k]:  y[k] (w x[k] + b) + xi[k] >= 1                          k in L
           positive[k]:  (w x[k] + b) + eta[k] + bigM[k] (1 - d[k]) >= 1          k in U
           negative[k]: -(w x[k] + b) + eta[k] + bigM[k] d[k] >= 1                k in U
           balance:      sum_{k in U} c[k] (w x[k] + b) = ybar sum_{k in U} c[k]   (optional)
@@ -19,8 +19,8 @@ big-M only the row selected by :math:`d_k` can bind, so one slack :math:`\eta_k`
 with |U| fewer variables (the pip Gurobi licence counts them). With
 :math:`R(w) = \tfrac12\|w\|_2^2` (``regularizer="l2"``: an MIQP) or :math:`\|w\|_1`
 (``"l1"``: an MILP, Bennett & Demiriz's original; written with :math:`a_j \ge |w_j|`). The balance
-row (Park & Klabjan section 4.3) asks the mean decision value over the unlabelled rows to equal the
-mean labelled label ``ybar``; it is the same linear row on centroids as on the data.
+row (Park & Klabjan section 4.3) asks the mean decision value over the unlabeled rows to equal the
+mean labeled label ``ybar``; it is the same linear row on centroids as on the data.
 
 ``bigM[k]`` must bound :math:`1 + |w x_k + b|` at an optimum; :func:`aidopt.decomposition.s3vm.big_m`
 derives such a bound from the data (docs/s3vm.md). With a smaller value the model is a different
@@ -50,28 +50,28 @@ def _row_body(m, matrix: str, index_set, k, scale: float, extra_coefs, extra_var
 
 def _abstract() -> pyo.AbstractModel:
     model = pyo.AbstractModel(name="s3vm")
-    model.L = pyo.Set(ordered=True, doc="labelled rows (or label-pure clusters)")
-    model.U = pyo.Set(ordered=True, doc="unlabelled rows (or clusters)")
+    model.L = pyo.Set(ordered=True, doc="labeled rows (or label-pure clusters)")
+    model.U = pyo.Set(ordered=True, doc="unlabeled rows (or clusters)")
     model.J = pyo.Set(ordered=True, doc="features")
-    model.xl = pyo.Param(within=pyo.Any, doc="labelled rows, numpy array |L| x |J|")
-    model.xu = pyo.Param(within=pyo.Any, doc="unlabelled rows, numpy array |U| x |J|")
+    model.xl = pyo.Param(within=pyo.Any, doc="labeled rows, numpy array |L| x |J|")
+    model.xu = pyo.Param(within=pyo.Any, doc="unlabeled rows, numpy array |U| x |J|")
     model.y = pyo.Param(model.L, doc="label in {-1, +1}")
-    model.cl = pyo.Param(model.L, doc="labelled weight (cluster size x balance cost)")
-    model.cu = pyo.Param(model.U, doc="unlabelled weight (cluster size)")
-    model.Ml = pyo.Param(within=pyo.PositiveReals, doc="cost of a labelled hinge")
-    model.Mu = pyo.Param(within=pyo.NonNegativeReals, doc="cost of an unlabelled hinge")
+    model.cl = pyo.Param(model.L, doc="labeled weight (cluster size x balance cost)")
+    model.cu = pyo.Param(model.U, doc="unlabeled weight (cluster size)")
+    model.Ml = pyo.Param(within=pyo.PositiveReals, doc="cost of a labeled hinge")
+    model.Mu = pyo.Param(within=pyo.NonNegativeReals, doc="cost of an unlabeled hinge")
     model.bigM = pyo.Param(model.U, within=pyo.PositiveReals, doc="bound on 1 + |w x_k + b|")
     model.regularizer = pyo.Param(within=pyo.Any, doc="'l2' (1/2 ||w||^2) or 'l1' (||w||_1)")
-    model.ybar = pyo.Param(within=pyo.Any, doc="balance target (mean labelled label) or None")
+    model.ybar = pyo.Param(within=pyo.Any, doc="balance target (mean labeled label) or None")
 
     model.w = pyo.Var(model.J, doc="normal of the separating hyperplane")
     model.b = pyo.Var(doc="offset")
-    model.xi = pyo.Var(model.L, within=pyo.NonNegativeReals, doc="labelled hinge")
-    model.eta = pyo.Var(model.U, within=pyo.NonNegativeReals, doc="unlabelled hinge (side d)")
+    model.xi = pyo.Var(model.L, within=pyo.NonNegativeReals, doc="labeled hinge")
+    model.eta = pyo.Var(model.U, within=pyo.NonNegativeReals, doc="unlabeled hinge (side d)")
     model.d = pyo.Var(model.U, within=pyo.Binary, doc="1: counted in class +1")
     model.a = pyo.Var(model.J, within=pyo.NonNegativeReals, doc="|w_j| (l1 regularizer only)")
 
-    def labelled_rule(m, k):
+    def labeled_rule(m, k):
         return _row_body(m, "xl", m.L, k, float(m.y[k]), [1.0], [m.xi[k]]) >= 1.0
 
     def positive_rule(m, k):
@@ -101,10 +101,10 @@ def _abstract() -> pyo.AbstractModel:
             return pyo.Constraint.Skip
         return m.a[j] + m.w[j] >= 0.0
 
-    model.labelled = pyo.Constraint(model.L, rule=labelled_rule, doc="y_k (w x_k + b) + xi_k >= 1")
+    model.labeled = pyo.Constraint(model.L, rule=labeled_rule, doc="y_k (w x_k + b) + xi_k >= 1")
     model.positive = pyo.Constraint(model.U, rule=positive_rule, doc="w x_k + b + eta_k >= 1 if d_k = 1")
     model.negative = pyo.Constraint(model.U, rule=negative_rule, doc="-(w x_k + b) + eta_k >= 1 if d_k = 0")
-    model.balance = pyo.Constraint(rule=balance_rule, doc="mean unlabelled w x + b = mean labelled y")
+    model.balance = pyo.Constraint(rule=balance_rule, doc="mean unlabeled w x + b = mean labeled y")
     model.abs_upper = pyo.Constraint(model.J, rule=abs_upper_rule, doc="a_j >= w_j")
     model.abs_lower = pyo.Constraint(model.J, rule=abs_lower_rule, doc="a_j >= -w_j")
 
@@ -136,17 +136,17 @@ def create_instance(
     Parameters
     ----------
     Xl : ndarray (|L|, m)
-        Labelled rows or centroids.
+        Labeled rows or centroids.
     yl : ndarray (|L|,)
         Labels in {-1, +1}.
     cl : ndarray (|L|,)
-        Positive weights of the labelled rows (cluster sizes times any balance cost).
+        Positive weights of the labeled rows (cluster sizes times any balance cost).
     Xu : ndarray (|U|, m)
-        Unlabelled rows or centroids.
+        Unlabeled rows or centroids.
     cu : ndarray (|U|,)
         Positive weights (cluster sizes).
     Ml, Mu : float
-        Costs of the labelled and unlabelled hinges.
+        Costs of the labeled and unlabeled hinges.
     bigM : float or ndarray (|U|,)
         Bounds on ``1 + |w x_k + b|`` at an optimum (see :func:`aidopt.decomposition.s3vm.big_m`).
     regularizer : {"l2", "l1"}

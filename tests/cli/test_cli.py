@@ -87,7 +87,7 @@ def test_lad_outputs(capsys, tmp_path, csv_file):
     out_png = tmp_path / "out.png"
     models = tmp_path / "models"
     rc = main([
-        "lad", "--data", str(csv_file), "--target", "y", "--output", str(out_json),
+        "lad", "--data", str(csv_file), "--fit-intercept", "--target", "y", "--output", str(out_json),
         "--plot", str(out_png), "--write-models", str(models),
     ])
     out = capsys.readouterr().out
@@ -120,7 +120,7 @@ def test_lad_outputs(capsys, tmp_path, csv_file):
 
 def test_lad_no_aid(capsys, tmp_path, csv_file):
     out_json = tmp_path / "direct.json"
-    rc = main(["lad", "--data", str(csv_file), "--target", "y", "--no-aid", "--quiet",
+    rc = main(["lad", "--data", str(csv_file), "--fit-intercept", "--target", "y", "--no-aid", "--quiet",
                "--output", str(out_json)])
     out = capsys.readouterr().out
     assert rc == 0
@@ -134,9 +134,9 @@ def test_lad_no_aid(capsys, tmp_path, csv_file):
 
 def test_lad_aid_and_direct_agree(capsys, tmp_path, csv_file):
     a, d = tmp_path / "a.json", tmp_path / "d.json"
-    assert main(["lad", "--data", str(csv_file), "--target", "y", "--quiet",
+    assert main(["lad", "--data", str(csv_file), "--fit-intercept", "--target", "y", "--quiet",
                  "--output", str(a)]) == 0
-    assert main(["lad", "--data", str(csv_file), "--target", "y", "--quiet", "--no-aid",
+    assert main(["lad", "--data", str(csv_file), "--fit-intercept", "--target", "y", "--quiet", "--no-aid",
                  "--output", str(d)]) == 0
     capsys.readouterr()
     obj_a = json.loads(a.read_text())["objective"]
@@ -152,7 +152,7 @@ def test_lad_no_intercept_default_target(capsys, tmp_path):
     path = tmp_path / "d.csv"
     frame.to_csv(path, index=False)
     out_json = tmp_path / "o.json"
-    rc = main(["lad", "--data", str(path), "--no-intercept", "--quiet", "--output", str(out_json)])
+    rc = main(["lad", "--data", str(path), "--quiet", "--output", str(out_json)])
     capsys.readouterr()
     assert rc == 0
     result = json.loads(out_json.read_text())
@@ -162,7 +162,7 @@ def test_lad_no_intercept_default_target(capsys, tmp_path):
 
 def test_lad_solver_option_passthrough(capsys, tmp_path, csv_file):
     out_json = tmp_path / "o.json"
-    rc = main(["lad", "--data", str(csv_file), "--target", "y", "--quiet",
+    rc = main(["lad", "--data", str(csv_file), "--fit-intercept", "--target", "y", "--quiet",
                "--option", "solver=simplex", "--output", str(out_json)])
     capsys.readouterr()
     assert rc == 0
@@ -196,7 +196,7 @@ def test_lad_unsupported_file(capsys, tmp_path):
 
 
 def test_lad_unknown_target(capsys, csv_file):
-    rc = main(["lad", "--data", str(csv_file), "--target", "price"])
+    rc = main(["lad", "--data", str(csv_file), "--fit-intercept", "--target", "price"])
     _assert_clean_error(capsys, rc, "price")
 
 
@@ -234,7 +234,7 @@ def test_subprocess_console_script_lad(tmp_path, csv_file):
     exe = Path(sys.executable).parent / "aidopt"
     args = [str(exe)] if exe.exists() else [sys.executable, "-m", "aidopt.cli"]
     out_json = tmp_path / "out.json"
-    proc = _run([*args, "lad", "--data", str(csv_file), "--target", "y", "--quiet",
+    proc = _run([*args, "lad", "--data", str(csv_file), "--fit-intercept", "--target", "y", "--quiet",
                  "--output", str(out_json)], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "certified_optimal" in proc.stdout

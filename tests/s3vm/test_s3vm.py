@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 from aidopt.decomposition.partition import Partition
-from aidopt.decomposition.s3vm import S3VMProblem, big_m
+from aidopt.decomposition.protocol import Lifted
+from aidopt.decomposition.s3vm import S3VMProblem, S3VMState, big_m
 from aidopt.instances import s3vm_instance
 
 import aidopt
@@ -37,7 +38,7 @@ def s3vm_objective(X, y, w, b, Ml=5.0, Mu=1.0, regularizer="l2", cost=None):
 
 
 def small(seed, n=50):
-    X, y, _ = s3vm_instance(n=n, m=2, n_labelled=6, seed=seed, separation=3.0)
+    X, y, _ = s3vm_instance(n=n, m=2, n_labeled=6, seed=seed, separation=3.0)
     return X, y
 
 
@@ -45,7 +46,7 @@ def small(seed, n=50):
 @pytest.mark.parametrize("solver", MIQP_SOLVERS)
 @pytest.mark.parametrize("seed", range(4))
 def test_aid_to_termination_equals_direct_miqp(solver, seed):
-    X, y = small(seed)  # 44 unlabelled rows
+    X, y = small(seed)  # 44 unlabeled rows
     aid = aidopt.solve_s3vm(X, y, solver=solver, r0=0.1, log=False)
     direct = aidopt.solve_s3vm(X, y, solver=solver, aid=False, log=False)
     assert direct.termination is Termination.CERTIFIED_OPTIMAL
@@ -64,9 +65,9 @@ def test_aid_to_termination_equals_direct_miqp(solver, seed):
 @pytest.mark.parametrize("seed", range(3))
 def test_milp_highs_equals_scip_and_aid(seed):
     X, y = small(seed)
-    highs = aidopt.solve_s3vm(X, y, regularizer="l1", solver="highs", aid=False, log=False)
-    scip = aidopt.solve_s3vm(X, y, regularizer="l1", solver="scip", aid=False, log=False)
-    aid = aidopt.solve_s3vm(X, y, regularizer="l1", solver="highs", r0=0.1, log=False)
+    highs = aidopt.solve_s3vm(X, y, norm="l1", solver="highs", aid=False, log=False)
+    scip = aidopt.solve_s3vm(X, y, norm="l1", solver="scip", aid=False, log=False)
+    aid = aidopt.solve_s3vm(X, y, norm="l1", solver="highs", r0=0.1, log=False)
     assert highs.termination is scip.termination is Termination.CERTIFIED_OPTIMAL
     assert highs.objective == pytest.approx(scip.objective, rel=1e-5)
     assert aid.objective == pytest.approx(highs.objective, rel=1e-5)
@@ -77,13 +78,13 @@ def test_milp_highs_equals_scip_and_aid(seed):
 def test_highs_with_l2_names_gurobi_and_scip():
     X, y = small(0)
     with pytest.raises(aidopt.SolverCapabilityError) as err:
-        aidopt.solve_s3vm(X, y, solver="highs", regularizer="l2", log=False)
+        aidopt.solve_s3vm(X, y, solver="highs", norm="l2", log=False)
     assert "gurobi" in str(err.value) and "scip" in str(err.value) and "MIQP" in str(err.value)
 
 
 def test_aid_result_makes_no_bound_claim():
     X, y = small(1)
-    res = aidopt.solve_s3vm(X, y, regularizer="l1", solver="highs", max_iter=1, log=False)
+    res = aidopt.solve_s3vm(X, y, norm="l1", solver="highs", max_iter=1, log=False)
     assert res.termination is Termination.ITERATION_LIMIT
     assert res.lower_bound == -math.inf and res.gap == math.inf
     assert not res.certified
@@ -93,24 +94,25 @@ def test_aid_result_makes_no_bound_claim():
 
 
 # ------------------------------------------------------------------ the split step
-def test_unlabelled_split_uses_both_signs():
-    """One unlabelled cluster counted as +1 holding f = -2, 0.5, 3: the sign of f and the sign
+def test_unlabeled_split_uses_both_signs():
+    """One unlabeled cluster counted as +1 holding f = -2, 0.5, 3: the sign of f and the sign
     of 1 - f separate it into three parts (the fourth, f < 0 with 1 - f <= 0, is empty when the
-    cluster side is +1); a labelled cluster splits by its margin sign."""
+    cluster side is +1); a labeled cluster splits by its margin sign."""
     X = np.zeros((6, 1))
     y = np.array([1.0, 1.0, 0.0, 0.0, 0.0, -1.0])
     data = as_semisupervised_data(X, y)
     partition = Partition.from_labels([0, 0, 1, 1, 1, 2])
-    solution = {"decision": np.array([0.5, 2.0, -2.0, 0.5, 3.0, -1.0]),
-                "_side": np.array([0, 0, 1, 1, 1.0, 0]), "_eps": 1e-9}
-    new, n_split = S3VMProblem().split(partition, data, solution)
+    lifted = Lifted({"decision": np.array([0.5, 2.0, -2.0, 0.5, 3.0, -1.0])},
+                    S3VMState(side=np.array([0, 0, 1, 1, 1.0, 0]), eps=1e-9))
+    split = S3VMProblem().split(partition, data, lifted)
+    new, n_split = split.partition, split.n_split
     assert n_split == 2 and new.n_clusters == 6
     assert new.labels[0] != new.labels[1]
     assert len(set(new.labels[2:5].tolist())) == 3
 
 
 @pytest.mark.parametrize("solver", MIQP_SOLVERS)
-def test_a_real_run_splits_an_unlabelled_cluster_in_three(solver):
+def test_a_real_run_splits_an_unlabeled_cluster_in_three(solver):
     grew_by_more = False
     for seed in range(4):
         X, y = small(seed)
@@ -128,26 +130,26 @@ def _imbalanced(seed=3, n=60):
     return X, truth, rng
 
 
-def test_balance_constraint_pulls_the_unlabelled_mean_to_the_labelled_mean():
+def test_balance_constraint_pulls_the_unlabeled_mean_to_the_labeled_mean():
     X, truth, rng = _imbalanced()
     y = np.zeros_like(truth)
-    for sign in (-1.0, 1.0):  # three labelled rows per class: labelled mean 0
+    for sign in (-1.0, 1.0):  # three labeled rows per class: labeled mean 0
         y[rng.choice(np.flatnonzero(truth == sign), 3, replace=False)] = sign
-    free = aidopt.solve_s3vm(X, y, regularizer="l1", solver="highs", balance=None, aid=False, log=False)
-    bal = aidopt.solve_s3vm(X, y, regularizer="l1", solver="highs", balance="constraint", aid=False, log=False)
+    free = aidopt.solve_s3vm(X, y, norm="l1", solver="highs", balance=None, aid=False, log=False)
+    bal = aidopt.solve_s3vm(X, y, norm="l1", solver="highs", balance="constraint", aid=False, log=False)
     f_free, f_bal = free.solution["decision"][y == 0], bal.solution["decision"][y == 0]
     assert f_bal.mean() == pytest.approx(0.0, abs=1e-6)
     assert abs(f_bal.mean()) < abs(f_free.mean())
     assert abs((f_bal >= 0).mean() - 0.5) < abs((f_free >= 0).mean() - 0.5)
 
 
-def test_balance_cost_weights_the_minority_labelled_class_up():
+def test_balance_cost_weights_the_minority_labeled_class_up():
     X, truth, rng = _imbalanced(seed=5)
     y = np.zeros_like(truth)
     y[rng.choice(np.flatnonzero(truth == 1.0), 8, replace=False)] = 1.0
     y[rng.choice(np.flatnonzero(truth == -1.0), 2, replace=False)] = -1.0
-    X[y == -1.0] += np.array([1.5, 0.0])  # minority labelled rows pushed into the other class
-    kw = dict(regularizer="l1", solver="highs", aid=False, log=False, Mu=0.1)
+    X[y == -1.0] += np.array([1.5, 0.0])  # minority labeled rows pushed into the other class
+    kw = dict(norm="l1", solver="highs", aid=False, log=False, Mu=0.1)
     free = aidopt.solve_s3vm(X, y, balance=None, **kw)
     cost = aidopt.solve_s3vm(X, y, balance="cost", **kw)
 
@@ -168,8 +170,8 @@ def test_big_m_bounds_the_decision_values_at_the_optimum(regularizer, balance):
     if regularizer == "l2" and not (_have("gurobi") or _have("scip")):
         pytest.skip("no MIQP solver")
     X, y = small(2, n=40)
-    res = aidopt.solve_s3vm(X, y, regularizer=regularizer, balance=balance, aid=False, log=False)
-    problem = S3VMProblem(regularizer=regularizer, balance=balance)
+    res = aidopt.solve_s3vm(X, y, norm=regularizer, balance=balance, aid=False, log=False)
+    problem = S3VMProblem(norm=regularizer, balance=balance)
     data = as_semisupervised_data(X, y)
     agg = problem.aggregate(data, Partition(np.arange(data.n), np.ones(data.n, dtype=np.int64)))
     M = big_m(agg, problem.Ml, regularizer)
@@ -183,7 +185,7 @@ def test_big_m_bounds_the_decision_values_at_the_optimum(regularizer, balance):
 def test_a_trial_big_m_that_is_too_small_is_rebuilt():
     X, y = small(0, n=40)
     data = as_semisupervised_data(X, y)
-    problem = S3VMProblem(regularizer="l1")
+    problem = S3VMProblem(norm="l1")
     problem.configure(None)
     agg = problem.aggregate(data, Partition(np.arange(data.n), np.ones(data.n, dtype=np.int64)))
     model = problem.build(agg, upper=1e-3)  # big-M ~ 1: cuts the optimum off
@@ -193,7 +195,7 @@ def test_a_trial_big_m_that_is_too_small_is_rebuilt():
     assert again is not None
     out2 = solvers.solve_model(again, "highs", problem_class=problem.problem_class)
     assert problem.rebuild(again, out2, agg) is None
-    direct = aidopt.solve_s3vm(X, y, regularizer="l1", solver="highs", aid=False, log=False)
+    direct = aidopt.solve_s3vm(X, y, norm="l1", solver="highs", aid=False, log=False)
     assert out2.objective == pytest.approx(direct.objective, rel=1e-6)
     assert out.objective >= out2.objective - 1e-6  # the restricted model is never below
 
@@ -207,7 +209,7 @@ def test_l2_model_in_the_centroid_span_is_exact(monkeypatch):
     y[:3], y[3:6] = 1.0, -1.0
     X[y == 1.0, 0] += 2
     reduced = aidopt.solve_s3vm(X, y, solver="gurobi", aid=False, log=False)
-    monkeypatch.setattr(S3VMProblem, "_reduce", lambda self, agg: agg)
+    monkeypatch.setattr(S3VMProblem, "reduce", lambda self, agg: (None, None))
     full = aidopt.solve_s3vm(X, y, solver="gurobi", aid=False, log=False)
     assert reduced.objective == pytest.approx(full.objective, rel=1e-6)
     assert np.allclose(reduced.solution["w"], full.solution["w"], atol=1e-4)
@@ -217,8 +219,8 @@ def test_l2_model_in_the_centroid_span_is_exact(monkeypatch):
 @pytest.mark.parametrize(
     "labels, message",
     [
-        ([1.0, 1.0, 0.0, 0.0], "no labelled row of class -1"),
-        ([1.0, -1.0, 1.0, -1.0], "every row is labelled"),
+        ([1.0, 1.0, 0.0, 0.0], "no labeled row of class -1"),
+        ([1.0, -1.0, 1.0, -1.0], "every row is labeled"),
         ([1.0, -1.0, 2.0, 0.0], "labels must be -1 or \\+1"),
         ([1.0, -1.0, np.inf, 0.0], "labels must be -1 or \\+1"),
     ],
@@ -226,33 +228,33 @@ def test_l2_model_in_the_centroid_span_is_exact(monkeypatch):
 def test_bad_labels_fail_before_solving(labels, message):
     X = np.arange(8.0).reshape(4, 2)
     with pytest.raises(ValueError, match=message):
-        aidopt.solve_s3vm(X, np.array(labels), regularizer="l1", solver="highs", log=False)
+        aidopt.solve_s3vm(X, np.array(labels), norm="l1", solver="highs", log=False)
 
 
-def test_nan_marks_unlabelled_and_labeled_mask_overrides():
+def test_nan_marks_unlabeled_and_labeled_mask_overrides():
     X, y = small(0, n=30)
     y_nan = np.where(y == 0, np.nan, y)
-    a = aidopt.solve_s3vm(X, y, regularizer="l1", solver="highs", aid=False, log=False)
-    b = aidopt.solve_s3vm(X, y_nan, regularizer="l1", solver="highs", aid=False, log=False)
+    a = aidopt.solve_s3vm(X, y, norm="l1", solver="highs", aid=False, log=False)
+    b = aidopt.solve_s3vm(X, y_nan, norm="l1", solver="highs", aid=False, log=False)
     truth = np.where(y == 0, 1.0, y)
-    c = aidopt.solve_s3vm(X, truth, labeled=y != 0, regularizer="l1", solver="highs", aid=False, log=False)
+    c = aidopt.solve_s3vm(X, truth, labeled=y != 0, norm="l1", solver="highs", aid=False, log=False)
     assert a.objective == pytest.approx(b.objective, rel=1e-9) == pytest.approx(c.objective, rel=1e-9)
     with pytest.raises(ValueError, match="labeled must be a boolean"):
-        aidopt.solve_s3vm(X, truth, labeled=(y != 0).astype(int), regularizer="l1", solver="highs")
+        aidopt.solve_s3vm(X, truth, labeled=(y != 0).astype(int), norm="l1", solver="highs")
 
 
 @pytest.mark.parametrize("kwargs", [dict(Ml=0), dict(Mu=-1), dict(balance="both"),
-                                    dict(regularizer="l3"), dict(big_M=0.5)])
+                                    dict(norm="l3"), dict(big_M=0.5)])
 def test_bad_parameters(kwargs):
     X, y = small(0, n=20)
     with pytest.raises(ValueError):
-        aidopt.solve_s3vm(X, y, solver="highs", **{"regularizer": "l1", **kwargs})
+        aidopt.solve_s3vm(X, y, solver="highs", **{"norm": "l1", **kwargs})
 
 
 # ------------------------------------------------------------------ front doors
 def test_classifier_fit_predict_and_transduction():
-    X, y, truth = s3vm_instance(n=120, n_labelled=6, separation=4.0, seed=0)
-    clf = aidopt.S3VMClassifier(regularizer="l1").fit(X, y)
+    X, y, truth = s3vm_instance(n=120, n_labeled=6, separation=4.0, seed=0)
+    clf = aidopt.S3VMClassifier(norm="l1").fit(X, y)
     assert clf.transduction_.shape == (120,)
     assert clf.score(X[y != 0], y[y != 0]) >= 0.8
     assert (clf.transduction_ == truth).mean() > 0.9
@@ -265,18 +267,18 @@ def test_classifier_sklearn_clone_and_unfitted():
     pytest.importorskip("sklearn")
     from sklearn.base import clone
 
-    clf = aidopt.S3VMClassifier(Ml=3.0, regularizer="l1")
+    clf = aidopt.S3VMClassifier(Ml=3.0, norm="l1")
     assert clone(clf).get_params()["Ml"] == 3.0
     with pytest.raises(RuntimeError, match="not fitted"):
         clf.predict(np.zeros((2, 2)))
 
 
 def test_classifier_warns_when_stopped_at_a_limit():
-    X, y, _ = s3vm_instance(n=80, n_labelled=6, seed=1)
+    X, y, _ = s3vm_instance(n=80, n_labeled=6, seed=1)
     from aidopt.estimators import ConvergenceWarning
 
     with pytest.warns(ConvergenceWarning, match="iteration_limit"):
-        clf = aidopt.S3VMClassifier(regularizer="l1", max_iter=1).fit(X, y)
+        clf = aidopt.S3VMClassifier(norm="l1", max_iter=1).fit(X, y)
     assert clf.result_.termination is Termination.ITERATION_LIMIT
     assert len(clf.result_.history) == 1
 
@@ -284,18 +286,18 @@ def test_classifier_warns_when_stopped_at_a_limit():
 def test_cli_s3vm(tmp_path, capsys):
     from aidopt.cli import main
 
-    X, y, _ = s3vm_instance(n=60, n_labelled=6, separation=3.0, seed=2)
+    X, y, _ = s3vm_instance(n=60, n_labeled=6, separation=3.0, seed=2)
     path = tmp_path / "ssl.csv"
     lines = ["x0,x1,label"] + [f"{a},{b},{'' if t == 0 else int(t)}" for (a, b), t in zip(X, y, strict=True)]
     path.write_text("\n".join(lines) + "\n")
     out = tmp_path / "labels.txt"
-    code = main(["s3vm", "--data", str(path), "--regularizer", "l1", "--solver", "highs",
+    code = main(["s3vm", "--data", str(path), "--norm", "l1", "--solver", "highs",
                  "--transduction", str(out), "--quiet"])
     text = capsys.readouterr().out
     assert code == 0, text
     assert "prop5_optimal" in text and "Prop. 5" in text
     labels = np.loadtxt(out)
-    api = aidopt.solve_s3vm(X, y, regularizer="l1", solver="highs", log=False)
+    api = aidopt.solve_s3vm(X, y, norm="l1", solver="highs", log=False)
     assert np.array_equal(labels, api.solution["transduction"])
 
 
@@ -344,7 +346,7 @@ def test_bench_s3vm_cli(tmp_path, capsys):
 def test_time_limit_in_the_first_solve_keeps_the_incumbent():
     """Regression: a MIP stopped by the time limit in iteration 1 has no Prop. 5 record and no
     earlier iterate; the run must still end with its incumbent (or none), never crash."""
-    X, y, _ = s3vm_instance(n=400, m=3, n_labelled=10, seed=4)
+    X, y, _ = s3vm_instance(n=400, m=3, n_labeled=10, seed=4)
     res = aidopt.solve_s3vm(X, y, solver="scip", aid=False, time_limit=0.5, log=False,
                             raise_on_failure=False)
     assert res.termination in (Termination.TIME_LIMIT, Termination.CERTIFIED_OPTIMAL)

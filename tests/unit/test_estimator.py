@@ -28,7 +28,7 @@ def data():
 @pytest.fixture(scope="module")
 def fitted(data):
     X, y = data
-    return LADRegressor().fit(X, y)
+    return LADRegressor(fit_intercept=True).fit(X, y)
 
 
 def _sad(y, pred):
@@ -40,7 +40,7 @@ def _sad(y, pred):
 
 def test_fit_returns_self_and_recovers_coefficients(data):
     X, y = data
-    est = LADRegressor()
+    est = LADRegressor(fit_intercept=True)
     assert est.fit(X, y) is est
     assert est.coef_.shape == (COEF.size,)
     np.testing.assert_allclose(est.coef_, COEF, atol=0.02)
@@ -102,7 +102,7 @@ def test_fit_without_intercept(data):
 
 def test_direct_fit_same_objective(fitted, data):
     X, y = data
-    direct = LADRegressor(aid=False).fit(X, y)
+    direct = LADRegressor(fit_intercept=True, aid=False).fit(X, y)
     assert direct.result_.aid is False
     assert direct.result_.certified
     assert _sad(y, direct.predict(X)) == pytest.approx(_sad(y, fitted.predict(X)), rel=2e-6)
@@ -113,8 +113,8 @@ def test_integer_sample_weight_equals_repeated_rows():
     X = rng.normal(size=(300, 2))
     y = X @ [1.0, -1.0] + rng.standard_t(3, size=300)
     w = rng.integers(1, 4, size=300)
-    weighted = LADRegressor().fit(X, y, sample_weight=w)
-    repeated = LADRegressor().fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    weighted = LADRegressor(fit_intercept=True).fit(X, y, sample_weight=w)
+    repeated = LADRegressor(fit_intercept=True).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
     assert weighted.result_.certified and repeated.result_.certified
     assert weighted.result_.objective == pytest.approx(repeated.result_.objective, rel=1e-6)
     assert _sad(np.repeat(y, w), repeated.predict(np.repeat(X, w, axis=0))) == pytest.approx(
@@ -125,7 +125,7 @@ def test_integer_sample_weight_equals_repeated_rows():
 def test_dataframe_feature_names(data):
     X, y = data
     frame = pd.DataFrame(X, columns=["a", "b", "c"])
-    est = LADRegressor().fit(frame, pd.Series(y))
+    est = LADRegressor(fit_intercept=True).fit(frame, pd.Series(y))
     assert list(est.feature_names_in_) == ["a", "b", "c"]
     np.testing.assert_allclose(est.predict(frame), est.predict(X))
     assert est.result_.solution["feature_names"] == ["a", "b", "c", "intercept"]
@@ -134,14 +134,14 @@ def test_dataframe_feature_names(data):
 def test_refit_on_array_forgets_feature_names(data):
     """scikit-learn convention: a fit on data without column names removes feature_names_in_."""
     X, y = data
-    est = LADRegressor().fit(pd.DataFrame(X, columns=["a", "b", "c"]), y)
+    est = LADRegressor(fit_intercept=True).fit(pd.DataFrame(X, columns=["a", "b", "c"]), y)
     est.fit(X, y)
     assert not hasattr(est, "feature_names_in_")
 
 
 def test_refit_with_other_width(data):
     X, y = data
-    est = LADRegressor().fit(X, y)
+    est = LADRegressor(fit_intercept=True).fit(X, y)
     est.fit(X[:, :2], y)
     assert est.n_features_in_ == 2
     assert est.coef_.shape == (2,)
@@ -152,7 +152,7 @@ def test_refit_with_other_width(data):
 def test_iteration_limit_warns_convergence(data):
     X, y = data
     with pytest.warns(ConvergenceWarning, match="not certified"):
-        est = LADRegressor(max_iter=1).fit(X, y)
+        est = LADRegressor(fit_intercept=True, max_iter=1).fit(X, y)
     assert est.result_.termination == "iteration_limit"
     assert not est.result_.certified
     assert est.coef_.shape == (COEF.size,)  # best solution so far is kept
@@ -162,7 +162,7 @@ def test_certified_fit_emits_no_warning(data):
     X, y = data
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a ConvergenceWarning would fail the test
-        est = LADRegressor().fit(X[:400], y[:400])
+        est = LADRegressor(fit_intercept=True).fit(X[:400], y[:400])
     assert est.result_.certified
 
 
@@ -172,7 +172,7 @@ def test_certified_fit_emits_no_warning(data):
 def test_predict_before_fit_raises(data):
     X, _ = data
     with pytest.raises((RuntimeError, ValueError, AttributeError), match="fit"):
-        LADRegressor().predict(X)
+        LADRegressor(fit_intercept=True).predict(X)
 
 
 @pytest.mark.parametrize("n_cols", [2, 4])
@@ -198,7 +198,7 @@ def test_predict_nan_raises(fitted, data):
 
 def test_fit_invalid_input_raises(data):
     X, y = data
-    est = LADRegressor()
+    est = LADRegressor(fit_intercept=True)
     with pytest.raises(ValueError, match="rows"):
         est.fit(X, y[:-1])
     with pytest.raises(TypeError, match="city"):
@@ -210,23 +210,27 @@ def test_fit_invalid_input_raises(data):
 
 
 def test_get_params_defaults():
+    """The estimator's parameters are its own plus the common options, with the API's defaults
+    (one definition: RunConfig) except log=False; fit_intercept as in solve_lad and the CLI."""
+    import dataclasses
+    import inspect
+
+    from aidopt.decomposition import RunConfig
+
+    from aidopt.api import solve_lad
+
     params = LADRegressor().get_params()
-    assert params == {
-        "fit_intercept": True,
-        "aid": True,
-        "solver": "highs",
-        "tol": 1e-6,
-        "max_iter": None,
-        "time_limit": None,
-        "r0": None,
-        "seed": 0,
-        "solver_options": None,
-        "log": False,
-    }
+    common = {f.name: (None if f.name == "solver_options" else f.default)
+              for f in dataclasses.fields(RunConfig)}
+    assert params == {"fit_intercept": False, "form": "auto", **common, "log": False}
+    api = inspect.signature(solve_lad).parameters
+    assert api["fit_intercept"].default is params["fit_intercept"] is False
+    for name in common:
+        assert name in api, name
 
 
 def test_set_params_roundtrip():
-    est = LADRegressor()
+    est = LADRegressor(fit_intercept=True)
     assert est.set_params(tol=1e-5, fit_intercept=False, max_iter=7) is est
     params = est.get_params()
     assert (params["tol"], params["fit_intercept"], params["max_iter"]) == (1e-5, False, 7)
@@ -236,12 +240,12 @@ def test_set_params_roundtrip():
 
 def test_set_params_unknown_raises():
     with pytest.raises(ValueError, match="invalid parameter 'alpha'"):
-        LADRegressor().set_params(alpha=1.0)
+        LADRegressor(fit_intercept=True).set_params(alpha=1.0)
 
 
 def test_set_params_changes_fit(data):
     X, y = data
-    est = LADRegressor().set_params(fit_intercept=False)
+    est = LADRegressor(fit_intercept=True).set_params(fit_intercept=False)
     est.fit(X, y)
     assert est.intercept_ == 0.0
     assert est.result_.m == COEF.size
@@ -268,7 +272,7 @@ def test_sklearn_pipeline_fit_predict(data):
     from sklearn.preprocessing import StandardScaler
 
     X, y = data
-    pipe = make_pipeline(StandardScaler(), LADRegressor()).fit(X[:600], y[:600])
+    pipe = make_pipeline(StandardScaler(), LADRegressor(fit_intercept=True)).fit(X[:600], y[:600])
     est = pipe[-1]
     assert est.result_.certified
     pred = pipe.predict(X[600:700])
@@ -281,7 +285,7 @@ def test_sklearn_check_is_fitted(data):
     from sklearn.exceptions import NotFittedError
 
     X, y = data
-    est = LADRegressor()
+    est = LADRegressor(fit_intercept=True)
     with pytest.raises(NotFittedError):
         validation.check_is_fitted(est)
     est.fit(X[:300], y[:300])
@@ -296,7 +300,7 @@ def test_objective_matches_sklearn_quantile_regressor(seed):
     X = rng.normal(size=(n, 4))
     # heavy-tailed noise: LAD and least squares differ, so this is a real comparison
     y = 0.3 + X @ [1.0, 0.0, -2.0, 0.7] + rng.standard_t(2, size=n)
-    ours = LADRegressor().fit(X, y)
+    ours = LADRegressor(fit_intercept=True).fit(X, y)
     ref = linear_model.QuantileRegressor(quantile=0.5, alpha=0, solver="highs").fit(X, y)
     ours_sad = _sad(y, ours.predict(X))
     ref_sad = _sad(y, ref.predict(X))
@@ -314,7 +318,7 @@ def test_weighted_objective_matches_sklearn_quantile_regressor():
     X = rng.normal(size=(n, 2))
     y = X @ [1.0, -1.0] + rng.laplace(size=n)
     w = rng.uniform(0.1, 3.0, size=n)
-    ours = LADRegressor().fit(X, y, sample_weight=w)
+    ours = LADRegressor(fit_intercept=True).fit(X, y, sample_weight=w)
     ref = linear_model.QuantileRegressor(quantile=0.5, alpha=0, solver="highs").fit(
         X, y, sample_weight=w
     )

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
-from aidopt.decomposition import LADProblem, Partition
+from aidopt.decomposition import LADProblem, Lifted, Partition
 from aidopt.decomposition.clustering import one_step_kmeans
+from aidopt.decomposition.lad import LADState
 
 
 def test_from_labels_renumbers_and_counts():
@@ -47,24 +50,26 @@ def test_refine_validates():
 def test_lad_split_rule_and_sign_tolerance():
     p = Partition.from_labels(np.array([0, 0, 0, 1, 1, 2, 2]))
     r = np.array([1.0, -1.0, 2.0, 1.0, 1e-12, -3.0, 0.0])
-    sol = {"_residual": r, "_eps": 1e-9}
-    mixed = LADProblem.mixed_clusters(p, sol)
+    lifted = Lifted({}, LADState(None, r, 1e-9))
+    mixed = LADProblem.mixed_clusters(p, lifted)
     assert mixed.tolist() == [True, False, False]  # 1e-12 and 0 count as zero
-    q, n_split = LADProblem().split(p, None, sol)
-    assert n_split == 1 and q.n_clusters == 4
-    assert sol["_sign_condition"] is False
+    split = LADProblem().split(p, None, lifted)
+    assert split.n_split == 1 and split.partition.n_clusters == 4 and not split.holds
     # positive residuals of cluster 0 go together, the rest stay
+    q = split.partition
     assert q.labels[0] == q.labels[2] != q.labels[1]
-    pure = {"_residual": np.abs(r), "_eps": 1e-9}
-    q, n_split = LADProblem().split(p, None, pure)
-    assert q is None and n_split == 0 and pure["_sign_condition"] is True
+    split = LADProblem().split(p, None, Lifted({}, LADState(None, np.abs(r), 1e-9)))
+    assert split.partition is None and split.n_split == 0 and split.holds
 
 
 def test_default_r0_is_the_papers():
-    assert LADProblem.default_r0(10_000, 10) == pytest.approx(0.005)
-    assert LADProblem.default_r0(1000, 10) == pytest.approx(0.02)
-    assert LADProblem.default_r0(10_000_000, 100) == pytest.approx(0.0005)
-    assert LADProblem.default_r0(1_000_000, 800) == pytest.approx(0.0024)
+    def r0(n, m):
+        return LADProblem().default_r0(n, SimpleNamespace(n=n, m=m))
+
+    assert r0(10_000, 10) == pytest.approx(0.005)
+    assert r0(1000, 10) == pytest.approx(0.02)
+    assert r0(10_000_000, 100) == pytest.approx(0.0005)
+    assert r0(1_000_000, 800) == pytest.approx(0.0024)
 
 
 def test_one_step_kmeans_is_seeded_and_groups_nearby_points():

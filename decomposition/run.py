@@ -1,0 +1,582 @@
+"""The run framework shared by every iterative algorithm (AID, and sequences of LPs to come).
+
+An algorithm writes only its own loop; a :class:`Run` gives it everything else:
+
+* **configuration**: :class:`RunConfig`, the one definition of the common keywords of every
+  ``solve_*`` function, estimator and CLI command (each field carries its help text and CLI flag;
+  :func:`common_options` documents and checks them, :func:`add_arguments` makes the CLI flags);
+* **limits**: wall-clock time (:meth:`Run.remaining` is passed to every solve), iterations, and
+  Ctrl-C (:meth:`Run.guard` turns it into an ``interrupted`` stop with the best solution so far);
+* **solver calls**: :meth:`Run.solve` (configured solver, options, time left, LP/MPS writing),
+  :meth:`Run.solve_with_fallbacks` (a plug-in's fallbacks on failure or licence refusal) and
+  :meth:`Run.persistent` (a warm-start handle for sequences of related models);
+* **failure handling**: :meth:`Run.failure` raises or returns an honest stop reason;
+* **timing and the log**: :meth:`Run.timed` accumulates seconds by step; :meth:`Run.header` /
+  :meth:`Run.row` print a gdpopt-style iteration table; :meth:`Run.result` assembles the
+  :class:`~aidopt.results.AIDResult` and prints the termination block;
+* **memory hygiene**: :func:`pause_gc` while a model is built and solved, :func:`release` to free
+  a solved Pyomo model at once.
+
+Nothing here knows a problem by name. Pyomo's gdpopt ``_GDPoptAlgorithm`` is the model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import difflib
+import gc
+import inspect
+import logging
+import math
+import numbers
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from aidopt import solvers
+from aidopt.results import AIDResult, Certificate, IterationRecord, Termination
+
+logger = logging.getLogger("aidopt.run")
+
+__all__ = ["RunConfig", "AIDConfig", "Run", "common_options", "add_arguments", "config_from_args",
+           "pause_gc", "release"]
+
+
+def _opt(default, help: str, *, flag: str | None = None, cli_type=None, cli: bool = True,
+         default_factory=None):
+    """A :class:`RunConfig` field with its documentation and CLI flag."""
+    meta = {"help": help, "flag": flag, "cli_type": cli_type, "cli": cli}
+    if default_factory is not None:
+        return field(default_factory=default_factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass
+class RunConfig:
+    """The common options of every ``solve_*`` call, estimator and CLI command.
+
+    This class is their only definition: the API documents its keywords from it
+    (:func:`common_options`), the estimators take their parameters from it, and the CLI builds its
+    flags from it (:func:`add_arguments`), so the three cannot drift. Values are validated when
+    the object is made.
+    """
+
+    solver: str | None = _opt(
+        None, "Solver name: highs, clarabel, gurobi, scip, cplex, xpress or any Pyomo solver "
+        "(None: the problem's default, see `aidopt solvers`).")
+    aid: bool = _opt(True, "Solve by Aggregate and Iterative Disaggregate; False solves the full "
+                     "model directly (same certificate).", flag="--no-aid")
+    tol: float = _opt(1e-6, "Relative duality gap (E - bound) / max(1, |E|) accepted as optimal.")
+    feasibility_tol: float = _opt(1e-6, "Tolerance on the certificate's scaled dual residuals.")
+    max_iter: int | None = _opt(None, "Iteration limit (None: no limit).")
+    time_limit: float | None = _opt(None, "Wall-clock limit for the whole run in seconds; the time "
+                                    "left is passed to every solve.")
+    r0: float | None = _opt(None, "Initial aggregation rate |K_0| / n (None: the paper's rule "
+                            "for the problem).")
+    seed: int = _opt(0, "Seed of every random choice (samples, k-means centres).")
+    write_models: str | None = _opt(None, "Directory to write every solved model into as .lp and "
+                                    ".mps.", flag="--write-models")
+    log: bool = _opt(True, "Print the iteration table and the termination block.", flag="--quiet")
+    solver_options: dict = _opt(None, "Options passed through untouched to the solver "
+                                "(CLI: --option KEY=VALUE, repeatable).", flag="--option",
+                                default_factory=dict)
+    threads: int | None = _opt(None, "Solver threads (None: the solver's default).")
+    tee: bool = _opt(False, "Show the solver's own log.")
+    raise_on_failure: bool = _opt(True, "Raise SolverError when a solve fails; False returns the "
+                                  "best solution so far with termination 'solver_failure'.",
+                                  cli=False)
+    fallback: bool = _opt(True, "When an aggregated solve fails or a licence refuses its size, "
+                          "retry with the problem's fallbacks (another form or solver).",
+                          flag="--no-fallback")
+
+    def __post_init__(self):
+        if self.solver is not None and (not isinstance(self.solver, str) or not self.solver):
+            raise TypeError(f"solver must be a solver name, got {self.solver!r}")
+        for name in ("aid", "log", "tee", "raise_on_failure", "fallback"):
+            if not isinstance(getattr(self, name), bool | np.bool_):
+                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        for name in ("tol", "feasibility_tol"):
+            val = getattr(self, name)
+            if not (_real(val) and math.isfinite(val) and 0 <= val < 1):
+                raise ValueError(f"{name} must be a number in [0, 1), got {val!r}")
+        if self.max_iter is not None and not (_integer(self.max_iter) and self.max_iter >= 1):
+            raise ValueError(f"max_iter must be a positive integer or None, got {self.max_iter!r}")
+        if self.time_limit is not None and not (_real(self.time_limit) and self.time_limit > 0):
+            raise ValueError(f"time_limit must be positive seconds or None, got {self.time_limit!r}")
+        if self.r0 is not None and not (_real(self.r0) and 0 < self.r0 <= 1):
+            raise ValueError(f"r0 must be in (0, 1], got {self.r0!r}")
+        if not _integer(self.seed):
+            raise TypeError(f"seed must be an integer, got {self.seed!r}")
+        if self.threads is not None and not (_integer(self.threads) and self.threads >= 1):
+            raise ValueError(f"threads must be a positive integer or None, got {self.threads!r}")
+        if self.solver_options is None:
+            self.solver_options = {}
+        if not isinstance(self.solver_options, dict):
+            raise TypeError(f"solver_options must be a dict, got {self.solver_options!r}")
+        self.solver_options = dict(self.solver_options)
+        if self.write_models is not None:
+            self.write_models = str(self.write_models)
+            path = Path(self.write_models)
+            if path.exists() and not path.is_dir():
+                raise ValueError(f"write_models: {path} exists and is not a directory")
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
+
+    @classmethod
+    def from_kwargs(cls, kwargs: dict, *, caller: str = "this function", **defaults) -> RunConfig:
+        """Build from keyword arguments; unknown names raise ``TypeError`` with a suggestion.
+
+        ``defaults`` are the caller's own defaults for fields the user did not give (e.g. a
+        problem's default solver).
+        """
+        names = cls.names()
+        unknown = [k for k in kwargs if k not in names]
+        if unknown:
+            hints = []
+            for key in unknown:
+                close = difflib.get_close_matches(key, names, n=1)
+                hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+            raise TypeError(f"{caller}() got unexpected keyword argument(s) {', '.join(hints)}; "
+                            f"common options are: {', '.join(names)}")
+        values = {**defaults, **{k: v for k, v in kwargs.items()}}
+        for key, val in defaults.items():  # an explicit None means "the default" as well
+            if values.get(key) is None:
+                values[key] = val
+        return cls(**values)
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+#: the previous name of :class:`RunConfig`
+AIDConfig = RunConfig
+
+
+def _real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _integer(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+# --------------------------------------------------------------------------- one definition
+
+
+def _numpydoc_lines() -> list[str]:
+    lines = []
+    for f in dataclasses.fields(RunConfig):
+        default = "{}" if f.name == "solver_options" else repr(f.default)
+        lines.append(f"{f.name} : default {default}")
+        lines.append(f"    {f.metadata['help']}")
+    return lines
+
+
+def common_options(*, exclude: tuple[str, ...] = (), **defaults):
+    """Decorator for a ``solve_*(..., **options)`` function: documents the common options in its
+    docstring and signature (from :class:`RunConfig`), so help() and IDEs show them.
+
+    ``defaults`` overrides a field's default for this function (shown in its signature).
+    The function itself builds its config with :meth:`RunConfig.from_kwargs`.
+    """
+
+    def wrap(func):
+        sig = inspect.signature(func)
+        params = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        for f in dataclasses.fields(RunConfig):
+            if f.name in exclude:
+                continue
+            default = defaults.get(f.name, {} if f.name == "solver_options" else f.default)
+            params.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default))
+        func.__signature__ = sig.replace(parameters=params)
+        doc = inspect.cleandoc(func.__doc__ or "")
+        block = "\n".join(["", "Common options (one definition for the API, estimators and CLI)",
+                           "-" * 63, *_numpydoc_lines()])
+        marker = "\nReturns\n-------"
+        func.__doc__ = doc.replace(marker, block + "\n" + marker, 1) if marker in doc else doc + block
+        return func
+
+    return wrap
+
+
+def add_arguments(parser, *, defaults: dict | None = None, exclude: tuple[str, ...] = ()) -> None:
+    """Add one CLI flag per :class:`RunConfig` field (``--time-limit``, ``--no-aid``, ...)."""
+    defaults = defaults or {}
+    group = parser.add_argument_group("common options")
+    for f in dataclasses.fields(RunConfig):
+        if not f.metadata["cli"] or f.name in exclude:
+            continue
+        flag = f.metadata["flag"] or "--" + f.name.replace("_", "-")
+        default = defaults.get(f.name, None if f.name == "solver_options" else f.default)
+        help_text = f.metadata["help"]
+        if f.type in ("bool",) or isinstance(f.default, bool):
+            negated = flag.startswith("--no-") or flag == "--quiet"
+            group.add_argument(flag, dest=f.name, action="store_false" if negated else "store_true",
+                               default=default, help=help_text)
+        elif f.name == "solver_options":
+            group.add_argument(flag, dest=f.name, action="append", default=[], metavar="KEY=VALUE",
+                               help=help_text)
+        else:
+            kind = {"tol": float, "feasibility_tol": float, "time_limit": float, "r0": float,
+                    "max_iter": int, "seed": int, "threads": int}.get(f.name, str)
+            group.add_argument(flag, dest=f.name, type=kind, default=default,
+                               help=f"{help_text} (default: {default})")
+
+
+def config_from_args(args) -> dict:
+    """The common options parsed by :func:`add_arguments`, as keyword arguments."""
+    out = {}
+    for f in dataclasses.fields(RunConfig):
+        if not f.metadata["cli"] or not hasattr(args, f.name):
+            continue
+        val = getattr(args, f.name)
+        if f.name == "solver_options":
+            val = _key_values(val)
+        out[f.name] = val
+    return out
+
+
+def _key_values(pairs: list[str]) -> dict:
+    out = {}
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise ValueError(f"--option expects KEY=VALUE, got {pair!r}")
+        key, val = pair.split("=", 1)
+        for cast in (int, float):
+            try:
+                val = cast(val)
+                break
+            except ValueError:
+                continue
+        out[key] = val
+    return out
+
+
+# --------------------------------------------------------------------------- memory hygiene
+
+
+@contextlib.contextmanager
+def pause_gc():
+    """No automatic garbage collection while a Pyomo model is built and solved.
+
+    A model is millions of small container objects: the cyclic collector would traverse them again
+    and again while they are created. Loops free each model with :func:`release` instead.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def release(model) -> None:
+    """Free a solved Pyomo model now, by reference counting.
+
+    A Pyomo block and its components form reference cycles, so a dropped model waits for a full
+    cyclic collection, which in a loop meant one model more held per iteration (10.1 GB peak at
+    n = 10^6, m = 100, against 3.8 GB when each model is freed) or a 1 s collection per iteration.
+    Deleting the components first lets reference counting free the expressions at once.
+    """
+    if model is None:
+        return
+    for component in list(model.component_objects(descend_into=False)):
+        model.del_component(component)
+
+
+# --------------------------------------------------------------------------- the run
+
+
+@dataclass
+class Column:
+    """One column of the iteration table: header, width and format of its values."""
+
+    name: str
+    width: int
+    fmt: str
+
+
+class Run:
+    """One run of an iterative algorithm: clock, solver calls, limits, log and result.
+
+    Parameters
+    ----------
+    name : str
+        Problem name for logs and the result.
+    problem_class : ProblemClass
+        Checked against the configured solver at once (before anything is built).
+    config : RunConfig
+    defaults : callable, optional
+        ``solver -> dict`` of problem-specific solver options (user options override them).
+    dimensions : dict of str to int
+        Problem sizes for the log and the result.
+    """
+
+    def __init__(self, name: str, problem_class, config: RunConfig, *, defaults=None,
+                 dimensions: dict | None = None, mode: str = ""):
+        if config.solver is None:
+            raise ValueError("RunConfig.solver must be set before a run starts")
+        self.name = name
+        self.problem_class = problem_class
+        self.config = config
+        self.dimensions = dict(dimensions or {})
+        self.mode = mode
+        self.start = time.perf_counter()
+        self._defaults = defaults or (lambda solver: {})
+        self.spec = solvers.check_solver(config.solver, problem_class)
+        self.n_models = 0
+        self.notes: list[str] = []
+        self.seconds: dict[str, float] = {}
+        self.columns: list[Column] = []
+        if config.write_models is not None:
+            Path(config.write_models).mkdir(parents=True, exist_ok=True)
+
+    # ------------------------------------------------------------ clock and limits
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def remaining(self) -> float | None:
+        if self.config.time_limit is None:
+            return None
+        return self.config.time_limit - self.elapsed()
+
+    def time_up(self) -> bool:
+        return self.config.time_limit is not None and self.elapsed() >= self.config.time_limit
+
+    @contextlib.contextmanager
+    def timed(self, step: str):
+        """Add the seconds spent in the block to ``self.seconds[step]`` (the current iteration)."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[step] = self.seconds.get(step, 0.0) + time.perf_counter() - t0
+
+    def take_seconds(self) -> dict[str, float]:
+        """The step times since the last call, rounded for the history, and start afresh."""
+        out = {k: round(v, 6) for k, v in self.seconds.items()}
+        self.seconds = {}
+        return out
+
+    # ------------------------------------------------------------ solving
+    def options_for(self, solver: str) -> dict:
+        """Problem defaults for ``solver`` with the user's options on top (configured solver only)."""
+        user = self.config.solver_options if solver == self.config.solver else {}
+        return {**self._defaults(solver), **user}
+
+    def solve(self, model, need_duals: bool = False, solver: str | None = None,
+              problem_class=None) -> solvers.SolveOutcome:
+        """Solve ``model`` with the configured (or given) solver, the time left and the options;
+        write it first when ``write_models`` is set."""
+        self.write(model)
+        solver = solver or self.config.solver
+        return solvers.solve_model(
+            model, solver, problem_class=problem_class or self.problem_class,
+            need_duals=need_duals, time_limit=self.remaining(), threads=self.config.threads,
+            tee=self.config.tee, options=self.options_for(solver),
+        )
+
+    def persistent(self, model, solver: str | None = None, problem_class=None):
+        """A warm-start handle on ``model`` (see :func:`aidopt.solvers.persistent`); its solves
+        get the run's time left and the model is written before each solve."""
+        solver = solver or self.config.solver
+        handle = solvers.persistent(
+            model, solver=solver, problem_class=problem_class or self.problem_class,
+            options=self.options_for(solver), threads=self.config.threads, tee=self.config.tee,
+        )
+        return _RunHandle(self, handle, model)
+
+    def solve_with_fallbacks(self, build, *, need_duals: bool, fallbacks, rebuild=None,
+                             aggregated=None):
+        """Build and solve one model; on failure or licence refusal try ``fallbacks``.
+
+        Parameters
+        ----------
+        build : callable
+            ``build(form) -> model`` (``form=None``: the configured formulation).
+        fallbacks : list of (solver, form)
+            Tried in order when the first solve fails (not when it stops at the time limit) or a
+            size-limited licence refuses the model; each retry is logged and noted in the result.
+        rebuild : callable, optional
+            ``rebuild(model, outcome) -> model or None``, asked after each optimal solve.
+
+        Returns
+        -------
+        (model, outcome)
+        """
+        with self.timed("build"):
+            model = build(None)
+        try:
+            model, outcome = self._solve_checked(model, need_duals, None, rebuild)
+        except solvers.SolverCapabilityError as exc:  # e.g. a size-limited licence refused it
+            if not (self.config.fallback and fallbacks):
+                raise
+            outcome = solvers.SolveOutcome(
+                solvers.SolveStatus.LICENCE_LIMIT, None, None, False, self.config.solver, "",
+                0.0, _short(exc))
+        if (outcome.optimal or outcome.status in ("time_limit", "interrupted")
+                or not self.config.fallback):
+            return model, outcome
+        for solver, form in fallbacks:
+            if solvers.availability(solver) not in ("full", "limited"):
+                continue
+            failed = f"{outcome.solver} returned {outcome.status} ({outcome.message})"
+            release(model)
+            with self.timed("build"):
+                model = build(form)
+            try:
+                model, outcome = self._solve_checked(model, True, solver, rebuild)
+            except solvers.SolverError as exc:
+                logger.warning("retry with %s failed: %s", solver, exc)
+                continue
+            self.note(f"{failed}; retried with {solver}" + (f" ({form} form)" if form else "")
+                      + f": {outcome.status}")
+            if outcome.optimal:
+                break
+        return model, outcome
+
+    def _solve_checked(self, model, need_duals, solver, rebuild):
+        with self.timed("solve"):
+            outcome = self.solve(model, need_duals=need_duals, solver=solver)
+        if outcome.optimal and rebuild is not None:
+            again = rebuild(model, outcome)
+            if again is not None:
+                logger.debug("the plug-in rebuilt the model after the solve; solving again")
+                release(model)
+                model = again
+                with self.timed("solve"):
+                    outcome = self.solve(model, need_duals=need_duals, solver=solver)
+        return model, outcome
+
+    def write(self, model) -> None:
+        """Write ``model`` as LP and MPS with readable names when ``write_models`` is set."""
+        if self.config.write_models is None:
+            return
+        self.n_models += 1
+        stem = Path(self.config.write_models) / f"{self.n_models:03d}_{model.name}"
+        for suffix in ("lp", "mps"):
+            model.write(f"{stem}.{suffix}", format=suffix,
+                        io_options={"symbolic_solver_labels": True})
+
+    # ------------------------------------------------------------ failures and interrupts
+    def failure(self, outcome: solvers.SolveOutcome) -> tuple[str, str]:
+        """``(stop, message)`` for a solve that did not end optimal: ``"time_limit"``,
+        ``"interrupted"`` or ``"solver_failure"``; a solver failure raises
+        :class:`~aidopt.solvers.SolverError` unless ``raise_on_failure=False``."""
+        if outcome.status == "time_limit":
+            return "time_limit", f"solver stopped at the time limit ({outcome.message})"
+        if outcome.status == "interrupted":
+            return "interrupted", f"solver {outcome.solver} was interrupted"
+        text = f"solver {outcome.solver} returned {outcome.status} ({outcome.message})"
+        if self.config.raise_on_failure:
+            raise solvers.SolverError(
+                text + "; pass raise_on_failure=False to get the best solution so far instead.")
+        return "solver_failure", text
+
+    def error(self, exc: Exception) -> tuple[str, str]:
+        """``(stop, message)`` for an exception raised inside a step: a time limit reached in a
+        step without a partial result stops the run; any other solver error raises unless
+        ``raise_on_failure=False``."""
+        if isinstance(exc, solvers.TimeLimitReached):
+            return "time_limit", str(exc)
+        if self.config.raise_on_failure:
+            raise exc
+        return "solver_failure", f"{type(exc).__name__}: {exc}"
+
+    def note(self, text: str) -> None:
+        """Record a remark (a fallback, a left-out row) once, for the result's message."""
+        if text not in self.notes:
+            self.notes.append(text)
+            logger.info(text)
+
+    # ------------------------------------------------------------ log
+    def intro(self) -> None:
+        from aidopt import __version__
+
+        dims = " ".join(f"{k}={v}" for k, v in self.dimensions.items())
+        logger.info("aidopt %s | problem %s | %s | solver %s %s | %s", __version__, self.name, dims,
+                    self.config.solver, solvers.version(self.config.solver), self.mode)
+        c = self.config
+        logger.info("tol %g | feasibility_tol %g | max_iter %s | time_limit %s | seed %d",
+                    c.tol, c.feasibility_tol, c.max_iter, c.time_limit, c.seed)
+
+    def header(self, columns: list[Column]) -> None:
+        """Print the iteration table's header (the loop's own columns, then ``time``)."""
+        self.columns = [*columns, Column("time", 8, ".2f")]
+        logger.info(" ".join(f"{c.name:>{c.width}}" for c in self.columns))
+
+    def row(self, *values) -> None:
+        """Print one row of the iteration table; the elapsed time is added."""
+        cells = []
+        for col, val in zip(self.columns, (*values, self.elapsed()), strict=True):
+            if isinstance(val, float) and not math.isfinite(val):
+                cells.append(f"{'-' if math.isnan(val) else val:>{col.width}}")
+            else:
+                cells.append(f"{val:>{col.width}{col.fmt}}")
+        logger.info(" ".join(cells))
+
+    def result(self, termination: Termination, message: str = "", *, objective=math.inf,
+               lower=-math.inf, solution=None, certificate: Certificate | None = None,
+               history: list[IterationRecord] | None = None, solver: str | None = None,
+               aid: bool = True) -> AIDResult:
+        """Assemble the result (gap from ``objective`` and ``lower``) and log its summary."""
+        from .protocol import relative_gap
+
+        parts = [p for p in (message, *self.notes) if p]
+        result = AIDResult(
+            problem=self.name, termination=termination, objective=objective, lower_bound=lower,
+            gap=relative_gap(objective, lower), solution=solution or {}, certificate=certificate,
+            history=history or [], solver=solver or self.config.solver,
+            solver_version=solvers.version(solver or self.config.solver), aid=aid,
+            n=self.dimensions.get("n"), m=self.dimensions.get("m"), seconds=self.elapsed(),
+            config=self.config.as_dict(), message="; ".join(parts), dimensions=self.dimensions,
+        )
+        width = sum(c.width + 1 for c in self.columns) - 1 if self.columns else 60
+        logger.info("-" * width)
+        logger.info(result.summary())
+        return result
+
+
+class _RunHandle:
+    """A persistent solver handle whose solves respect the run's clock and model writing."""
+
+    def __init__(self, run: Run, handle, model):
+        self._run, self._handle, self._model = run, handle, model
+
+    @property
+    def warm(self) -> bool:
+        return self._handle.warm
+
+    @property
+    def stats(self):
+        return self._handle.stats
+
+    def update_objective(self) -> None:
+        self._handle.update_objective()
+
+    def add_constraints(self, constraints) -> None:
+        self._handle.add_constraints(constraints)
+
+    def remove_constraints(self, constraints) -> None:
+        self._handle.remove_constraints(constraints)
+
+    def update_variables(self, variables) -> None:
+        self._handle.update_variables(variables)
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def solve(self, need_duals: bool = False) -> solvers.SolveOutcome:
+        self._run.write(self._model)
+        return self._handle.solve(need_duals=need_duals, time_limit=self._run.remaining())
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc)
+    return "model too large for its licence" if "licen" in text.lower() else text[:200]
