@@ -119,6 +119,8 @@ def cmd_solvers(args) -> int:
 def cmd_bench(args) -> int:
     from aidopt.bench import bench_lad
 
+    args.sizes_given = args.sizes is not None
+    args.sizes = args.sizes or ["100000x100"]
     if args.problem == "svm":
         from aidopt.bench_svm import bench_svm
 
@@ -132,6 +134,12 @@ def cmd_bench(args) -> int:
             repeat=args.repeat, seed=args.seed, output=args.output, time_limit=args.time_limit,
             tol=args.tol, kernel=args.kernel,
         )
+        return 0
+    if args.problem == "warm":
+        from aidopt.bench_warm import bench_warm
+
+        rows, cols = (int(v) for v in args.sizes[0].split("x")) if args.sizes_given else (20_000, 50)
+        bench_warm(rows=rows, cols=cols, seed=args.seed, repeat=args.repeat, output=args.output)
         return 0
     if args.problem == "s3vm":
         from aidopt.bench_s3vm import bench_s3vm
@@ -213,8 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_s3vm)
 
     p = sub.add_parser("bench", help="benchmarks against baselines run side by side")
-    p.add_argument("problem", choices=["lad", "svm", "s3vm"])
-    p.add_argument("--sizes", nargs="+", default=["100000x100"], metavar="NxM")
+    p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm"],
+                   help="warm: persistent warm re-solves against cold rebuilds (an LP of --sizes "
+                        "rows x columns, default 20000x50)")
+    p.add_argument("--sizes", nargs="+", default=None, metavar="NxM",
+                   help="instance sizes (default 100000x100; warm: 20000x50)")
     p.add_argument("--set", default="A", choices=["A", "B", "C"])
     p.add_argument("--baselines", nargs="*", default=None,
                    help="lad: " + ", ".join(LAD_BASELINES) + " (default highs-dual-ipm "

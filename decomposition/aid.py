@@ -79,11 +79,11 @@ class _Loop:
             problem.configure(run.spec)
             self.run, self.size = run, size
             run.intro()
-            try:
+            with run.guard():
                 partition = self._initial(k0) if aid else problem.trivial_partition(data)
                 if partition is not None:
                     self._iterate(partition)
-            except KeyboardInterrupt:
+            if run.interrupted:
                 self._stop(Stop.INTERRUPTED, "interrupted (Ctrl-C): the best solution so far")
             return self._finish(aid)
 
@@ -201,20 +201,25 @@ class _Loop:
     def _finish(self, aid: bool) -> AIDResult:
         problem, run, config, best = self.problem, self.run, self.config, self.best
         certificate = None
+        if self.history:  # steps of an iteration that did not finish (a stop inside it)
+            unfinished = sum(run.take_seconds().values())
+            if unfinished:
+                self.history[-1].seconds["unfinished"] = round(unfinished, 6)
         if best is not None:
-            try:
-                with run.timed("certify"):
-                    certificate = problem.certify(
-                        self.data, best, bound=self.bound_iterate, solve=run.solve, tol=config.tol,
-                        feasibility_tol=config.feasibility_tol, history=self.history)
-            except KeyboardInterrupt:
+            with run.guard():
+                try:
+                    with run.timed("certify"):
+                        certificate = problem.certify(
+                            self.data, best, bound=self.bound_iterate, solve=run.solve,
+                            tol=config.tol, feasibility_tol=config.feasibility_tol,
+                            history=self.history)
+                except solvers.SolverError as exc:
+                    stop, text = run.error(exc)  # raises a solver failure if raise_on_failure
+                    self._stop(stop, f"{self.message}; certificate not checked: {text}".lstrip("; "))
+            if run.interrupted and self.stop is not Stop.INTERRUPTED:
                 self._stop(Stop.INTERRUPTED, "interrupted (Ctrl-C) while certifying")
-            except solvers.SolverError as exc:
-                stop, text = run.error(exc)  # raises a solver failure if raise_on_failure
-                self._stop(stop, f"{self.message}; certificate not checked: {text}".lstrip("; "))
             if self.history:
-                self.history[-1].seconds.update(
-                    {k: round(v, 6) for k, v in run.take_seconds().items()})
+                self.history[-1].seconds.update(run.take_seconds())
             if certificate is not None and certificate.certified:
                 # the certified bound is the full-data dual objective; a solver-reported F_t (an
                 # interior point's value at a slightly infeasible iterate) can pass E by rounding

@@ -331,6 +331,7 @@ class Run:
         self._defaults = defaults or (lambda solver: {})
         self.spec = solvers.check_solver(config.solver, problem_class)
         self.n_models = 0
+        self.interrupted = False
         self.notes: list[str] = []
         self.seconds: dict[str, float] = {}
         self.columns: list[Column] = []
@@ -414,12 +415,15 @@ class Run:
             model = build(None)
         try:
             model, outcome = self._solve_checked(model, need_duals, None, rebuild)
-        except solvers.SolverCapabilityError as exc:  # e.g. a size-limited licence refused it
+        except solvers.TimeLimitReached:
+            raise
+        except solvers.SolverError as exc:  # a licence refused the size, or the solver crashed
             if not (self.config.fallback and fallbacks):
                 raise
-            outcome = solvers.SolveOutcome(
-                solvers.SolveStatus.LICENCE_LIMIT, None, None, False, self.config.solver, "",
-                0.0, _short(exc))
+            status = (solvers.SolveStatus.LICENCE_LIMIT
+                      if isinstance(exc, solvers.SolverCapabilityError) else solvers.SolveStatus.ERROR)
+            outcome = solvers.SolveOutcome(status, None, None, False, self.config.solver, "", 0.0,
+                                           _short(exc))
         if (outcome.optimal or outcome.status in ("time_limit", "interrupted")
                 or not self.config.fallback):
             return model, outcome
@@ -488,6 +492,17 @@ class Run:
         if self.config.raise_on_failure:
             raise exc
         return "solver_failure", f"{type(exc).__name__}: {exc}"
+
+    @contextlib.contextmanager
+    def guard(self):
+        """Turn Ctrl-C inside the block into a recorded interruption: the block ends,
+        ``self.interrupted`` becomes True, and the loop goes on to certify and report the best
+        solution so far (termination ``interrupted``)."""
+        try:
+            yield
+        except KeyboardInterrupt:
+            self.interrupted = True
+            logger.info("interrupted (Ctrl-C): finishing with the best solution so far")
 
     def note(self, text: str) -> None:
         """Record a remark (a fallback, a left-out row) once, for the result's message."""

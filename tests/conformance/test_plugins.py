@@ -1,0 +1,85 @@
+"""Every plug-in passes the contract check (:func:`tests.conformance.contract.check_plugin`)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from aidopt.decomposition import LADProblem, S3VMProblem, SVMProblem
+from aidopt.decomposition.kernel_svm import KernelSVMProblem
+from aidopt.instances import lad_instance, s3vm_instance, svm_instance
+
+from aidopt import solvers
+from aidopt.data import as_classification_data, as_regression_data, as_semisupervised_data
+from aidopt.results import Termination
+from tests.conformance.contract import check_plugin
+from tests.conformance.example import load_example
+from tests.conformance.fake import FakeLocation, line_data
+
+
+def _needs(name):
+    avail = solvers.availability(name)
+    return pytest.mark.skipif(avail not in ("full", "limited"),
+                              reason=f"{name} not installed ({avail}): pip install 'aidopt[{name}]'")
+
+
+def lad_data(seed):
+    return as_regression_data(*lad_instance("A", n=150, m=3, seed=seed))
+
+
+def svm_data(seed, n=150):
+    return as_classification_data(*svm_instance(n, 3, seed))
+
+
+def s3vm_data(seed):
+    X, y, _ = s3vm_instance(n=40, m=2, n_labeled=6, seed=seed, separation=3.0)
+    return as_semisupervised_data(X, y)
+
+
+def example_data(seed):
+    return load_example().random_customers(300, 2, seed)
+
+
+# factory, data(seed), solver, convex, config, the certificate method of the AID run
+CASES = [
+    pytest.param(LADProblem, lad_data, "highs", True, {}, "solver_duals", id="lad-highs"),
+    pytest.param(LADProblem, lad_data, "scip", True, {}, "dual_lp", id="lad-scip-no-duals",
+                 marks=_needs("scip")),
+    pytest.param(lambda: SVMProblem(C=0.5, norm="l2"), svm_data, "clarabel", True, {}, "solver_duals",
+                 id="svm-l2-clarabel"),
+    pytest.param(lambda: SVMProblem(C=0.5, norm="l1"), svm_data, "highs", True, {}, "solver_duals",
+                 id="svm-l1-highs"),
+    pytest.param(lambda: SVMProblem(C=0.5, norm="linf"), svm_data, "highs", True, {}, "solver_duals",
+                 id="svm-linf-highs"),
+    pytest.param(lambda: SVMProblem(C=0.5, norm="none"), svm_data, "highs", True, {}, "solver_duals",
+                 id="svm-none-highs"),
+    pytest.param(lambda: KernelSVMProblem(C=1.0, kernel="rbf"), lambda s: svm_data(s, 100), "clarabel",
+                 True, {"r0": 0.05}, "solver_duals", id="kernel-rbf-clarabel"),
+    pytest.param(lambda: S3VMProblem(norm="l1"), s3vm_data, "highs", False, {"r0": 0.1}, "prop5",
+                 id="s3vm-l1-highs"),
+    pytest.param(lambda: S3VMProblem(norm="l2"), s3vm_data, "scip", False, {"r0": 0.1}, "prop5",
+                 id="s3vm-l2-scip", marks=_needs("scip")),
+    pytest.param(lambda: S3VMProblem(norm="l2"), s3vm_data, "gurobi", False, {"r0": 0.1}, "prop5",
+                 id="s3vm-l2-gurobi", marks=_needs("gurobi")),
+    pytest.param(FakeLocation, lambda s: line_data(120, s), "highs", True, {}, "solver_duals",
+                 id="fake-location-highs"),
+    pytest.param(lambda: load_example().L1LocationProblem(), example_data, "highs", True, {},
+                 "solver_duals", id="example-l1-location-highs"),
+]
+
+
+@pytest.mark.parametrize(("factory", "make_data", "solver", "convex", "config", "method"), CASES)
+def test_plugin_conforms(factory, make_data, solver, convex, config, method):
+    report = check_plugin(factory, make_data(0), solver, other_data=make_data(1), convex=convex,
+                          config=config)
+    aid, direct = report.aid, report.direct
+    assert len(aid.history) >= 2, aid.summary()  # the data exercise at least one split
+    assert aid.certificate is not None and aid.certificate.method == method
+    if convex:
+        assert aid.termination is Termination.CERTIFIED_OPTIMAL
+        assert direct.certificate.method == method
+    else:  # S3VM: Prop. 5 under AID, the MIP solver's own bound for the direct solve
+        assert aid.termination in (Termination.PROP5_OPTIMAL, Termination.PROP5_NOT_BEST)
+        assert not aid.certified and aid.lower_bound == -math.inf
+        assert direct.termination is Termination.CERTIFIED_OPTIMAL
+        assert direct.certificate.method == "mip_bound"

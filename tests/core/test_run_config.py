@@ -1,0 +1,123 @@
+"""Core v2: one definition of the common options, and time limits that never raise."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import inspect
+
+import numpy as np
+import pytest
+
+import aidopt
+from aidopt.cli import build_parser
+from aidopt.decomposition import RunConfig
+from aidopt.decomposition.run import add_arguments, config_from_args
+from aidopt.instances import lad_instance
+from aidopt.solvers import availability
+
+COMMON = [f.name for f in dataclasses.fields(RunConfig)]
+
+
+@pytest.mark.parametrize("func", [aidopt.solve_lad, aidopt.solve_svm, aidopt.solve_s3vm])
+def test_every_solve_function_documents_every_common_option(func):
+    params = inspect.signature(func).parameters
+    for name in COMMON:
+        assert name in params, f"{func.__name__} lacks {name}"
+        assert name in func.__doc__, f"{func.__name__} does not document {name}"
+    for name in COMMON:
+        if name not in ("solver", "solver_options"):
+            assert params[name].default == getattr(RunConfig(), name), name
+
+
+@pytest.mark.parametrize("cls", [aidopt.LADRegressor, aidopt.SVMClassifier, aidopt.S3VMClassifier])
+def test_every_estimator_takes_every_common_option_with_the_api_defaults(cls):
+    params = cls().get_params()
+    defaults = RunConfig()
+    for name in COMMON:
+        assert name in params, f"{cls.__name__} lacks {name}"
+        if name not in ("log", "solver_options", "solver"):
+            assert params[name] == getattr(defaults, name), name
+    assert params["log"] is False  # estimators are quiet, as scikit-learn's
+
+
+def test_unknown_keyword_raises_with_a_suggestion():
+    X, y = lad_instance("A", n=200, m=3, seed=0)
+    with pytest.raises(TypeError, match="time_limt.*did you mean 'time_limit'"):
+        aidopt.solve_lad(X, y, time_limt=3)
+    with pytest.raises(TypeError, match="unexpected parameter"):
+        aidopt.LADRegressor(tol_gap=1e-3)
+
+
+def test_cli_flags_are_generated_from_the_config():
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["--tol", "1e-4", "--no-aid", "--quiet", "--max-iter", "3",
+                              "--option", "solver=ipm", "--seed", "7"])
+    options = config_from_args(args)
+    assert options["tol"] == 1e-4 and options["aid"] is False and options["log"] is False
+    assert options["max_iter"] == 3 and options["seed"] == 7
+    assert options["solver_options"] == {"solver": "ipm"}
+    RunConfig(**options)  # every flag maps onto a valid config field
+    # the real CLI commands carry all of them (raise_on_failure is the CLI's own choice)
+    lad_help = build_parser()._subparsers._group_actions[0].choices["lad"].format_help()
+    for name in COMMON:
+        if name != "raise_on_failure":
+            flag = {"aid": "--no-aid", "log": "--quiet", "solver_options": "--option",
+                    "fallback": "--no-fallback"}.get(name, "--" + name.replace("_", "-"))
+            assert flag in lad_help, flag
+
+
+def test_fit_intercept_default_is_the_same_in_api_estimator_and_cli():
+    api = inspect.signature(aidopt.solve_lad).parameters["fit_intercept"].default
+    est = aidopt.LADRegressor().fit_intercept
+    cli = build_parser().parse_args(["lad", "--data", "x.csv"]).fit_intercept
+    assert api is est is cli is False
+
+
+@pytest.mark.parametrize("raise_on_failure", [False, True])
+def test_a_time_limit_never_raises(raise_on_failure):
+    """Regression: LAD with SCIP (no duals: the certificate solves a dual LP of its own) and a
+    time limit that falls between iterations or inside the certificate raised SolverError."""
+    if availability("scip") not in ("full", "limited"):
+        pytest.skip("SCIP not installed")
+    X, y = lad_instance("A", n=4000, m=5, seed=0)
+    for limit in (0.05, 0.3, 1.0):
+        res = aidopt.solve_lad(X, y, solver="scip", time_limit=limit, log=False,
+                               raise_on_failure=raise_on_failure)
+        assert res.termination in ("time_limit", "certified_optimal"), res.termination
+        if res.termination == "time_limit":
+            assert not res.certified or res.certificate.certified
+
+
+def test_time_limit_with_highs_returns_the_best_so_far():
+    X, y = lad_instance("B", n=60_000, m=20, seed=1)
+    res = aidopt.solve_lad(X, y, time_limit=1.0, log=False)
+    assert res.termination == "time_limit"
+    if res.history:
+        assert np.isfinite(res.objective) and res.objective == res.history[-1].E_best
+
+
+@pytest.mark.parametrize("raise_on_failure", [False, True])
+def test_a_time_limit_inside_the_certificate_never_raises(monkeypatch, raise_on_failure):
+    """The certificate's own dual LP (solvers without duals) meets the time limit: the run ends
+    ``time_limit`` with its best solution, uncertified, whatever ``raise_on_failure`` says."""
+    from aidopt import solvers
+    from aidopt.decomposition.lad import LADProblem
+
+    original = LADProblem.certify
+
+    def out_of_time(model, need_duals=False, solver=None):
+        return solvers.SolveOutcome(solvers.SolveStatus.TIME_LIMIT, None, None, False, "highs", "",
+                                    0.0, "no time left")
+
+    def certify(self, data, best, *, bound, solve, **kw):
+        bound.lifted.state.v = None  # as if the solver had returned no duals
+        return original(self, data, best, bound=bound, solve=out_of_time, **kw)
+
+    monkeypatch.setattr(LADProblem, "certify", certify)
+    X, y = lad_instance("A", n=3000, m=4, seed=2)
+    res = aidopt.solve_lad(X, y, log=False, raise_on_failure=raise_on_failure)
+    assert res.termination == "time_limit"
+    assert res.certificate is None and not res.certified
+    assert np.isfinite(res.objective) and "certificate not checked" in res.message
