@@ -476,7 +476,8 @@ class Run:
         if outcome.status == "time_limit":
             return "time_limit", f"solver stopped at the time limit ({outcome.message})"
         if outcome.status == "interrupted":
-            return "interrupted", f"solver {outcome.solver} was interrupted"
+            return "interrupted", (f"interrupted (Ctrl-C) during a {outcome.solver} solve: the best "
+                                   "solution so far")
         text = f"solver {outcome.solver} returned {outcome.status} ({outcome.message})"
         if self.config.raise_on_failure:
             raise solvers.SolverError(

@@ -515,10 +515,6 @@ def test_real_ctrl_c_during_a_highs_solve_returns_the_best_so_far():
     assert_best_of_first_iteration(res, bounded=False)  # the MILP variant proves no bound
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "solver layer: the HiGHS backend calls Highs.run(), which does not return on SIGINT; "
-    "Ctrl-C takes effect only when the solve ends (here at the run's time limit). highspy's "
-    "Highs.solve() with HandleKeyboardInterrupt = True stops at once"))
 def test_real_ctrl_c_stops_a_highs_solve_promptly():
     res, after_signal = _sigint_during_second_solve(0.2, 1.5)
     assert res.termination is Termination.INTERRUPTED

@@ -3,10 +3,11 @@ so the dual signs documented in models/svm.py and models/lp_svm.py are right."""
 
 import numpy as np
 import pytest
+
 from aidopt.models import kernel_svm, lp_svm, svm
 
 from aidopt import solvers
-from tests.conftest import solver_params
+from tests.conftest import licence_limits, solver_params
 
 
 def _data(n=200, m=4, seed=1):
@@ -25,7 +26,7 @@ def _solve(model, solver, problem_class):
 
 @pytest.mark.parametrize("solver", solver_params(solvers.ProblemClass.QP, need_duals=True))
 def test_l2_primal_and_dual_forms_agree(solver):
-    X, y, c = _data(n=60 if solver == "gurobi" else 200)  # pip Gurobi: QPs <= 200 variables
+    X, y, c = _data(n=60 if licence_limits(solver) else 200)  # size-limited licences: small QPs
     C = 0.7
     p = svm.create_instance(X, y, c, C, form="primal")
     d = svm.create_instance(X, y, c, C, form="dual")

@@ -1,0 +1,126 @@
+"""Clarabel (interior point) for LPs and convex QPs read from a Pyomo model by aidopt.
+
+Clarabel solves ``min x'Px/2 + q'x`` s.t. ``A x + s = b``, ``s`` in a cone, with dual ``z``
+(``Px + q + A'z = 0``). Equality rows go to the zero cone, one-sided rows and finite column
+bounds to the non-negative cone as ``a'x <= u`` or ``-a'x <= -l``. Then d objective / d u = -z and
+d objective / d l = +z, which is Pyomo's convention (d objective / d rhs); a maximization is solved
+as ``min -f`` and its duals negated back. "AlmostSolved" (reduced accuracy) is reported as
+``error``, never as optimal.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .errors import SolverError
+from .reader import LinearProgram
+from .status import SolveOutcome, SolveStatus, pyomo_enums
+
+__all__ = ["solve"]
+
+
+def solver_version() -> str:
+    import clarabel
+
+    return clarabel.__version__
+
+
+def licence() -> str:
+    return "full"
+
+
+def _status(label: str):
+    TC, _ = pyomo_enums()
+    return {
+        "Solved": (SolveStatus.OPTIMAL, TC.convergenceCriteriaSatisfied),
+        "PrimalInfeasible": (SolveStatus.INFEASIBLE, TC.provenInfeasible),
+        "DualInfeasible": (SolveStatus.UNBOUNDED, TC.unbounded),
+        "MaxIterations": (SolveStatus.ITERATION_LIMIT, TC.iterationLimit),
+        "MaxTime": (SolveStatus.TIME_LIMIT, TC.maxTimeLimit),
+        "CallbackTerminated": (SolveStatus.INTERRUPTED, TC.interrupted),
+    }.get(label, (SolveStatus.ERROR, TC.error))
+
+
+def solve(prog: LinearProgram, t0, need_duals, time_limit, threads, tee, options) -> SolveOutcome:
+    """Solve an LP/QP read from a Pyomo model with Clarabel and load the solution into it."""
+    import clarabel
+    from pyomo.common.collections import ComponentMap
+    from scipy import sparse
+
+    _, SS = pyomo_enums()
+    sign = -1.0 if prog.maximize else 1.0
+    n_cols = prog.A.shape[1]
+    A = sparse.csr_array(prog.A)
+    lo, up = prog.row_lower, prog.row_upper
+    eq = np.flatnonzero(np.isfinite(lo) & (lo == up))
+    ub = np.flatnonzero(np.isfinite(up) & ~(lo == up))
+    lb = np.flatnonzero(np.isfinite(lo) & ~(lo == up))
+    eye = sparse.identity(n_cols, format="csr")
+    cub = np.flatnonzero(np.isfinite(prog.col_upper))
+    clb = np.flatnonzero(np.isfinite(prog.col_lower))
+    blocks = [A[eq], A[ub], -A[lb], eye[cub], -eye[clb]]
+    rhs = [up[eq], up[ub], -lo[lb], prog.col_upper[cub], -prog.col_lower[clb]]
+    M = sparse.vstack(blocks, format="csc")
+    b = np.concatenate(rhs)
+    P = sparse.csc_matrix((n_cols, n_cols)) if prog.Q is None else sparse.triu(
+        sparse.csc_matrix(prog.Q).T * sign, format="csc")
+    q = sign * prog.c
+    cones = []
+    if eq.size:
+        cones.append(clarabel.ZeroConeT(int(eq.size)))
+    n_ineq = b.size - eq.size
+    if n_ineq:
+        cones.append(clarabel.NonnegativeConeT(int(n_ineq)))
+    settings = clarabel.DefaultSettings()
+    settings.verbose = bool(tee)
+    if time_limit is not None:
+        settings.time_limit = float(time_limit)
+    if threads is not None and hasattr(settings, "max_threads"):
+        settings.max_threads = int(threads)
+    for key, val in options.items():
+        if not hasattr(settings, key):
+            raise SolverError(f"clarabel has no setting {key!r}")
+        setattr(settings, key, val)
+    read_seconds = time.perf_counter() - t0
+    solver = clarabel.DefaultSolver(sparse.csc_matrix(P), q, sparse.csc_matrix(M), b, cones, settings)
+    sol = solver.solve()
+    label = str(sol.status).split(".")[-1]
+    status, tc = _status(label)
+    x = np.asarray(sol.x, dtype=float)
+    has_solution = status in (SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT,
+                              SolveStatus.ITERATION_LIMIT) and x.size == n_cols
+    objective = None
+    if has_solution:
+        for var, val in zip(prog.columns, x.tolist(), strict=True):
+            var.set_value(val, skip_validation=True)
+        objective = sign * float(sol.obj_val) + prog.offset
+    duals = None
+    if need_duals and status is SolveStatus.OPTIMAL:
+        z = np.asarray(sol.z, dtype=float)
+        k_eq, k_ub = eq.size, eq.size + ub.size
+        row_dual = np.zeros(len(prog.rows))
+        np.add.at(row_dual, eq, -z[:k_eq])
+        np.add.at(row_dual, ub, -z[k_eq:k_ub])
+        np.add.at(row_dual, lb, z[k_ub:k_ub + lb.size])
+        row_dual *= sign
+        duals = ComponentMap()
+        for con, d in zip(prog.rows, row_dual.tolist(), strict=True):
+            duals[con] = duals.get(con, 0.0) + d
+    return SolveOutcome(
+        status=status,
+        objective=objective,
+        duals=duals,
+        has_solution=has_solution,
+        solver="clarabel",
+        version=clarabel.__version__,
+        seconds=time.perf_counter() - t0,
+        message=label,
+        extra={"read_seconds": read_seconds, "ipm_iterations": int(sol.iterations)},
+        bound=objective if status is SolveStatus.OPTIMAL else None,
+        termination_condition=tc,
+        # an interior point stopped early need not be feasible
+        solution_status=(SS.optimal if status is SolveStatus.OPTIMAL
+                         else SS.unknown if has_solution else SS.noSolution),
+    )

@@ -1,0 +1,231 @@
+"""HiGHS through ``highspy``: LPs, convex QPs and MILPs read from a Pyomo model by aidopt.
+
+The model is read into a :class:`~aidopt.solvers.reader.LinearProgram` (the fast reader, or Pyomo's
+standard-form compiler), passed to one ``highspy.Highs`` object (integrality and Hessian
+included), solved, and the solution loaded back into the Pyomo variables. Row duals are HiGHS's
+``row_dual``, which is d objective / d rhs for both senses: Pyomo's convention
+(``test_dual_sign_convention`` checks it by finite differences). The same functions configure and
+read the ``Highs`` object a persistent handle keeps (:mod:`aidopt.solvers.handles`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from .errors import SolverError
+from .reader import LinearProgram
+from .status import SolveOutcome, SolveStatus, pyomo_enums
+
+__all__ = ["solve", "highs_version"]
+
+
+def highs_version() -> str:
+    import highspy
+
+    return f"{highspy.HIGHS_VERSION_MAJOR}.{highspy.HIGHS_VERSION_MINOR}.{highspy.HIGHS_VERSION_PATCH}"
+
+
+def solver_version() -> str:
+    return highs_version()
+
+
+def licence() -> str:
+    return "full"
+
+
+def new_highs(*, threads=None, tee=False, options=None):
+    """A ``highspy.Highs`` with aidopt's typed options and the caller's options set."""
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", bool(tee))
+    if threads is not None:
+        h.setOptionValue("threads", int(threads))
+    for key, val in (options or {}).items():
+        if h.setOptionValue(key, val) == highspy.HighsStatus.kError:
+            raise SolverError(f"HiGHS rejected option {key}={val!r}")
+    return h
+
+
+def reset_scheduler() -> None:
+    """Restart HiGHS's global thread scheduler (needed to change ``threads`` within a process)."""
+    import highspy
+
+    highspy.Highs.resetGlobalScheduler(True)
+
+
+def set_time_limit(h, time_limit) -> None:
+    h.setOptionValue("time_limit", math.inf if time_limit is None else float(time_limit))
+
+
+def _finite(a):
+    import highspy
+
+    inf = highspy.kHighsInf
+    return np.where(np.isinf(a), np.where(a > 0, inf, -inf), a)
+
+
+def pass_program(h, prog: LinearProgram) -> None:
+    """Load a read program (LP, QP or MILP) into ``h``."""
+    import highspy
+
+    n_rows, n_cols = prog.A.shape
+    lp = highspy.HighsLp()
+    lp.num_col_ = n_cols
+    lp.num_row_ = n_rows
+    lp.col_cost_ = prog.c
+    lp.offset_ = prog.offset
+    lp.col_lower_ = _finite(prog.col_lower)
+    lp.col_upper_ = _finite(prog.col_upper)
+    lp.row_lower_ = _finite(prog.row_lower)
+    lp.row_upper_ = _finite(prog.row_upper)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = prog.A.indptr
+    lp.a_matrix_.index_ = prog.A.indices
+    lp.a_matrix_.value_ = prog.A.data
+    if prog.integrality is not None:
+        lp.integrality_ = [highspy.HighsVarType.kInteger if f else highspy.HighsVarType.kContinuous
+                           for f in prog.integrality]
+    if prog.maximize:
+        lp.sense_ = highspy.ObjSense.kMaximize
+    if h.passModel(lp) == highspy.HighsStatus.kError:
+        raise SolverError("HiGHS rejected the model")
+    if prog.Q is not None:
+        pass_hessian(h, prog.Q, n_cols)
+
+
+def pass_hessian(h, Q, n_cols) -> None:
+    """Pass the lower triangle ``Q`` (csc) as the objective's Hessian (``None``: remove it)."""
+    import highspy
+    from scipy import sparse
+
+    hessian = highspy.HighsHessian()
+    hessian.dim_ = n_cols
+    hessian.format_ = highspy.HessianFormat.kTriangular
+    Q = sparse.csc_array((n_cols, n_cols)) if Q is None else Q
+    hessian.start_ = Q.indptr
+    hessian.index_ = Q.indices
+    hessian.value_ = Q.data
+    if h.passHessian(hessian) == highspy.HighsStatus.kError:
+        raise SolverError("HiGHS rejected the objective's Hessian")
+
+
+def _status(model_status, has_solution: bool):
+    """(SolveStatus, TerminationCondition) of a HiGHS model status."""
+    import highspy
+
+    TC, _ = pyomo_enums()
+    M = highspy.HighsModelStatus
+    table = {
+        M.kOptimal: (SolveStatus.OPTIMAL, TC.convergenceCriteriaSatisfied),
+        M.kModelEmpty: (SolveStatus.OPTIMAL, TC.convergenceCriteriaSatisfied),
+        M.kInfeasible: (SolveStatus.INFEASIBLE, TC.provenInfeasible),
+        M.kUnboundedOrInfeasible: (SolveStatus.INFEASIBLE_OR_UNBOUNDED, TC.infeasibleOrUnbounded),
+        M.kUnbounded: (SolveStatus.UNBOUNDED, TC.unbounded),
+        M.kTimeLimit: (SolveStatus.TIME_LIMIT, TC.maxTimeLimit),
+        M.kIterationLimit: (SolveStatus.ITERATION_LIMIT, TC.iterationLimit),
+        M.kSolutionLimit: (SolveStatus.ITERATION_LIMIT, TC.iterationLimit),
+        M.kInterrupt: (SolveStatus.INTERRUPTED, TC.interrupted),
+    }
+    if hasattr(M, "kHighsInterrupt"):
+        table[M.kHighsInterrupt] = (SolveStatus.INTERRUPTED, TC.interrupted)
+    if model_status in (M.kObjectiveBound, M.kObjectiveTarget):
+        return (SolveStatus.FEASIBLE if has_solution else SolveStatus.ERROR), TC.objectiveLimit
+    return table.get(model_status, (SolveStatus.ERROR, TC.error))
+
+
+def _run_interruptible(h):
+    """``h.run()``, but Ctrl-C stops HiGHS at once: the solve runs in highspy's solver thread with
+    its user-interrupt callbacks on, and a ``KeyboardInterrupt`` in the waiting thread cancels it.
+    HiGHS then ends with model status "interrupted" (mapped to ``SolveStatus.INTERRUPTED``: the run
+    framework stops with the best solution so far). A plain ``h.run()`` holds the interpreter until
+    the solve ends."""
+    h.HandleUserInterrupt = True
+    h.startSolve()
+    while True:
+        try:
+            done, status = h.wait(0.1)
+        except KeyboardInterrupt:
+            h.cancelSolve()
+            continue
+        if done:
+            return status
+
+
+def run(h, columns, rows, *, need_duals: bool, is_mip: bool, t0: float, read_seconds: float,
+        solver: str = "highs", extra: dict | None = None) -> SolveOutcome:
+    """Run ``h`` and return its outcome; load values into ``columns`` (Pyomo variables, in column
+    order) and map row duals to ``rows`` (Pyomo constraints, in row order; a constraint that
+    appears twice gets the sum)."""
+    import highspy
+    from pyomo.common.collections import ComponentMap
+
+    _, SS = pyomo_enums()
+    if _run_interruptible(h) == highspy.HighsStatus.kError and \
+            h.getModelStatus() == highspy.HighsModelStatus.kNotset:
+        # HiGHS refuses to run when its global thread scheduler was started with another
+        # ``threads`` in this process (e.g. threads=1 after a default run): restart it, once
+        reset_scheduler()
+        _run_interruptible(h)
+    model_status = h.getModelStatus()
+    message = h.modelStatusToString(model_status)
+    sol = h.getSolution()
+    info = h.getInfo()
+    has_solution = bool(sol.value_valid)
+    status, tc = _status(model_status, has_solution)
+    objective = None
+    if has_solution:
+        for var, val in zip(columns, sol.col_value, strict=True):
+            var.set_value(val, skip_validation=True)
+        objective = float(info.objective_function_value)
+    elif status is SolveStatus.OPTIMAL and not columns:  # an empty model: its constant
+        objective = float(h.getInfo().objective_function_value)
+    bound = None
+    if is_mip:
+        b = float(info.mip_dual_bound)
+        bound = b if math.isfinite(b) else None
+    elif status is SolveStatus.OPTIMAL:
+        bound = objective
+    duals = None
+    if need_duals and not is_mip and sol.dual_valid and status is SolveStatus.OPTIMAL:
+        duals = ComponentMap()
+        for con, d in zip(rows, sol.row_dual, strict=True):
+            duals[con] = duals.get(con, 0.0) + float(d)
+    details = {
+        "read_seconds": read_seconds,
+        "simplex_iterations": int(info.simplex_iteration_count),
+        "ipm_iterations": int(info.ipm_iteration_count),
+        "qp_iterations": int(info.qp_iteration_count),
+    }
+    if is_mip:
+        details.update(mip_gap_bound=bound, mip_gap=float(info.mip_gap),
+                       mip_nodes=int(info.mip_node_count))
+    details.update(extra or {})
+    return SolveOutcome(
+        status=status,
+        objective=objective,
+        duals=duals,
+        has_solution=has_solution,
+        solver=solver,
+        version=highs_version(),
+        seconds=time.perf_counter() - t0,
+        message=message,
+        extra=details,
+        bound=bound,
+        termination_condition=tc,
+        solution_status=(SS.optimal if status is SolveStatus.OPTIMAL and has_solution
+                         else SS.feasible if has_solution else SS.noSolution),
+    )
+
+
+def solve(prog: LinearProgram, t0, need_duals, time_limit, threads, tee, options) -> SolveOutcome:
+    """Solve a program read from a Pyomo model with a fresh ``Highs`` and load its solution;
+    ``t0`` is when reading the model started."""
+    h = new_highs(threads=threads, tee=tee, options=options)
+    set_time_limit(h, time_limit)
+    pass_program(h, prog)
+    return run(h, prog.columns, prog.rows, need_duals=need_duals, is_mip=prog.n_integer > 0,
+               t0=t0, read_seconds=time.perf_counter() - t0)
