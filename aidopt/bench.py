@@ -41,6 +41,10 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+#: the step times of an AID history shown in the tables
+STEPS = ("cluster", "aggregate", "build", "solve", "lift", "evaluate", "split", "certify")
+
+
 def _objective(X, y, beta) -> float:
     return float(np.abs(y - X @ np.asarray(beta, dtype=float)).sum())
 
@@ -61,7 +65,7 @@ def _worker_aid(X, y, time_limit):
         "rT": hist[-1].r_t if hist else None,
         "T": len(hist),
         "steps": {k: round(sum(r.seconds.get(k, 0.0) for r in hist), 2)
-                  for k in ("cluster", "aggregate", "build", "solve", "evaluate", "split", "certify")},
+                  for k in STEPS},
     }
 
 

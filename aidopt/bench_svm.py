@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from aidopt.bench import _rss_mb, _run, environment, side_by_side
+from aidopt.bench import STEPS, _rss_mb, _run, environment, side_by_side
 from aidopt.decomposition.svm import regularizer_value
 
 KEEL_SETS = ("magic", "twonorm", "ring", "spambase")
@@ -163,8 +163,7 @@ def worker(method, n, m, instance, seed, time_limit, C, norm, tol=1e-6, kernel="
                    r0=hist[0].r_t if hist else None, rT=hist[-1].r_t if hist else None,
                    gap=res.gap, solver=res.solver,
                    steps={k: round(sum(r.seconds.get(k, 0.0) for r in hist), 2)
-                          for k in ("cluster", "aggregate", "build", "solve", "evaluate", "split",
-                                    "certify")})
+                          for k in STEPS})
     elif method in ("libsvm", "liblinear"):
         from sklearn.svm import SVC, LinearSVC
 

@@ -8,12 +8,12 @@ import inspect
 
 import numpy as np
 import pytest
-
-import aidopt
-from aidopt.cli import build_parser
 from aidopt.decomposition import RunConfig
 from aidopt.decomposition.run import add_arguments, config_from_args
 from aidopt.instances import lad_instance
+
+import aidopt
+from aidopt.cli import build_parser
 from aidopt.solvers import availability
 
 COMMON = [f.name for f in dataclasses.fields(RunConfig)]
@@ -102,8 +102,9 @@ def test_time_limit_with_highs_returns_the_best_so_far():
 def test_a_time_limit_inside_the_certificate_never_raises(monkeypatch, raise_on_failure):
     """The certificate's own dual LP (solvers without duals) meets the time limit: the run ends
     ``time_limit`` with its best solution, uncertified, whatever ``raise_on_failure`` says."""
-    from aidopt import solvers
     from aidopt.decomposition.lad import LADProblem
+
+    from aidopt import solvers
 
     original = LADProblem.certify
 
@@ -121,3 +122,47 @@ def test_a_time_limit_inside_the_certificate_never_raises(monkeypatch, raise_on_
     assert res.termination == "time_limit"
     assert res.certificate is None and not res.certified
     assert np.isfinite(res.objective) and "certificate not checked" in res.message
+
+
+def test_run_persistent_handle_writes_the_updated_model_and_re_solves_warm(tmp_path):
+    """The run framework's persistent handle: the Pyomo model stays the source of truth (what is
+    written is what was solved, after the update) and an objective change re-solves in place."""
+    import pyomo.environ as pyo
+    from aidopt.decomposition import Run
+
+    from aidopt.solvers import ProblemClass
+
+    m = pyo.ConcreteModel(name="tiny")
+    m.c = pyo.Param(mutable=True, initialize=1.0)
+    m.x = pyo.Var(bounds=(0, 4))
+    m.y = pyo.Var(bounds=(0, 4))
+    m.row = pyo.Constraint(expr=m.x + m.y >= 2)
+    m.obj = pyo.Objective(expr=m.c * m.x + 2 * m.y)
+    run = Run("tiny", ProblemClass.LP, RunConfig(solver="highs", log=False,
+                                                   write_models=str(tmp_path)))
+    handle = run.persistent(m)
+    first = handle.solve(need_duals=True)
+    assert first.optimal and pyo.value(m.x) == pytest.approx(2.0) and first.objective == pytest.approx(2.0)
+    m.c = 3.0  # now y is cheaper
+    handle.update_objective()
+    second = handle.solve()
+    assert second.optimal and pyo.value(m.y) == pytest.approx(2.0) and second.objective == pytest.approx(4.0)
+    assert handle.warm and handle.stats.warm_solves >= 1
+    written = sorted(p.name for p in tmp_path.glob("*.lp"))
+    assert written == ["001_tiny.lp", "002_tiny.lp"]
+    assert "+3.0 x" in (tmp_path / "002_tiny.lp").read_text()  # the updated cost
+    assert "+1.0 x" in (tmp_path / "001_tiny.lp").read_text()  # what the first solve had
+
+
+def test_cli_turns_aidopt_errors_into_one_line_and_exit_code_2(tmp_path, capsys):
+    from aidopt.cli import main
+
+    X, y = lad_instance("A", n=300, m=3, seed=0)
+    path = tmp_path / "d.csv"
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header="a,b,c,y", comments="")
+    assert main(["lad", "--data", str(path), "--solver", "no_such_solver", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("aidopt: error:") and "no_such_solver" in err[0]
+    assert main(["lad", "--data", str(path), "--tol", "2", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "tol must be" in err[0]
