@@ -6,15 +6,16 @@ __version__ = "0.1.0"
 
 logging.getLogger("aidopt").addHandler(logging.NullHandler())
 
-from aidopt.api import solve_lad, solve_s3vm, solve_svm  # noqa: E402
+from aidopt.api import solve_fsv, solve_lad, solve_s3vm, solve_svm  # noqa: E402
 from aidopt.data import RankWarning  # noqa: E402
-from aidopt.estimators import LADRegressor, S3VMClassifier, SVMClassifier  # noqa: E402
+from aidopt.estimators import FSVClassifier, LADRegressor, S3VMClassifier, SVMClassifier  # noqa: E402
 from aidopt.results import AIDResult, Certificate, Termination  # noqa: E402
 from aidopt.solvers import SolverCapabilityError, SolverError, SolverUnavailableError  # noqa: E402
 
 __all__ = [
     "AIDResult",
     "Certificate",
+    "FSVClassifier",
     "LADRegressor",
     "RankWarning",
     "S3VMClassifier",
@@ -24,6 +25,7 @@ __all__ = [
     "SolverUnavailableError",
     "Termination",
     "__version__",
+    "solve_fsv",
     "solve_lad",
     "solve_s3vm",
     "solve_svm",

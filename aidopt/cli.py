@@ -91,6 +91,22 @@ def cmd_s3vm(args) -> int:
     return 0 if ok else 1
 
 
+def cmd_fsv(args) -> int:
+    from aidopt.api import solve_fsv
+    from aidopt.data import load_table
+
+    X, y, names = load_table(args.data, target=args.target)
+    result = solve_fsv(X, y, nu=args.nu, alpha=args.alpha, start=args.start,
+                       support_tol=args.support_tol, **_options(args))
+    if _finish(result, args) == EXIT_INTERRUPTED:
+        return EXIT_INTERRUPTED
+    support = result.solution.get("support", [])
+    features = result.solution.get("feature_names", [])
+    print(f"selected features ({len(support)} of {len(features)}): "
+          + ", ".join(str(features[j]) for j in support))
+    return 0 if result.termination.value == "stationary" else 1
+
+
 def cmd_demo(args) -> int:
     from aidopt.api import solve_lad
     from aidopt.instances import lad_instance
@@ -219,6 +235,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write the -1 / +1 label of every row, one per line")
     _common_solve_args(p)
     p.set_defaults(func=cmd_s3vm)
+
+    p = sub.add_parser("fsv", help="feature selection concave (FSV) by successive linearization")
+    p.add_argument("--data", required=True, help="CSV, Parquet, .npz (X, y) or svmlight/LIBSVM file")
+    p.add_argument("--target", default=None, help="label column (default: last column)")
+    p.add_argument("--nu", type=float, default=1.0, help="weight of the misclassification error")
+    p.add_argument("--alpha", type=float, default=5.0,
+                   help="exponent of the concave step approximation (default 5)")
+    p.add_argument("--start", default="random", choices=["random", "rlp"])
+    p.add_argument("--support-tol", type=float, default=1e-6,
+                   help="|w_j| above this (relative) counts as a selected feature")
+    _common_solve_args(p, aid=None)
+    p.set_defaults(func=cmd_fsv)
 
     p = sub.add_parser("bench", help="benchmarks against baselines run side by side")
     p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm"],

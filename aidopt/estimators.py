@@ -13,12 +13,12 @@ import warnings
 
 import numpy as np
 
-from aidopt.api import solve_lad, solve_s3vm, solve_svm
+from aidopt.api import solve_fsv, solve_lad, solve_s3vm, solve_svm
 from aidopt.data import _check_finite, _to_float_matrix
 from aidopt.decomposition.run import RunConfig
 from aidopt.results import Termination
 
-__all__ = ["LADRegressor", "SVMClassifier", "S3VMClassifier", "ConvergenceWarning"]
+__all__ = ["LADRegressor", "SVMClassifier", "S3VMClassifier", "FSVClassifier", "ConvergenceWarning"]
 
 
 class ConvergenceWarning(UserWarning):
@@ -349,3 +349,97 @@ class S3VMClassifier(_BaseEstimator):
     def score(self, X, y) -> float:
         """Mean accuracy against labels -1 / +1."""
         return float(np.mean(self.predict(X) == np.asarray(y)))
+
+
+class FSVClassifier(_BaseEstimator):
+    """Sparse linear classifier and feature selector by FSV (successive linearization).
+
+    ``fit`` solves the feature-selection concave problem (Bradley, Mangasarian & Musicant (1.21))
+    to a stationary point; ``predict`` uses the plane ``x'w = gamma`` midway between the bounding
+    planes; ``get_support`` / ``transform`` make it a feature selector in a scikit-learn
+    ``Pipeline``.
+
+    Parameters
+    ----------
+    nu : float, default 1.0
+    alpha : float, default 5.0
+    start : {"random", "rlp"}, default "random"
+    support_tol : float, default 1e-6
+    aid : bool or None, default None
+        AID for each linearized LP above 20,000 rows (None), always (True) or never (False).
+    solver, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
+    solver_options, threads, tee, raise_on_failure, fallback
+        The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    coef_ : ndarray of shape (1, n_features)
+    intercept_ : ndarray of shape (1,)
+        ``-gamma``: the decision function is ``X @ coef_[0] + intercept_[0]``.
+    support_ : ndarray of int
+        Indices of the selected features.
+    result_ : AIDResult
+        Termination ``stationary`` when (1.23) held (a stationary point, not a proven optimum).
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from aidopt import FSVClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.where(rng.random(400) < 0.5, 1, -1)
+    >>> X = rng.normal(size=(400, 6)); X[:, 0] += y
+    >>> clf = FSVClassifier(nu=0.05).fit(X, y)
+    >>> clf.get_support(indices=True).tolist(), clf.score(X, y) > 0.8
+    ([0], True)
+    """
+
+    _params = {"nu": 1.0, "alpha": 5.0, "start": "random", "support_tol": 1e-6}
+    _overrides = {"log": False, "aid": None}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "classifier"
+        return tags
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit by FSV; returns ``self``."""
+        result = solve_fsv(X, y, sample_weight=sample_weight, **self._solve_kwargs())
+        sol = result.solution
+        self.result_ = result
+        self.classes_ = np.asarray(sol["classes"])
+        self.n_features_in_ = len(sol["feature_names"])
+        self.coef_ = np.asarray(sol["w"], dtype=float)[None, :]
+        self.intercept_ = np.array([float(sol["b"])])
+        self.support_ = np.asarray(sol["support"], dtype=int)
+        self._after_fit(X, result, "FSV", accepted=(Termination.STATIONARY,))
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """``x'w - gamma``; > 0 means ``classes_[1]``."""
+        return self._check_X(X) @ self.coef_[0] + self.intercept_[0]
+
+    def predict(self, X) -> np.ndarray:
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Mean accuracy."""
+        return float(np.average(self.predict(X) == np.asarray(y), weights=sample_weight))
+
+    def get_support(self, indices: bool = False):
+        """The selected features: a boolean mask, or their indices."""
+        if not hasattr(self, "support_"):
+            raise RuntimeError("this FSVClassifier is not fitted yet; call fit first")
+        if indices:
+            return self.support_.copy()
+        mask = np.zeros(self.n_features_in_, dtype=bool)
+        mask[self.support_] = True
+        return mask
+
+    def transform(self, X) -> np.ndarray:
+        """The selected columns of X."""
+        return self._check_X(X)[:, self.get_support()]
+
+    def fit_transform(self, X, y, sample_weight=None) -> np.ndarray:
+        return self.fit(X, y, sample_weight=sample_weight).transform(X)

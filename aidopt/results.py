@@ -26,8 +26,16 @@ class Termination(enum.StrEnum):
     TIME_LIMIT = "time_limit"
     SOLVER_FAILURE = "solver_failure"
     """A solver did not return an optimal solution; the best solution so far is kept."""
+    STATIONARY = "stationary"
+    """A successive-linearization run stopped where its stopping rule holds: a stationary point
+    (minimum principle) of a concave minimization, not a proven optimum."""
     INTERRUPTED = "interrupted"
     """Stopped by the user (Ctrl-C); the best solution so far is kept, with its bound and gap."""
+    INFEASIBLE = "infeasible"
+    """The problem has no feasible point, proved by a solver on a subproblem whose constraints
+    are a subset of the problem's (e.g. an infeasible chunk LP of linear program chunking)."""
+    UNBOUNDED = "unbounded"
+    """The objective is unbounded below, proved by a solver on the whole problem."""
     PROP5_OPTIMAL = "prop5_optimal"
     """S3VM under AID: the paper's Prop. 5 holds for the returned solution and every aggregated MIP
     was solved to optimality. Optimal among labellings constant on the final clusters; for this
@@ -154,6 +162,10 @@ class AIDResult:
     message: str = ""
     dimensions: dict[str, int] = field(default_factory=dict)
     """Problem sizes as the plug-in names them (``{"n", "m"}`` for data problems)."""
+    partition: Any = field(default=None, repr=False)
+    """The last partition of an AID run (the refined one when the loop went on to split): a
+    related solve can start from it (``aidopt.decomposition.solve(..., partition=...)``); not
+    serialised."""
 
     @property
     def certified(self) -> bool:

@@ -39,9 +39,14 @@ COLUMNS = [
 HEADER = " ".join(f"{c.name:>{c.width}}" for c in [*COLUMNS, Column("time", 8, ".2f")])
 
 
-def solve(problem: AIDProblem, data, config: RunConfig | None = None) -> AIDResult:
-    """Solve ``problem`` on ``data`` by AID and certify the answer on the original data."""
-    return _Loop(problem, data, config).execute(aid=True)
+def solve(problem: AIDProblem, data, config: RunConfig | None = None, *,
+          partition=None) -> AIDResult:
+    """Solve ``problem`` on ``data`` by AID and certify the answer on the original data.
+
+    ``partition`` starts the loop from a given partition (e.g. the final partition of a related
+    solve, ``result.partition``) instead of ``problem.initial_partition``.
+    """
+    return _Loop(problem, data, config).execute(aid=True, start=partition)
 
 
 def solve_direct(problem: AIDProblem, data, config: RunConfig | None = None) -> AIDResult:
@@ -63,14 +68,20 @@ class _Loop:
         self.history: list[IterationRecord] = []
         self.stop: Stop | None = None
         self.message = ""
+        self.last_partition = None
 
     # ------------------------------------------------------------------ driver
-    def execute(self, aid: bool) -> AIDResult:
+    def execute(self, aid: bool, start=None) -> AIDResult:
         problem, data, config = self.problem, self.data, self.config
         with _logging(config):
             size = problem.size(data)
             mode = "direct full model (no aggregation)"
-            if aid:
+            if aid and start is not None:
+                if start.n != size:
+                    raise ValueError(f"the start partition covers {start.n} {problem.element}, "
+                                     f"the problem has {size}")
+                mode = f"AID from a given partition of {start.n_clusters} clusters"
+            elif aid:
                 r0 = config.r0 if config.r0 is not None else problem.default_r0(size, data)
                 k0 = min(size, max(problem.min_clusters(data), math.ceil(r0 * size)))
                 mode = f"AID, r0={r0:.4g}, |K_0| target {k0} {problem.element}"
@@ -80,7 +91,10 @@ class _Loop:
             self.run, self.size = run, size
             run.intro()
             with run.guard():
-                partition = self._initial(k0) if aid else problem.trivial_partition(data)
+                if start is not None:
+                    partition = start
+                else:
+                    partition = self._initial(k0) if aid else problem.trivial_partition(data)
                 if partition is not None:
                     self._iterate(partition)
             if run.interrupted:
@@ -113,6 +127,7 @@ class _Loop:
                 break
             if it is None:
                 break
+            self.last_partition = it.split.partition or partition
             self._accept(it)
             gap = relative_gap(self.best.E_t, self.lower)
             self.history.append(IterationRecord(
@@ -230,12 +245,14 @@ class _Loop:
         message = self.message
         if best is None and stop in (Stop.CONDITION, Stop.GAP):
             message = "no solution to certify"
-        return run.result(
+        result = run.result(
             termination, message, objective=best.E_t if best else math.inf, lower=self.lower,
             solution=problem.public_solution(best, certificate) if best else {},
             certificate=certificate, history=self.history,
             solver=best.solver if best else None, aid=aid,
         )
+        result.partition = self.last_partition
+        return result
 
 
 def _logging(config):

@@ -40,6 +40,10 @@ from aidopt import solvers
 from aidopt.results import AIDResult, Certificate, IterationRecord, Termination
 
 logger = logging.getLogger("aidopt.run")
+#: where a run with ``log=False`` writes: nowhere, even when an outer run's handler is attached
+_quiet = logging.getLogger("aidopt.quiet")
+_quiet.propagate = False
+_quiet.addHandler(logging.NullHandler())
 
 __all__ = ["RunConfig", "AIDConfig", "Run", "common_options", "add_arguments", "config_from_args",
            "pause_gc", "release"]
@@ -335,6 +339,7 @@ class Run:
         self.notes: list[str] = []
         self.seconds: dict[str, float] = {}
         self.columns: list[Column] = []
+        self.log = logger if config.log else _quiet
         if config.write_models is not None:
             Path(config.write_models).mkdir(parents=True, exist_ok=True)
 
@@ -437,7 +442,7 @@ class Run:
             try:
                 model, outcome = self._solve_checked(model, True, solver, rebuild)
             except solvers.SolverError as exc:
-                logger.warning("retry with %s failed: %s", solver, exc)
+                self.log.warning("retry with %s failed: %s", solver, exc)
                 continue
             self.note(f"{failed}; retried with {solver}" + (f" ({form} form)" if form else "")
                       + f": {outcome.status}")
@@ -451,7 +456,7 @@ class Run:
         if outcome.optimal and rebuild is not None:
             again = rebuild(model, outcome)
             if again is not None:
-                logger.debug("the plug-in rebuilt the model after the solve; solving again")
+                self.log.debug("the plug-in rebuilt the model after the solve; solving again")
                 release(model)
                 model = again
                 with self.timed("solve"):
@@ -503,29 +508,29 @@ class Run:
             yield
         except KeyboardInterrupt:
             self.interrupted = True
-            logger.info("interrupted (Ctrl-C): finishing with the best solution so far")
+            self.log.info("interrupted (Ctrl-C): finishing with the best solution so far")
 
     def note(self, text: str) -> None:
         """Record a remark (a fallback, a left-out row) once, for the result's message."""
         if text not in self.notes:
             self.notes.append(text)
-            logger.info(text)
+            self.log.info(text)
 
     # ------------------------------------------------------------ log
     def intro(self) -> None:
         from aidopt import __version__
 
         dims = " ".join(f"{k}={v}" for k, v in self.dimensions.items())
-        logger.info("aidopt %s | problem %s | %s | solver %s %s | %s", __version__, self.name, dims,
+        self.log.info("aidopt %s | problem %s | %s | solver %s %s | %s", __version__, self.name, dims,
                     self.config.solver, solvers.version(self.config.solver), self.mode)
         c = self.config
-        logger.info("tol %g | feasibility_tol %g | max_iter %s | time_limit %s | seed %d",
+        self.log.info("tol %g | feasibility_tol %g | max_iter %s | time_limit %s | seed %d",
                     c.tol, c.feasibility_tol, c.max_iter, c.time_limit, c.seed)
 
     def header(self, columns: list[Column]) -> None:
         """Print the iteration table's header (the loop's own columns, then ``time``)."""
         self.columns = [*columns, Column("time", 8, ".2f")]
-        logger.info(" ".join(f"{c.name:>{c.width}}" for c in self.columns))
+        self.log.info(" ".join(f"{c.name:>{c.width}}" for c in self.columns))
 
     def row(self, *values) -> None:
         """Print one row of the iteration table; the elapsed time is added."""
@@ -535,7 +540,7 @@ class Run:
                 cells.append(f"{'-' if math.isnan(val) else val:>{col.width}}")
             else:
                 cells.append(f"{val:>{col.width}{col.fmt}}")
-        logger.info(" ".join(cells))
+        self.log.info(" ".join(cells))
 
     def result(self, termination: Termination, message: str = "", *, objective=math.inf,
                lower=-math.inf, solution=None, certificate: Certificate | None = None,
@@ -554,8 +559,8 @@ class Run:
             config=self.config.as_dict(), message="; ".join(parts), dimensions=self.dimensions,
         )
         width = sum(c.width + 1 for c in self.columns) - 1 if self.columns else 60
-        logger.info("-" * width)
-        logger.info(result.summary())
+        self.log.info("-" * width)
+        self.log.info(result.summary())
         return result
 
 

@@ -57,13 +57,13 @@ class AggregatedSVM:
     w: np.ndarray
 
 
-def regularizer_value(w, norm: str) -> float:
-    """R(w): 1/2 ||w||_2^2, ||w||_1, ||w||_inf or 0."""
+def regularizer_value(w, norm: str, weights=None) -> float:
+    """R(w): 1/2 ||w||_2^2, ||w||_1 (weighted: sum_j r_j |w_j|), ||w||_inf or 0."""
     w = np.asarray(w, dtype=float)
     if norm == "l2":
         return 0.5 * float(w @ w)
     if norm == "l1":
-        return float(np.abs(w).sum())
+        return float(np.abs(w).sum() if weights is None else np.abs(w) @ weights)
     if norm == "linf":
         return float(np.abs(w).max(initial=0.0))
     return 0.0
@@ -94,13 +94,16 @@ class SVMProblem(AIDProblem):
     sample_size : int, optional
         Rows of the random sample whose SVM gives the initial hyperplane (default
         ``min(2000, max(10 m, 1000))``).
+    feature_weights : array-like of shape (m,), optional
+        Positive weights r of a weighted 1-norm ``sum_j r_j |w_j|`` (``norm="l1"`` only): one
+        step (1.22) of FSV's successive linearization is this LP.
     """
 
     needs_duals = True
     per_element_keys = ("alpha",)
 
     def __init__(self, C: float = 1.0, norm: str = "l2", form: str = "auto",
-                 sample_size: int | None = None):
+                 sample_size: int | None = None, feature_weights=None):
         if norm not in NORMS:
             raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
         if not (isinstance(C, numbers.Real) and not isinstance(C, bool) and np.isfinite(C) and C > 0):
@@ -111,6 +114,14 @@ class SVMProblem(AIDProblem):
             isinstance(sample_size, numbers.Integral) and sample_size >= 2
         ):
             raise ValueError(f"sample_size must be an integer >= 2, got {sample_size!r}")
+        if feature_weights is not None:
+            feature_weights = np.asarray(feature_weights, dtype=float)
+            if norm != "l1":
+                raise ValueError("feature_weights apply to the 1-norm SVM (norm='l1') only")
+            if feature_weights.ndim != 1 or not (np.all(np.isfinite(feature_weights))
+                                                 and np.all(feature_weights > 0)):
+                raise ValueError("feature_weights must be a 1-d array of positive finite numbers")
+        self.feature_weights = feature_weights
         self.sample_size = sample_size
         self.C = float(C)
         self.norm = norm
@@ -183,7 +194,8 @@ class SVMProblem(AIDProblem):
                 aggregated.X, aggregated.y, aggregated.w, self.C, form=form or self.form
             )
         return lp_svm.create_instance(
-            aggregated.X, aggregated.y, aggregated.w, self.C, self.norm, form=form or self.form
+            aggregated.X, aggregated.y, aggregated.w, self.C, self.norm, form=form or self.form,
+            r=self.feature_weights,
         )
 
     def lift(self, model, outcome, partition, aggregated, data) -> Lifted:
@@ -204,7 +216,8 @@ class SVMProblem(AIDProblem):
 
     def evaluate(self, data, lifted: Lifted) -> float:
         hinge = np.maximum(lifted.state.slack, 0.0)
-        return regularizer_value(lifted.solution["w"], self.norm) + self.C * float(data.s @ hinge)
+        return (regularizer_value(lifted.solution["w"], self.norm, self.feature_weights)
+                + self.C * float(data.s @ hinge))
 
     def split(self, partition: Partition, data, lifted: Lifted) -> Split:
         return Split(*partition.split_mixed(lifted.state.slack, lifted.state.eps))
@@ -220,6 +233,7 @@ class SVMProblem(AIDProblem):
             data, sol["w"], sol["b"], alpha, C=self.C, norm=self.norm, tol=tol,
             feasibility_tol=feasibility_tol, method=method,
             sign_condition=None if best.split is None else best.split.holds,
+            weights=self.feature_weights,
         )
 
     def public_solution(self, best: Iterate, certificate: Certificate | None) -> dict:
@@ -274,7 +288,7 @@ class SVMProblem(AIDProblem):
 
 def certificate(
     data, w, b, alpha, *, C: float, norm: str, tol: float, feasibility_tol: float = 1e-6,
-    method: str = "given", sign_condition=None,
+    method: str = "given", sign_condition=None, weights=None,
 ) -> Certificate:
     r"""Check that ``(w, b)`` is optimal for the full-data SVM, with dual vector ``alpha``.
 
@@ -282,7 +296,8 @@ def certificate(
     :math:`\sum_i \alpha_i y_i = 0`, and :math:`g = \sum_i \alpha_i y_i x_i`, every ``(w', b')``
     has :math:`E(w', b') \ge \sum_i \alpha_i - R^*(g)` (Lagrangian of the hinge constraints, with
     :math:`R^*` the conjugate of the regularizer: :math:`\tfrac12\|g\|^2`; the indicator of
-    :math:`\|g\|_\infty \le 1`, :math:`\|g\|_1 \le 1`, or :math:`g = 0`). For the norm balls
+    :math:`\|g\|_\infty \le 1` (weighted 1-norm :math:`\sum_j r_j |w_j|`: :math:`|g_j| \le r_j`),
+    :math:`\|g\|_1 \le 1`, or :math:`g = 0`). For the norm balls
     ``alpha`` is first divided by :math:`t = \max(1, \|g\|_*)`, which keeps it feasible, so the
     bound is rigorous; for RLP, :math:`\|g\|_\infty` is a residual that must be within
     ``feasibility_tol`` (scaled by the column sizes).
@@ -315,7 +330,10 @@ def certificate(
             )
             return total - 0.5 * float(g @ g), []
         if norm in ("l1", "linf"):
-            t = float(np.abs(g).max(initial=0.0) if norm == "l1" else np.abs(g).sum())
+            if norm == "l1":  # weighted 1-norm sum r_j |w_j|: its dual ball is |g_j| <= r_j
+                t = float((np.abs(g) / (1.0 if weights is None else weights)).max(initial=0.0))
+            else:
+                t = float(np.abs(g).sum())
             residuals["dual norm excess"] = max(1.0, t) - 1.0
             return total / max(1.0, t), []
         stationarity = float(np.abs(g).max(initial=0.0) / max(1.0, C * float(data.column_scale.max())))
@@ -323,7 +341,7 @@ def certificate(
         return total, ["stationarity |X'Dalpha|"]
 
     return hinge_certificate(
-        data, f, alpha, C=C, regularizer=regularizer_value(w, norm), dual_value=dual_value,
+        data, f, alpha, C=C, regularizer=regularizer_value(w, norm, weights), dual_value=dual_value,
         tol=tol, feasibility_tol=feasibility_tol, method=method, sign_condition=sign_condition,
     )
 

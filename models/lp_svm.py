@@ -8,7 +8,8 @@ public API):
 
 * **1-norm SVM** (1.26 / 1.28), ``regularizer="l1"``::
 
-      min   nu sum_k c[k] y[k] + sum_j s[j]
+      min   nu sum_k c[k] y[k] + sum_j r[j] s[j]      (r = 1: the 1-norm; other r > 0: a
+                                                      weighted 1-norm, FSV's SLA step (1.22))
       s.t.  margin[k]:  d[k] (A[k] w - gamma) + y[k] >= 1
             upper[j]:   w[j] - s[j] <= 0,   lower[j]: -w[j] - s[j] <= 0,   y, s >= 0
 
@@ -19,7 +20,7 @@ public API):
 
 In Pyomo's dual convention the dual ``u[k]`` of ``margin[k]`` is >= 0; the LP dual of each model
 is ``max sum_k u[k]`` s.t. ``0 <= u[k] <= nu c[k]``, ``sum_k d[k] u[k] = 0`` and a condition on
-``v = sum_k u[k] d[k] A[k]``: ``||v||_inf <= 1`` (l1), ``||v||_1 <= 1`` (linf), ``v = 0`` (none).
+``v = sum_k u[k] d[k] A[k]``: ``|v_j| <= r_j`` (l1), ``||v||_1 <= 1`` (linf), ``v = 0`` (none).
 The AID certificate checks exactly these on the full data (docs/svm.md).
 
 **Dual forms** (``form="dual"``, model names ``svm_<reg>_lp_dual``), which have m + 1 (l1, RLP)
@@ -28,7 +29,7 @@ much faster)::
 
     max   sum_k u[k]
     s.t.  balance:   sum_k d[k] u[k] = 0                                  (dual: b = -gamma)
-          l1:    norm[j]:  -1 <= sum_k d[k] A[k,j] u[k] <= 1               (dual: w[j])
+          l1:    norm[j]:  -r[j] <= sum_k d[k] A[k,j] u[k] <= r[j]         (dual: w[j])
           linf:  vdef[j]:  sum_k d[k] A[k,j] u[k] - p[j] + q[j] = 0        (dual: w[j])
                  total:    sum_j (p[j] + q[j]) <= 1,   p, q >= 0
           none:  vdef[j]:  sum_k d[k] A[k,j] u[k] = 0                      (dual: w[j])
@@ -52,12 +53,16 @@ FORMS = ("primal", "dual")
 
 
 def _data_declarations(name: str) -> pyo.AbstractModel:
-    """Sets and data every form shares: rows K, features J, A, labels d, weights c, nu."""
-    return abstract_rows(
+    """Sets and data every form shares: rows K, features J, A, labels d, weights c, nu, and the
+    per-feature weights r of the 1-norm (1 by default)."""
+    model = abstract_rows(
         name, ("A", "data matrix, numpy array |K| x |J|"),
         {"d": "label in {-1, +1}", "c": "row weight (cluster size |C_k| under AID)"},
         {"nu": "weight of the misclassification error"},
     )
+    model.r = pyo.Param(model.J, within=pyo.PositiveReals, default=1.0,
+                        doc="weight of |w_j| in the 1-norm (the SLA step (1.22) of FSV sets it)")
+    return model
 
 
 def _abstract(regularizer: str) -> pyo.AbstractModel:
@@ -102,7 +107,7 @@ def _abstract(regularizer: str) -> pyo.AbstractModel:
         coefs = [m.nu * m.c[k] for k in m.K]
         variables = list(m.y.values())
         if regularizer == "l1":
-            coefs += [1.0] * len(m.J)
+            coefs += [float(m.r[j]) for j in m.J]
             variables += list(m.s.values())
         elif regularizer == "linf":
             coefs.append(1.0)
@@ -133,9 +138,9 @@ def _abstract_dual(regularizer: str) -> pyo.AbstractModel:
         def norm_rule(m, j):
             coefs, variables = column(m, j)
             body = LinearExpression(constant=0.0, linear_coefs=coefs, linear_vars=variables)
-            return (-1.0, body, 1.0)
+            return (-float(m.r[j]), body, float(m.r[j]))
 
-        model.norm = pyo.Constraint(model.J, rule=norm_rule, doc="|sum_k d_k A_kj u_k| <= 1")
+        model.norm = pyo.Constraint(model.J, rule=norm_rule, doc="|sum_k d_k A_kj u_k| <= r_j")
     else:
         if regularizer == "linf":
             model.p = pyo.Var(model.J, within=pyo.NonNegativeReals, doc="positive part of v_j")
@@ -173,7 +178,7 @@ MODELS = {
 
 
 def create_instance(
-    A, d, c=None, nu: float = 1.0, regularizer: str = "l1", form: str = "primal"
+    A, d, c=None, nu: float = 1.0, regularizer: str = "l1", form: str = "primal", r=None,
 ) -> pyo.ConcreteModel:
     """Create a concrete weighted LP-SVM instance.
 
@@ -188,6 +193,8 @@ def create_instance(
         Weight of the misclassification error (the public ``C``).
     regularizer : {"l1", "linf", "none"}
     form : {"primal", "dual"}
+    r : ndarray of shape (m,), optional
+        Positive weights of the 1-norm, ``sum_j r_j |w_j|`` (all ones when omitted; ``l1`` only).
 
     Returns
     -------
@@ -199,6 +206,10 @@ def create_instance(
         raise ValueError(f"form must be one of {FORMS}, got {form!r}")
     c = np.ones(np.shape(A)[0]) if c is None else c
     data = row_data("A", A, {"d": d, "c": c}, {"nu": nu})
+    if r is not None:
+        if regularizer != "l1":
+            raise ValueError("feature weights r apply to the 1-norm (regularizer='l1') only")
+        data[None]["r"] = dict(enumerate(np.asarray(r, dtype=float).tolist()))
     return MODELS[regularizer, form].create_instance(data=data)
 
 

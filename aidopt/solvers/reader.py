@@ -87,9 +87,10 @@ class _NotPlain(Exception):
 def _read_linear_expressions(model, quadratic: bool = False) -> LinearProgram | None:
     """Read a model whose constraint bodies are all ``LinearExpression``s (``None`` otherwise).
 
-    The objective must be a ``LinearExpression`` too, or, with ``quadratic=True``, any
-    expression of degree at most two (read with Pyomo's ``generate_standard_repn``: an objective
-    has few terms, so its cost does not matter). Integer and binary columns are flagged in
+    The objective may be any expression of degree one (with ``quadratic=True``: at most two),
+    Params evaluated at their current values; a ``LinearExpression`` with numeric coefficients is
+    read directly, anything else with Pyomo's ``generate_standard_repn`` (one expression, so its
+    cost does not matter). Integer and binary columns are flagged in
     ``integrality`` (the reader visits every column, so this costs nothing extra); a fixed
     variable or a non-numeric coefficient returns ``None``.
     """
@@ -101,11 +102,12 @@ def _read_linear_expressions(model, quadratic: bool = False) -> LinearProgram | 
     if len(objectives) != 1:
         return None
     objective = objectives[0].expr
-    if type(objective) is not LinearExpression:
-        if not quadratic:
-            return None
+    if type(objective) is not LinearExpression or not all(
+            type(a) in (float, int) for a in objective.linear_coefs):
+        # any objective of degree <= 2, e.g. with mutable Params as costs (successive
+        # linearization changes only those): read once with generate_standard_repn
         objective = _quadratic_objective(objective)
-        if objective is None:
+        if objective is None or (objective.quadratic_coefs and not quadratic):
             return None
     numbers = (float, int)
     column_of: dict[int, int] = {}

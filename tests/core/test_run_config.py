@@ -19,24 +19,27 @@ from aidopt.solvers import availability
 COMMON = [f.name for f in dataclasses.fields(RunConfig)]
 
 
-@pytest.mark.parametrize("func", [aidopt.solve_lad, aidopt.solve_svm, aidopt.solve_s3vm])
+@pytest.mark.parametrize("func", [aidopt.solve_lad, aidopt.solve_svm, aidopt.solve_s3vm,
+                                  aidopt.solve_fsv])
 def test_every_solve_function_documents_every_common_option(func):
     params = inspect.signature(func).parameters
     for name in COMMON:
         assert name in params, f"{func.__name__} lacks {name}"
         assert name in func.__doc__, f"{func.__name__} does not document {name}"
     for name in COMMON:
-        if name not in ("solver", "solver_options"):
+        if name not in ("solver", "solver_options") and not (func is aidopt.solve_fsv and name == "aid"):
             assert params[name].default == getattr(RunConfig(), name), name
 
 
-@pytest.mark.parametrize("cls", [aidopt.LADRegressor, aidopt.SVMClassifier, aidopt.S3VMClassifier])
+@pytest.mark.parametrize("cls", [aidopt.LADRegressor, aidopt.SVMClassifier, aidopt.S3VMClassifier,
+                                 aidopt.FSVClassifier])
 def test_every_estimator_takes_every_common_option_with_the_api_defaults(cls):
     params = cls().get_params()
     defaults = RunConfig()
     for name in COMMON:
         assert name in params, f"{cls.__name__} lacks {name}"
-        if name not in ("log", "solver_options", "solver"):
+        if name not in ("log", "solver_options", "solver") and not (
+                cls is aidopt.FSVClassifier and name == "aid"):  # FSV: None = AID above 20,000 rows
             assert params[name] == getattr(defaults, name), name
     assert params["log"] is False  # estimators are quiet, as scikit-learn's
 
