@@ -248,7 +248,8 @@ def solve_s3vm(
                       FutureWarning, stacklevel=2)
         norm = regularizer
     problem = S3VMProblem(Ml=Ml, Mu=Mu, balance=balance, norm=norm, big_M=big_M)
-    config = RunConfig.from_kwargs(options, caller="solve_s3vm", solver=default_s3vm_solver(norm))
+    config = RunConfig.from_kwargs(options, caller="solve_s3vm", solver=options.get("solver")
+                                   or default_s3vm_solver(norm))
     data = as_semisupervised_data(X, y, labeled)
     result = solve(problem, data, config) if config.aid else solve_direct(problem, data, config)
     if "decision" in result.solution:

@@ -219,6 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fit-intercept", action="store_true",
                    help="append a column of ones (default: the columns are used as given, as in "
                         "solve_lad and LADRegressor)")
+    p.add_argument("--no-intercept", action="store_false", dest="fit_intercept",
+                   help=argparse.SUPPRESS)  # the former flag: now the default
     _common_solve_args(p)
     p.set_defaults(func=cmd_lad)
 

@@ -87,6 +87,16 @@ class _BaseEstimator(_SklearnBase):
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
 
+    @staticmethod
+    def _require_solution(result, what: str) -> None:
+        """A fit that ended without any solution (a limit or Ctrl-C inside the first solve)
+        cannot set the fitted attributes: say why instead of failing on a missing key."""
+        if not result.solution or all(k in ("feature_names", "classes") for k in result.solution):
+            raise RuntimeError(
+                f"{what} fit found no solution: termination {result.termination.value!r}"
+                + (f" ({result.message})" if result.message else "")
+                + "; raise time_limit / max_iter or check the solver")
+
     def _after_fit(self, X, result, what: str, accepted=(Termination.CERTIFIED_OPTIMAL,)) -> None:
         """Feature names seen in fit, and a warning when the fit ended in none of ``accepted``."""
         if hasattr(X, "columns"):
@@ -156,6 +166,7 @@ class LADRegressor(_BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Fit by (certified) LAD; returns ``self``."""
         result = solve_lad(X, y, sample_weight=sample_weight, **self._solve_kwargs())
+        self._require_solution(result, "LAD")
         beta = result.solution["beta"]
         self.result_ = result
         self.n_features_in_ = beta.size - int(self.fit_intercept)
@@ -236,6 +247,7 @@ class SVMClassifier(_BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Fit by (certified) AID; returns ``self``."""
         result = solve_svm(X, y, sample_weight=sample_weight, **self._solve_kwargs())
+        self._require_solution(result, "SVM")
         sol = result.solution
         self.result_ = result
         self.classes_ = np.asarray(sol["classes"])
@@ -326,6 +338,7 @@ class S3VMClassifier(_BaseEstimator):
     def fit(self, X, y):
         """Fit on labeled and unlabeled rows together; returns ``self``."""
         result = solve_s3vm(X, y, **self._solve_kwargs())
+        self._require_solution(result, "S3VM")
         sol = result.solution
         self.result_ = result
         self.classes_ = np.array([-1, 1])
@@ -406,6 +419,7 @@ class FSVClassifier(_BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Fit by FSV; returns ``self``."""
         result = solve_fsv(X, y, sample_weight=sample_weight, **self._solve_kwargs())
+        self._require_solution(result, "FSV")
         sol = result.solution
         self.result_ = result
         self.classes_ = np.asarray(sol["classes"])

@@ -420,13 +420,13 @@ class Run:
             model = build(None)
         try:
             model, outcome = self._solve_checked(model, need_duals, None, rebuild)
-        except solvers.TimeLimitReached:
-            raise
+        except (solvers.TimeLimitReached, solvers.SolverOptionError):
+            raise  # a limit, or a configuration error to fix: never hidden by a retry
         except solvers.SolverError as exc:  # a licence refused the size, or the solver crashed
             if not (self.config.fallback and fallbacks):
                 raise
             status = (solvers.SolveStatus.LICENCE_LIMIT
-                      if isinstance(exc, solvers.SolverCapabilityError) else solvers.SolveStatus.ERROR)
+                      if isinstance(exc, solvers.LicenceLimitError) else solvers.SolveStatus.ERROR)
             outcome = solvers.SolveOutcome(status, None, None, False, self.config.solver, "", 0.0,
                                            _short(exc))
         if (outcome.optimal or outcome.status in ("time_limit", "interrupted")
@@ -495,8 +495,8 @@ class Run:
         ``raise_on_failure=False``."""
         if isinstance(exc, solvers.TimeLimitReached):
             return "time_limit", str(exc)
-        if self.config.raise_on_failure:
-            raise exc
+        if self.config.raise_on_failure or isinstance(exc, solvers.SolverOptionError):
+            raise exc  # a rejected option is the caller's to fix, whatever raise_on_failure says
         return "solver_failure", f"{type(exc).__name__}: {exc}"
 
     @contextlib.contextmanager
@@ -590,8 +590,21 @@ class _RunHandle:
     def update_variables(self, variables) -> None:
         self._handle.update_variables(variables)
 
+    def update(self) -> None:
+        self._handle.update()
+
+    @property
+    def model(self):
+        return self._model
+
     def close(self) -> None:
         self._handle.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     def solve(self, need_duals: bool = False) -> solvers.SolveOutcome:
         self._run.write(self._model)

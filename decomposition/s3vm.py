@@ -73,6 +73,8 @@ class AggregatedS3VM:
     """The same data in the span of the centroids (l2, K < m), else ``None``."""
     basis: np.ndarray | None = None
     """Orthonormal basis Q of that span: ``w = Q z``."""
+    trivial: bool = False
+    """Every row its own cluster: the aggregated model is the original one."""
 
     @property
     def model_data(self) -> AggregatedS3VM:
@@ -241,7 +243,10 @@ class S3VMProblem(AIDProblem):
         last = None if previous is None else (previous.lifted.solution["w"],
                                               previous.lifted.solution["b"])
         agg.upper = self._upper_bound(agg, last)
-        if previous is not None and math.isfinite(previous.F_t):
+        agg.trivial = partition.n_clusters == data.n
+        # the original model (every row its own cluster) always gets a big-M valid by
+        # construction, so that its MIP bound is a bound even when the solve stops early
+        if previous is not None and math.isfinite(previous.F_t) and not agg.trivial:
             agg.trial_upper = min(agg.upper, 2.0 * max(previous.F_t, 1.0))
         agg.reduced, agg.basis = self.reduce(agg)
         return agg
@@ -295,12 +300,35 @@ class S3VMProblem(AIDProblem):
             gap = max(0.0, objective - bound) / max(1.0, abs(objective))
         solution = {"w": w, "b": b, "decision": f, "mip_gap": gap}
         state = S3VMState(side_k[partition.labels], SIGN_TOL * max(1.0, float(np.abs(f).max(initial=0.0))))
-        return Lifted(solution, state, {"mip_gap": gap, "big_M": float(_big_m_of(model).max(initial=0.0))})
+        M = _big_m_of(model)
+        info = {"mip_gap": gap, "big_M": float(M.max(initial=0.0)),
+                "big_M_verified": float(self._verified(M, aggregated, objective)),
+                "mip_bound": math.nan if bound is None else float(bound)}
+        return Lifted(solution, state, info)
+
+    def _verified(self, M, aggregated: AggregatedS3VM, objective) -> bool:
+        """Whether the big-M ``M`` of a solved model is valid for the S3VM it stands for: either
+        derived from an upper bound known in advance (the objective of a feasible point), or
+        checked after the solve: with U = the solve's objective (>= the model's optimum >= the
+        S3VM's), ``big_m(U)`` must not exceed it (see :meth:`rebuild`). A user's ``big_M`` is
+        only ever checked."""
+        data = aggregated.model_data
+        if self.big_M is None and np.all(M >= big_m(data, self.Ml, self.norm, upper=aggregated.upper)
+                                         * (1.0 - 1e-12)):
+            return True
+        if objective is None or not math.isfinite(objective):
+            return False
+        U = float(objective) * (1.0 + 1e-6) + 1e-9
+        return bool(np.all(big_m(data, self.Ml, self.norm, upper=U) <= M))
 
     def lower_bound(self, outcome, partition, data) -> float | None:
-        """Only the MIP solver's dual bound on the *original* model (every row its own cluster)
-        bounds the optimum: an aggregated S3VM is not a relaxation (module docstring)."""
-        return outcome.bound if partition.n_clusters == data.n else None
+        """Only the MIP solver's dual bound on the *original* model (every row its own cluster,
+        with a big-M valid by construction) bounds the optimum: an aggregated S3VM is not a
+        relaxation (module docstring); a user's ``big_M`` may cut optima off, so it proves
+        nothing in advance (``certify`` checks it after the solve)."""
+        if partition.n_clusters != data.n or self.big_M is not None:
+            return None
+        return outcome.bound
 
     def evaluate(self, data, lifted: Lifted) -> float:
         f = lifted.solution["decision"]
@@ -328,16 +356,30 @@ class S3VMProblem(AIDProblem):
         gaps = [r.info.get("mip_gap", math.nan) for r in history] + [best.lifted.info["mip_gap"]]
         residuals = {"largest aggregated MIP gap": max((g for g in gaps if math.isfinite(g)),
                                                        default=math.nan)}
-        if bound is not None and bound.bound is not None:  # the original MIP's own bound
-            lower = min(bound.bound, E)
+        original = bound if bound is not None and bound.partition.n_clusters == data.n else (
+            best if best.partition.n_clusters == data.n else None)
+        if original is not None and math.isfinite(original.lifted.info["mip_bound"]):
+            # the original MIP's own branch-and-bound bound: a bound only with a valid big-M
+            info = original.lifted.info
+            mip_bound = info["mip_bound"]
+            verified = bool(info["big_M_verified"])
+            consistent = mip_bound <= E + tol * max(1.0, abs(E))
+            lower = min(mip_bound, E)
             rel = (E - lower) / max(1.0, abs(E))
+            residuals["big-M verified"] = float(verified)
+            note = (f"bound = the MIP solver's branch-and-bound bound on the full big-M model "
+                    f"(largest big-M {info['big_M']:.4g}, "
+                    + ("valid: docs/s3vm.md)" if verified else
+                       "NOT verified to bound 1 + |w x + b| at an optimum: the model may cut "
+                       "the S3VM's optima off, so its bound proves nothing)"))
+            if not consistent:
+                note += f"; the bound {mip_bound:.10g} exceeds E: not a bound of this problem"
             return Certificate(
-                method="mip_bound", certified=bool(rel <= tol), primal_objective=E,
-                dual_objective=lower, relative_gap=float(rel), residuals=residuals, tol=tol,
-                feasibility_tol=feasibility_tol, checked=[],
-                note="bound = the MIP solver's branch-and-bound bound on the full big-M model "
-                     f"(largest big-M {bound.lifted.info['big_M']:.4g}, valid by construction: "
-                     "docs/s3vm.md)",
+                method="mip_bound", certified=bool(verified and consistent and rel <= tol),
+                primal_objective=E, dual_objective=lower if verified and consistent else -math.inf,
+                relative_gap=float(rel) if verified and consistent else math.inf,
+                residuals=residuals, tol=tol, feasibility_tol=feasibility_tol, checked=[],
+                note=note,
             )
         violations = None if best.split is None else best.split.n_split
         residuals["clusters violating Prop. 5"] = math.nan if violations is None else float(violations)

@@ -28,6 +28,7 @@ from .errors import (
     LicenceLimitError,
     SolverCapabilityError,
     SolverError,
+    SolverOptionError,
     SolverUnavailableError,
     TimeLimitReached,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "SolveStatus",
     "SolverCapabilityError",
     "SolverError",
+    "SolverOptionError",
     "SolverSpec",
     "SolverUnavailableError",
     "TimeLimitReached",

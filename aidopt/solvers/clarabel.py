@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from .errors import SolverError
+from .errors import SolverOptionError
 from .reader import LinearProgram
 from .status import SolveOutcome, SolveStatus, pyomo_enums
 
@@ -81,7 +81,7 @@ def solve(prog: LinearProgram, t0, need_duals, time_limit, threads, tee, options
         settings.max_threads = int(threads)
     for key, val in options.items():
         if not hasattr(settings, key):
-            raise SolverError(f"clarabel has no setting {key!r}")
+            raise SolverOptionError(f"clarabel has no setting {key!r}")
         setattr(settings, key, val)
     read_seconds = time.perf_counter() - t0
     solver = clarabel.DefaultSolver(sparse.csc_matrix(P), q, sparse.csc_matrix(M), b, cones, settings)
@@ -118,7 +118,9 @@ def solve(prog: LinearProgram, t0, need_duals, time_limit, threads, tee, options
         seconds=time.perf_counter() - t0,
         message=label,
         extra={"read_seconds": read_seconds, "ipm_iterations": int(sol.iterations)},
-        bound=objective if status is SolveStatus.OPTIMAL else None,
+        # the dual objective: at an interior point's stop it is at most the primal value
+        bound=(sign * float(sol.obj_val_dual) + prog.offset) if status is SolveStatus.OPTIMAL
+        else None,
         termination_condition=tc,
         # an interior point stopped early need not be feasible
         solution_status=(SS.optimal if status is SolveStatus.OPTIMAL

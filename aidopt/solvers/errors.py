@@ -46,5 +46,10 @@ class LicenceLimitError(SolverCapabilityError):
         self.limits = limits
 
 
+class SolverOptionError(SolverError, ValueError):
+    """The solver rejected an option: a configuration error to fix, never a reason to retry with
+    another solver."""
+
+
 class TimeLimitReached(SolverError):
     """The run's time limit was reached inside a step that has no partial result to offer."""

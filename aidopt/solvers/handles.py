@@ -281,6 +281,11 @@ class PersistentHandle:
         t0 = time.perf_counter()
         try:
             fn(*args)
+        except Exception as exc:
+            # a refused update (e.g. a variable became integer in a model routed as LP) may have
+            # been applied in part: the loaded model no longer matches the Pyomo model
+            self._stale = f"{type(exc).__name__}: {exc}"
+            raise
         finally:
             dt = time.perf_counter() - t0
             self.stats.update_seconds += dt
@@ -289,6 +294,10 @@ class PersistentHandle:
     def _check_open(self):
         if self._closed:
             raise SolverError("this persistent handle was closed")
+        if getattr(self, "_stale", None):
+            raise SolverError(f"an update of this persistent handle was refused ({self._stale}); "
+                              "the loaded model is out of sync with the Pyomo model: make a new "
+                              "handle (aidopt.solvers.persistent) or solve with solve_model")
 
     def _check_class(self, integer: bool, quadratic: bool, detail: str) -> ProblemClass:
         actual = ProblemClass.of(integer=integer, quadratic=quadratic)
@@ -665,8 +674,9 @@ class _ContribHandle(PersistentHandle):
         from .contrib import contrib_solve_kwargs, licence_error, outcome_from_results
         from .registry import quiet_pyomo
 
-        if self._limited():
-            self._check_model()  # a model that grew past the licence fails here, readably
+        # the class (and a model that grew past the licence) is checked on every solve: Pyomo's
+        # persistent interface picks up domain changes by itself, the reported bound must match
+        self._class = self._check_model()
         kwargs = contrib_solve_kwargs(self.tee, self.options, time_limit, self.threads)
         if time_limit is None:  # the loaded model keeps a previous solve's limit otherwise
             kwargs["solver_options"].setdefault("TimeLimit", 1e100)

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from .errors import SolverError
+from .errors import SolverError, SolverOptionError
 from .reader import LinearProgram
 from .status import SolveOutcome, SolveStatus, pyomo_enums
 
@@ -46,7 +46,7 @@ def new_highs(*, threads=None, tee=False, options=None):
         h.setOptionValue("threads", int(threads))
     for key, val in (options or {}).items():
         if h.setOptionValue(key, val) == highspy.HighsStatus.kError:
-            raise SolverError(f"HiGHS rejected option {key}={val!r}")
+            raise SolverOptionError(f"HiGHS rejected option {key}={val!r}")
     return h
 
 
@@ -188,7 +188,15 @@ def run(h, columns, rows, *, need_duals: bool, is_mip: bool, t0: float, read_sec
         b = float(info.mip_dual_bound)
         bound = b if math.isfinite(b) else None
     elif status is SolveStatus.OPTIMAL:
+        # the dual objective of the returned dual solution: the bound an LP/QP optimum proves
+        # (equal to the objective at a vertex; below it for an interior point without crossover)
         bound = objective
+        try:
+            status_dual, dual_value = h.getDualObjectiveValue()
+            if status_dual == highspy.HighsStatus.kOk and math.isfinite(dual_value):
+                bound = float(dual_value)
+        except (AttributeError, TypeError, ValueError):  # older highspy: the objective
+            pass
     duals = None
     if need_duals and not is_mip and sol.dual_valid and status is SolveStatus.OPTIMAL:
         duals = ComponentMap()
