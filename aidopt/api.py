@@ -110,6 +110,9 @@ def solve_svm(
     coef0: float = 1.0,
     sample_weight=None,
     form: str = "auto",
+    method: str = "aid",
+    chunks=8,
+    tau: int = 4,
     **options,
 ) -> AIDResult:
     r"""Soft-margin SVM :math:`\min_{w,b} R(w) + C \sum_i s_i \max(0, 1 - y_i(w x_i + b))`, certified.
@@ -134,6 +137,11 @@ def solve_svm(
         r0 defaults to max(1.1 m / n, 0.0001). The other common options are listed below.
     form : {"auto", "dual", "primal"}
         Form of the aggregated QP or LP (see :class:`aidopt.decomposition.SVMProblem`).
+    method : {"aid", "lpc"}, default "aid"
+        ``"lpc"``: linear program chunking (Bradley–Mangasarian–Musicant Algorithm 3) for the
+        1-norm LSVM (1.28), ``norm="l1"`` only, rows read block by block (docs/lpc.md).
+    chunks, tau
+        LPC: the number of row blocks (or a fraction such as 1/8) and the stopping window.
 
     Returns
     -------
@@ -152,6 +160,19 @@ def solve_svm(
     >>> res.certified
     True
     """
+    if method not in ("aid", "lpc"):
+        raise ValueError(f"method must be 'aid' or 'lpc', got {method!r}")
+    if method == "lpc":
+        if norm != "l1" or kernel not in (None, "linear"):
+            raise ValueError("method='lpc' solves the 1-norm LSVM (1.28): use norm='l1' without a kernel")
+        from aidopt.lpc import solve_lsvm_lpc
+
+        data = as_classification_data(X, y, sample_weight)
+        result = solve_lsvm_lpc(data.X, data.y, C, sample_weight=data.s, chunks=chunks, tau=tau,
+                                **options)
+        result.solution["feature_names"] = list(data.feature_names)
+        result.solution["classes"] = data.classes.tolist()
+        return result
     config = RunConfig.from_kwargs(options, caller="solve_svm", solver=default_svm_solver(norm, kernel))
     data = as_classification_data(X, y, sample_weight)
     if kernel is None or kernel == "linear":

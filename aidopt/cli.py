@@ -69,7 +69,7 @@ def cmd_svm(args) -> int:
     X, y, names = load_table(args.data, target=args.target)
     gamma = args.gamma if args.gamma == "scale" else float(args.gamma)
     result = solve_svm(X, y, C=args.C, norm=args.norm, kernel=args.kernel, gamma=gamma,
-                       degree=args.degree, coef0=args.coef0, **_options(args))
+                       degree=args.degree, coef0=args.coef0, method=args.method, **_options(args))
     return _finish(result, args)
 
 
@@ -150,6 +150,12 @@ def cmd_bench(args) -> int:
             repeat=args.repeat, seed=args.seed, output=args.output, time_limit=args.time_limit,
             tol=args.tol, kernel=args.kernel,
         )
+        return 0
+    if args.problem == "lpc":
+        from aidopt.bench_lpc import bench_lpc
+
+        n, m = (int(v) for v in args.sizes[0].split("x")) if args.sizes_given else (200_000, 32)
+        bench_lpc(n, m, C=args.C, seed=args.seed, time_limit=args.time_limit)
         return 0
     if args.problem == "warm":
         from aidopt.bench_warm import bench_warm
@@ -235,6 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gamma", default="scale", help="kernel gamma (default 'scale')")
     p.add_argument("--degree", type=int, default=3, help="polynomial kernel degree")
     p.add_argument("--coef0", type=float, default=1.0, help="polynomial kernel constant")
+    p.add_argument("--method", default="aid", choices=["aid", "lpc"],
+                   help="aid, or lpc (linear program chunking; norm l1)")
     _common_solve_args(p)
     p.set_defaults(func=cmd_svm)
 
@@ -266,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_fsv)
 
     p = sub.add_parser("bench", help="benchmarks against baselines run side by side")
-    p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm", "fsv"],
+    p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm", "lpc", "fsv"],
                    help="warm: persistent warm re-solves against cold rebuilds (an LP of --sizes "
                         "rows x columns, default 20000x50); fsv: FSV, 1-norm and inf-norm SVM and "
                         "RLP by cross-validation on public sets, or with --sizes NxM FSV by AID "

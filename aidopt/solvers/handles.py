@@ -593,7 +593,8 @@ class _HighsHandle(PersistentHandle):
     def _solve(self, need_duals, time_limit, t0):
         from . import highs
 
-        highs.set_time_limit(self._h, time_limit)
+        # HiGHS measures its time limit on a clock that runs over every solve of this object
+        highs.set_time_limit(self._h, None if time_limit is None else time_limit + self._h.getRunTime())
         warm = self._solved
         strategy = self._simplex_strategy()
         out = highs.run(self._h, self._cols.vars, self._rows, need_duals=need_duals,
