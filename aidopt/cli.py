@@ -151,6 +151,10 @@ def cmd_bench(args) -> int:
             tol=args.tol, kernel=args.kernel,
         )
         return 0
+    if args.problem == "facility":
+        from aidopt.cli_facility import run_bench
+
+        return run_bench(args)
     if args.problem == "lpc":
         from aidopt.bench_lpc import bench_lpc
 
@@ -273,8 +277,13 @@ def build_parser() -> argparse.ArgumentParser:
     _common_solve_args(p, aid=None)
     p.set_defaults(func=cmd_fsv)
 
+    from aidopt.cli_facility import add_bench_arguments
+    from aidopt.cli_facility import add_parser as add_facility_parser
+
+    add_facility_parser(sub)
+
     p = sub.add_parser("bench", help="benchmarks against baselines run side by side")
-    p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm", "lpc", "fsv"],
+    p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm", "lpc", "fsv", "facility"],
                    help="warm: persistent warm re-solves against cold rebuilds (an LP of --sizes "
                         "rows x columns, default 20000x50); fsv: FSV, 1-norm and inf-norm SVM and "
                         "RLP by cross-validation on public sets, or with --sizes NxM FSV by AID "
@@ -322,6 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--r0", type=float, default=None, help="s3vm: r0 (default 0.01)")
     p.add_argument("--solver", default=None, help="s3vm: solver (default gurobi, scip fallback)")
     p.add_argument("--raw", default=None, help="s3vm: write every split's result as JSON")
+    add_bench_arguments(p)
     p.set_defaults(func=cmd_bench)
     return parser
 

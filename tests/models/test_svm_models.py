@@ -3,7 +3,6 @@ so the dual signs documented in models/svm.py and models/lp_svm.py are right."""
 
 import numpy as np
 import pytest
-
 from aidopt.models import kernel_svm, lp_svm, svm
 
 from aidopt import solvers

@@ -1,0 +1,466 @@
+"""Facility location with certified AID: ``solve_facility_location``, input validation, cost
+helpers (coordinates, a networkx graph, OR-Library and TSPLIB files) and a map plot.
+
+p-median (``p``) and uncapacitated facility location (``fixed_costs``) on an
+``n_customers x n_sites`` cost matrix are solved by AID over the candidate sites
+(:class:`aidopt.decomposition.facility.FacilityProblem`, the mathematics in docs/facility.md):
+sites are clustered, a cluster opens at the cheapest opening cost of its sites and serves each
+customer at the cheapest of its sites' costs (a relaxation, so the aggregated MIP's dual bound is
+a lower bound), a real site is picked in every open cluster (an upper bound), and clusters whose
+pick does not attain those minima are split until the two meet.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "FacilityData",
+    "as_facility_data",
+    "solve_facility_location",
+    "euclidean_costs",
+    "graph_costs",
+    "read_orlib_pmed",
+    "read_tsplib",
+    "plot_facility",
+]
+
+
+class FacilityData:
+    """Validated facility-location data (build it with :func:`as_facility_data`).
+
+    Attributes
+    ----------
+    costs : ndarray (n_customers, n_sites)
+        Assignment cost per unit of demand, finite and non-negative.
+    demand : ndarray (n_customers,)
+        Non-negative weights (a customer of weight 0 is assigned but costs nothing).
+    fixed : ndarray (n_sites,) or None
+        Opening costs (UFL); ``None`` for the p-median.
+    p : int or None
+        At most ``p`` open sites (p-median).
+    capacity : ndarray (n_sites,) or None
+        Capacities (CFL: direct solve only).
+    customer_xy, site_xy : ndarray (., 2) or None
+        Coordinates, when known: the initial clustering and the split use them, and the map plot.
+    integral : bool
+        Every cost, opening cost and demand is an integer, so every objective value is one and a
+        bound can be rounded up.
+    """
+
+    def __init__(self, costs, demand, fixed=None, p=None, capacity=None, customer_xy=None,
+                 site_xy=None, name: str = "facility"):
+        self.costs = costs
+        self.demand = demand
+        self.fixed = fixed
+        self.p = p
+        self.capacity = capacity
+        self.customer_xy = customer_xy
+        self.site_xy = site_xy
+        self.name = name
+        values = [costs, demand] + [a for a in (fixed,) if a is not None]
+        self.integral = bool(all(np.array_equal(a, np.round(a)) for a in values))
+
+    @property
+    def n_customers(self) -> int:
+        return int(self.costs.shape[0])
+
+    @property
+    def n_sites(self) -> int:
+        return int(self.costs.shape[1])
+
+    @property
+    def kind(self) -> str:
+        if self.capacity is not None:
+            return "cfl"
+        return "p-median" if self.fixed is None else ("ufl" if self.p is None else "p-median+f")
+
+    def objective(self, open_sites, assign) -> float:
+        """Cost of opening ``open_sites`` and serving customer i at ``assign[i]``."""
+        total = float(np.dot(self.demand, self.costs[np.arange(self.n_customers), assign]))
+        if self.fixed is not None:
+            total += float(self.fixed[np.asarray(open_sites, dtype=np.int64)].sum())
+        return total
+
+
+def _vector(values, name, size, *, positive=False):
+    arr = np.asarray(values, dtype=float).reshape(-1) if values is not None else None
+    if arr is None:
+        return None
+    if arr.size != size:
+        raise ValueError(f"{name} must have {size} entries, got {arr.size}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    if positive and np.any(arr <= 0):
+        raise ValueError(f"{name} must be positive")
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must be non-negative, got a minimum of {arr.min():g}")
+    return np.ascontiguousarray(arr)
+
+
+def _coords(xy, name, size):
+    if xy is None:
+        return None
+    arr = np.asarray(xy, dtype=float)
+    if arr.ndim != 2 or arr.shape[0] != size or arr.shape[1] < 1:
+        raise ValueError(f"{name} must have shape ({size}, 2), got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return np.ascontiguousarray(arr)
+
+
+def as_facility_data(costs, *, p=None, fixed_costs=None, demand=None, capacity=None,
+                     customer_xy=None, site_xy=None, name: str = "facility") -> FacilityData:
+    """Check the inputs of a facility-location problem; every error is raised here, before any
+    model is built.
+
+    Raises
+    ------
+    ValueError
+        Costs not a 2-d numeric array, NaN or infinite or negative entries; neither ``p`` nor
+        ``fixed_costs``; ``p`` not an integer in ``1..n_sites``; vectors of the wrong length or
+        with negative / non-finite entries; total demand 0; capacities below total demand.
+    """
+    if hasattr(costs, "toarray"):
+        costs = costs.toarray()
+    arr = np.asarray(costs)
+    if arr.dtype == object or arr.dtype.kind not in "biuf":
+        raise ValueError(f"costs must be a numeric array, got dtype {arr.dtype}")
+    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"costs must be a non-empty n_customers x n_sites array, got shape {arr.shape}")
+    arr = np.ascontiguousarray(arr, dtype=float)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i, j = (int(v) for v in np.argwhere(bad)[0])
+        raise ValueError(f"costs contain {int(bad.sum())} NaN or infinite value(s) (first at "
+                         f"customer {i}, site {j})")
+    if arr.min() < 0:
+        i, j = (int(v) for v in np.unravel_index(int(arr.argmin()), arr.shape))
+        raise ValueError(f"costs must be non-negative; costs[{i}, {j}] = {arr[i, j]:g}")
+    n, s = arr.shape
+    if p is None and fixed_costs is None:
+        raise ValueError("give p (p-median: at most p sites open) or fixed_costs (uncapacitated "
+                         "facility location), or both")
+    if p is not None:
+        if not (isinstance(p, numbers.Integral) and not isinstance(p, bool)):
+            if isinstance(p, float) and p.is_integer():
+                p = int(p)
+            else:
+                raise ValueError(f"p must be an integer, got {p!r}")
+        if not 1 <= p <= s:
+            raise ValueError(f"p must be between 1 and the number of sites ({s}), got {p}")
+        p = int(p)
+    fixed = _vector(fixed_costs, "fixed_costs", s)
+    w = np.ones(n) if demand is None else _vector(demand, "demand", n)
+    if w.sum() <= 0:
+        raise ValueError("total demand is 0: nothing to serve")
+    cap = _vector(capacity, "capacity", s, positive=True)
+    if cap is not None and cap.sum() < w.sum():
+        raise ValueError(f"total capacity {cap.sum():g} is below total demand {w.sum():g}: infeasible")
+    return FacilityData(arr, w, fixed, p, cap, _coords(customer_xy, "customer_xy", n),
+                        _coords(site_xy, "site_xy", s), name=name)
+
+
+# --------------------------------------------------------------------------- cost helpers
+def euclidean_costs(customers, sites=None, *, metric: str = "euclidean", round_to: int | None = None):
+    """Cost matrix from coordinates: ``customers`` (n, d), ``sites`` (s, d) (default: the
+    customers). ``metric`` is any :func:`scipy.spatial.distance.cdist` metric; ``round_to``
+    rounds (e.g. 0 for TSPLIB's nearest-integer EUC_2D convention)."""
+    from scipy.spatial.distance import cdist
+
+    a = np.asarray(customers, dtype=float)
+    b = a if sites is None else np.asarray(sites, dtype=float)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
+        raise ValueError(f"coordinates must be 2-d arrays with the same number of columns, got "
+                         f"{a.shape} and {b.shape}")
+    for arr, label in ((a, "customers"), (b, "sites")):
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{label} coordinates contain NaN or infinite values")
+    d = cdist(a, b, metric=metric)
+    if round_to is not None:
+        d = np.floor(d * 10.0 ** round_to + 0.5) / 10.0 ** round_to
+    return d
+
+
+def graph_costs(graph, customers=None, sites=None, *, weight: str = "weight", method: str = "scipy"):
+    """All-pairs shortest-path costs of a networkx graph (customers x sites, default all nodes
+    for both, in ``graph.nodes`` order).
+
+    ``method="scipy"`` (default) runs :func:`scipy.sparse.csgraph.shortest_path` (Dijkstra from
+    each customer) on the graph's sparse adjacency matrix; ``"networkx"`` runs networkx's own
+    Dijkstra (same numbers, slower: docs/benchmarks_facility.md). An edge without ``weight`` costs
+    1; a negative weight is an error; a customer that cannot reach some site is an error (the
+    graph is disconnected there).
+    """
+    import networkx as nx
+
+    nodes = list(graph.nodes)
+    if not nodes:
+        raise ValueError("the graph has no nodes")
+    position = {v: k for k, v in enumerate(nodes)}
+    cust = nodes if customers is None else list(customers)
+    site = nodes if sites is None else list(sites)
+    missing = [v for v in (*cust, *site) if v not in position]
+    if missing:
+        raise ValueError(f"node(s) {missing[:5]} are not in the graph")
+    for u, v, data in graph.edges(data=True):
+        w = data.get(weight, 1.0)
+        if not (isinstance(w, numbers.Real) and math.isfinite(w) and w >= 0):
+            raise ValueError(f"edge ({u}, {v}) has {weight}={w!r}: shortest paths need finite "
+                             "non-negative weights")
+    ci = np.array([position[v] for v in cust])
+    sj = np.array([position[v] for v in site])
+    if method == "networkx":
+        d = np.full((len(cust), len(site)), np.inf)
+        for r, v in enumerate(cust):
+            lengths = nx.single_source_dijkstra_path_length(graph, v, weight=weight)
+            for k, u in enumerate(site):
+                d[r, k] = lengths.get(u, np.inf)
+    elif method == "scipy":
+        from scipy.sparse.csgraph import shortest_path
+
+        g = graph.copy()
+        for _, _, data in g.edges(data=True):  # a zero-length edge would vanish from a sparse matrix
+            data[weight] = float(data.get(weight, 1.0)) or 1e-300
+        A = nx.to_scipy_sparse_array(g, nodelist=nodes, weight=weight, format="csr")
+        d = shortest_path(A, method="D", directed=graph.is_directed(), indices=ci)[:, sj]
+        d[d < 1e-200] = 0.0
+    else:
+        raise ValueError(f"method must be 'scipy' or 'networkx', got {method!r}")
+    if not np.all(np.isfinite(d)):
+        r, k = (int(v) for v in np.argwhere(~np.isfinite(d))[0])
+        raise ValueError(f"the graph is disconnected: customer {cust[r]!r} cannot reach site "
+                         f"{site[k]!r}")
+    return d
+
+
+def read_orlib_pmed(path, *, method: str = "scipy"):
+    """Read an OR-Library p-median file: ``(costs, p)``.
+
+    Format: ``n_vertices n_edges p``, then one undirected edge ``i j cost`` per line (1-based).
+    **A repeated edge: the last occurrence's cost wins** (OR-Library's convention; taking the
+    minimum gives pmed1 a wrong optimum). Costs are all-pairs shortest-path lengths.
+    """
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import shortest_path
+
+    tokens = Path(path).read_text().split()
+    if len(tokens) < 3:
+        raise ValueError(f"{path}: not an OR-Library p-median file (no header)")
+    n, m, p = (int(t) for t in tokens[:3])
+    body = np.array(tokens[3:3 + 3 * m], dtype=float).reshape(-1, 3)
+    if body.shape[0] != m:
+        raise ValueError(f"{path}: header says {m} edges, found {body.shape[0]}")
+    i = body[:, 0].astype(np.int64) - 1
+    j = body[:, 1].astype(np.int64) - 1
+    if i.min() < 0 or j.min() < 0 or max(i.max(), j.max()) >= n:
+        raise ValueError(f"{path}: vertex numbers must be in 1..{n}")
+    if np.any(body[:, 2] < 0):
+        raise ValueError(f"{path}: negative edge cost")
+    lo, hi = np.minimum(i, j), np.maximum(i, j)
+    last = {}
+    for a, b, c in zip(lo.tolist(), hi.tolist(), body[:, 2].tolist(), strict=True):
+        last[(a, b)] = c  # the last occurrence wins
+    keys = np.array(list(last.keys()), dtype=np.int64).reshape(-1, 2)
+    vals = np.array(list(last.values()), dtype=float)
+    if method == "networkx":
+        import networkx as nx
+
+        g = nx.Graph()
+        g.add_nodes_from(range(n))
+        g.add_weighted_edges_from((int(a), int(b), float(c)) for (a, b), c in zip(keys, vals, strict=True))
+        return graph_costs(g, method="networkx"), p
+    off_diagonal = keys[:, 0] != keys[:, 1]
+    keys, vals = keys[off_diagonal], vals[off_diagonal]
+    zero = vals == 0
+    vals = np.where(zero, 1e-300, vals)  # explicit zero-length edges survive the sparse format
+    A = csr_array((vals, (keys[:, 0], keys[:, 1])), shape=(n, n))
+    d = shortest_path(A, method="D", directed=False)
+    d[d < 1e-200] = 0.0
+    if not np.all(np.isfinite(d)):
+        r, k = (int(v) for v in np.argwhere(~np.isfinite(d))[0])
+        raise ValueError(f"{path}: the graph is disconnected (vertex {r + 1} cannot reach {k + 1})")
+    return d, p
+
+
+def read_tsplib(path):
+    """Coordinates of a TSPLIB file with ``NODE_COORD_SECTION`` (EUC_2D, CEIL_2D, GEO, ATT):
+    ``(xy, edge_weight_type)``. Use :func:`euclidean_costs` (``round_to=0`` for TSPLIB's
+    nearest-integer EUC_2D convention) to make costs."""
+    text = Path(path).read_text(errors="replace").splitlines()
+    header, coords, in_coords = {}, [], False
+    for line in text:
+        s = line.strip()
+        if not s:
+            continue
+        if s.upper().startswith("NODE_COORD_SECTION"):
+            in_coords = True
+            continue
+        if in_coords:
+            if s.upper().startswith("EOF") or not (s[0].isdigit() or s[0] in "+-."):
+                in_coords = False
+                if s.upper().startswith("EOF"):
+                    break
+                continue
+            parts = s.split()
+            coords.append([float(parts[1]), float(parts[2])])
+        elif ":" in s:
+            key, value = s.split(":", 1)
+            header[key.strip().upper()] = value.strip()
+    if not coords:
+        raise ValueError(f"{path}: no NODE_COORD_SECTION (only coordinate TSPLIB files are supported)")
+    dim = int(header.get("DIMENSION", len(coords)))
+    if dim != len(coords):
+        raise ValueError(f"{path}: DIMENSION {dim} but {len(coords)} coordinates")
+    return np.asarray(coords, dtype=float), header.get("EDGE_WEIGHT_TYPE", "EUC_2D")
+
+
+# --------------------------------------------------------------------------- the front door
+def _solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, capacity=None,
+                             customer_xy=None, site_xy=None, mip_gap=None, max_children: int = 8,
+                             improve: int = 3, prune: bool = True, far: bool = False, **options):
+    from aidopt.decomposition import RunConfig, solve, solve_direct
+    from aidopt.decomposition.facility import FacilityProblem
+
+    config = RunConfig.from_kwargs(options, caller="solve_facility_location", solver="highs")
+    data = as_facility_data(costs, p=p, fixed_costs=fixed_costs, demand=demand, capacity=capacity,
+                            customer_xy=customer_xy, site_xy=site_xy)
+    if capacity is not None and config.aid:
+        raise ValueError("capacitated facility location is solved directly: pass aid=False "
+                         "(AID's lift does not handle capacities, docs/facility.md)")
+    if mip_gap is None:
+        mip_gap = min(1e-7, config.tol / 10.0)
+    problem = FacilityProblem(mip_gap=mip_gap, max_children=max_children, improve=improve,
+                              prune=prune, far=far)
+    result = solve(problem, data, config) if config.aid else solve_direct(problem, data, config)
+    result.solution["kind"] = data.kind
+    if customer_xy is not None or site_xy is not None:
+        result.solution["customer_xy"] = data.customer_xy
+        result.solution["site_xy"] = data.site_xy
+    return result
+
+
+def _decorate():
+    from aidopt.decomposition.run import common_options
+
+    return common_options()
+
+
+@_decorate()
+def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, capacity=None,
+                            customer_xy=None, site_xy=None, mip_gap=None, max_children: int = 8,
+                            improve: int = 3, prune: bool = True, far: bool = False, **options):
+    r"""Uncapacitated p-median or facility location, solved by AID over the sites and certified.
+
+    :math:`\min \sum_j f_j y_j + \sum_i \sum_j w_i c_{ij} x_{ij}` over open sites ``y`` (at most
+    ``p`` for the p-median) and assignments ``x`` (every customer served by an open site).
+
+    Parameters
+    ----------
+    costs : array-like (n_customers, n_sites)
+        Assignment cost per unit of demand, finite and non-negative (helpers:
+        :func:`euclidean_costs`, :func:`graph_costs`, :func:`read_orlib_pmed`).
+    p : int, optional
+        p-median: at most ``p`` sites open (OR-Library's "exactly p" has the same optimum; the
+        returned solution opens exactly p whenever the lift can use them).
+    fixed_costs : array-like (n_sites,), optional
+        Opening costs (uncapacitated facility location). ``p`` and ``fixed_costs`` together: a
+        p-median with opening costs.
+    demand : array-like (n_customers,), optional
+        Non-negative demand weights (default 1).
+    capacity : array-like (n_sites,), optional
+        Capacities: capacitated facility location, solved directly only (``aid=False``); a
+        customer's demand may then be split (``solution["shares"]``).
+    customer_xy, site_xy : array-like (., 2), optional
+        Coordinates: the initial clustering and the split use ``site_xy``; :func:`plot_facility`
+        draws both.
+    mip_gap : float, optional
+        Relative gap of every aggregated MIP (default ``min(1e-7, tol / 10)``).
+    max_children, improve, prune, far
+        See :class:`aidopt.decomposition.facility.FacilityProblem`.
+
+    Returns
+    -------
+    AIDResult
+        ``solution["open"]`` (sorted site indices), ``solution["assign"]`` (a site per customer),
+        ``objective``, ``lower_bound`` (the best aggregated MIP dual bound), ``gap``;
+        ``termination == "certified_optimal"`` when the gap is within ``tol``.
+
+    Examples
+    --------
+    >>> import numpy as np, aidopt
+    >>> from aidopt.facility import euclidean_costs
+    >>> rng = np.random.default_rng(0)
+    >>> pts = rng.random((60, 2))
+    >>> res = aidopt.facility.solve_facility_location(euclidean_costs(pts), p=4, log=False)
+    >>> res.certified, len(res.solution["open"])
+    (True, 4)
+    """
+    return _solve_facility_location(costs, p, fixed_costs, demand, capacity=capacity,
+                                    customer_xy=customer_xy, site_xy=site_xy, mip_gap=mip_gap,
+                                    max_children=max_children, improve=improve, prune=prune,
+                                    far=far, **options)
+
+
+# --------------------------------------------------------------------------- map plot
+def plot_facility(result_or_solution, customer_xy=None, site_xy=None, path=None, *, title=None,
+                  max_lines: int = 20_000):
+    """Map of a facility-location solution: customers (dots), candidate sites (small crosses),
+    open sites (large markers) and each customer's assignment (a line to its site).
+
+    Parameters
+    ----------
+    result_or_solution : AIDResult or dict
+        A result of :func:`solve_facility_location` (its ``solution`` holds the coordinates when
+        they were given) or a solution dict with ``open`` and ``assign``.
+    customer_xy, site_xy : array-like, optional
+        Coordinates, when the solution does not carry them.
+    path : str, optional
+        Write a PNG there.
+    max_lines : int
+        Draw at most this many assignment lines (a seeded sample beyond).
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.collections import LineCollection
+    except ImportError as exc:  # pragma: no cover - depends on the extra
+        raise ImportError("plotting needs matplotlib: pip install 'aidopt[plot]'") from exc
+    sol = getattr(result_or_solution, "solution", result_or_solution)
+    cxy = customer_xy if customer_xy is not None else sol.get("customer_xy")
+    sxy = site_xy if site_xy is not None else sol.get("site_xy")
+    if cxy is None or sxy is None:
+        raise ValueError("the map needs customer and site coordinates (customer_xy, site_xy)")
+    cxy, sxy = np.asarray(cxy, dtype=float), np.asarray(sxy, dtype=float)
+    open_sites = np.asarray(sol["open"], dtype=np.int64)
+    assign = np.asarray(sol["assign"], dtype=np.int64)
+    fig, ax = plt.subplots(figsize=(7, 7))
+    idx = np.arange(cxy.shape[0])
+    if idx.size > max_lines:
+        idx = np.sort(np.random.default_rng(0).choice(idx, max_lines, replace=False))
+    segments = np.stack([cxy[idx, :2], sxy[assign[idx], :2]], axis=1)
+    colours = plt.get_cmap("tab20")(np.searchsorted(open_sites, assign[idx]) % 20)
+    ax.add_collection(LineCollection(segments, colors=colours, linewidths=0.4, alpha=0.6))
+    ax.scatter(sxy[:, 0], sxy[:, 1], marker="+", s=12, c="0.6", label="candidate sites", zorder=2)
+    ax.scatter(cxy[:, 0], cxy[:, 1], s=4, c="0.2", label="customers", zorder=3)
+    ax.scatter(sxy[open_sites, 0], sxy[open_sites, 1], marker="s", s=60, c="red",
+               edgecolors="black", label=f"open sites ({open_sites.size})", zorder=4)
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.legend(loc="upper right", fontsize=8)
+    if title is None and hasattr(result_or_solution, "objective"):
+        r = result_or_solution
+        title = (f"{sol.get('kind', 'facility')}: cost {r.objective:.10g}, gap {r.gap:.1e}, "
+                 f"{r.termination.value}")
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+    return fig

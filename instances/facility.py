@@ -1,0 +1,158 @@
+"""Facility-location instances: OR-Library p-median files shipped with aidopt, an OR-Library-style
+random graph generator, a seeded Euclidean p-median / UFL generator, TSPLIB coordinate sets and
+spopt's San Francisco test data (loaded from the installed packages when present).
+
+Every generator is seeded and documented so that each benchmark can be regenerated exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["ORLIB_PMED", "orlib_pmed", "orlib_style_pmed", "euclidean_instance", "tsplib_instance",
+           "tsplib_path", "TSPLIB_PATHS", "DATA_DIR"]
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+#: OR-Library p-median instances shipped in ``instances/data`` and their known optima (pmedopt)
+ORLIB_PMED = {"pmed1": (100, 5, 5819), "pmed5": (100, 33, 1355), "pmed10": (200, 67, 1255)}
+
+
+def orlib_pmed(name: str, *, method: str = "scipy"):
+    """``(costs, p, optimum)`` of a shipped OR-Library instance (``"pmed1"``, ``"pmed5"``,
+    ``"pmed10"``) or of any OR-Library p-median file path (``optimum`` ``None`` when unknown)."""
+    from aidopt.facility import read_orlib_pmed
+
+    path = DATA_DIR / f"{name}.txt" if name in ORLIB_PMED else Path(name)
+    if not path.exists():
+        raise ValueError(f"unknown OR-Library instance {name!r}: shipped are {sorted(ORLIB_PMED)}, "
+                         "or pass a file path")
+    costs, p = read_orlib_pmed(path, method=method)
+    optimum = ORLIB_PMED[name][2] if name in ORLIB_PMED else None
+    return costs, p, optimum
+
+
+def orlib_style_graph(n: int, n_edges: int, seed: int = 0):
+    """Edges ``(i, j, cost)`` of a connected random graph in the style of Beasley's p-median
+    instances: a random spanning tree (each vertex k > 0 joined to a uniform earlier vertex of a
+    random order) plus uniform random extra edges, integer costs uniform in 1..100. (Beasley's own
+    generator is not published; these graphs have his sizes and cost range, not his numbers.)"""
+    rng = np.random.default_rng(seed)
+    if n_edges < n - 1:
+        raise ValueError(f"a connected graph on {n} vertices needs at least {n - 1} edges")
+    order = rng.permutation(n)
+    parents = order[(rng.random(n - 1) * np.arange(1, n)).astype(np.int64)]
+    edges = {(min(a, b), max(a, b)) for a, b in zip(order[1:].tolist(), parents.tolist(), strict=True)}
+    while len(edges) < n_edges:
+        a, b = (int(v) for v in rng.integers(0, n, size=2))
+        if a != b:
+            edges.add((min(a, b), max(a, b)))
+    e = np.array(sorted(edges), dtype=np.int64)
+    return e[:, 0], e[:, 1], rng.integers(1, 101, size=len(e)).astype(float)
+
+
+def orlib_style_pmed(n: int = 900, p: int = 10, n_edges: int | None = None, seed: int = 0):
+    """``(costs, p)``: shortest-path costs of :func:`orlib_style_graph` (default n_edges as in
+    OR-Library's pmed36-40 for n = 900: 16,200, i.e. 18 n)."""
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import shortest_path
+
+    i, j, c = orlib_style_graph(n, n_edges if n_edges is not None else 18 * n, seed)
+    A = csr_array((c, (i, j)), shape=(n, n))
+    return shortest_path(A, method="D", directed=False), p
+
+
+def euclidean_instance(n_customers: int = 1000, n_sites: int = 200, *, kind: str = "ufl",
+                       p: int | None = None, seed: int = 0, opening: float = 1.0,
+                       demand: str = "integer"):
+    """A seeded Euclidean instance in the unit square: ``dict(costs, demand, fixed_costs, p,
+    customer_xy, site_xy)``.
+
+    Customers and sites are uniform in [0, 1]^2; costs are Euclidean distances times 1000
+    rounded to integers; demand is uniform in 1..10 (``demand="integer"``) or 1
+    (``"unit"``). For ``kind="ufl"`` the opening costs are
+    ``opening * 0.25 * 1000 * mean demand * n_customers / n_sites ** 0.5 * U(0.5, 1.5)`` rounded:
+    with k open sites a customer is about 0.38 / sqrt(k) from the nearest, so the total
+    ``k f + 380 n w / sqrt(k)`` is smallest at about ``k = (0.76 n w / f)^(2/3)``, i.e. a few
+    dozen open sites for ``n_sites`` = 10^3 (the scale of the optimum is printed in
+    docs/benchmarks_facility.md). For ``kind="p-median"`` ``p`` is required and there are no
+    opening costs.
+    """
+    if kind not in ("ufl", "p-median"):
+        raise ValueError(f"kind must be 'ufl' or 'p-median', got {kind!r}")
+    if kind == "p-median" and p is None:
+        raise ValueError("kind='p-median' needs p")
+    rng = np.random.default_rng(seed)
+    cxy = rng.random((n_customers, 2))
+    sxy = rng.random((n_sites, 2))
+    from aidopt.facility import euclidean_costs
+
+    costs = np.round(euclidean_costs(cxy, sxy) * 1000.0)
+    w = rng.integers(1, 11, size=n_customers).astype(float) if demand == "integer" else np.ones(n_customers)
+    fixed = None
+    if kind == "ufl":
+        scale = opening * 0.25 * 1000.0 * w.mean() * n_customers / math.sqrt(n_sites)
+        fixed = np.round(scale * rng.uniform(0.5, 1.5, size=n_sites))
+    return {"costs": costs, "demand": w, "fixed_costs": fixed, "p": p if kind == "p-median" else None,
+            "customer_xy": cxy, "site_xy": sxy}
+
+
+#: where Debian's packages put the TSPLIB coordinate sets used here
+#: (USCA312 ships in r-cran-tsp only as an R data file, USCA312.rda, which aidopt does not read)
+TSPLIB_PATHS = {
+    "d493": ["/usr/lib/R/site-library/TSP/examples/d493.tsp"],
+}
+
+
+def tsplib_path(name: str) -> Path:
+    """Path of a TSPLIB file by name (searched where Debian's r-cran-tsp and glpk-utils put
+    them) or a path given directly."""
+    direct = Path(name)
+    if direct.exists():
+        return direct
+    for candidate in TSPLIB_PATHS.get(name, []):
+        if Path(candidate).exists():
+            return Path(candidate)
+    raise FileNotFoundError(f"TSPLIB set {name!r} not found (apt-get install r-cran-tsp glpk-utils; "
+                            f"looked in {TSPLIB_PATHS.get(name, [])})")
+
+
+def tsplib_instance(name: str, *, kind: str = "p-median", p: int | None = None,
+                    opening: float = 1.0) -> dict:
+    """A TSPLIB coordinate set as a p-median or UFL instance: every city is a customer (demand 1)
+    and a candidate site, costs are TSPLIB's rounded Euclidean distances. UFL opening costs (the
+    same for every site) follow :func:`aidopt.cli_facility.auto_fixed_costs`:
+    ``opening * mean(c) * n / (2 sqrt(n))``."""
+    from aidopt.cli_facility import auto_fixed_costs
+    from aidopt.facility import euclidean_costs, read_tsplib
+
+    xy, weight_type = read_tsplib(tsplib_path(name))
+    costs = euclidean_costs(xy, round_to=0)
+    fixed = None
+    if kind == "ufl":
+        fixed = np.round(opening * auto_fixed_costs(costs))
+    elif p is None:
+        raise ValueError("kind='p-median' needs p")
+    return {"costs": costs, "p": p if kind == "p-median" else None, "fixed_costs": fixed,
+            "demand": None, "customer_xy": xy, "site_xy": xy}
+
+
+def san_francisco() -> dict:
+    """spopt's San Francisco test data (shipped, BSD-3): ``dict(costs (205 x 16) street-network
+    metres, demand (POP2000), customer_xy, site_xy (long, lat))``, tracts and stores sorted by
+    name as in spopt's own test."""
+    import pandas as pd
+
+    dist = pd.read_csv(DATA_DIR / "sf_network_distance.csv")
+    table = dist.pivot_table(values="distance", index="DestinationName", columns="name")
+    demand = pd.read_csv(DATA_DIR / "sf_demand.csv").sort_values(by=["NAME"]).reset_index(drop=True)
+    stores = pd.read_csv(DATA_DIR / "sf_stores.csv").sort_values(by=["NAME"]).reset_index(drop=True)
+    if not (np.allclose(table.index.to_numpy(dtype=float), demand.NAME.to_numpy(dtype=float))
+            and list(table.columns) == list(stores.NAME)):
+        raise ValueError("San Francisco data: tract or store names do not match")
+    return {"costs": table.to_numpy(dtype=float), "demand": demand.POP2000.to_numpy(dtype=float),
+            "customer_xy": demand[["long", "lat"]].to_numpy(dtype=float),
+            "site_xy": stores[["long", "lat"]].to_numpy(dtype=float)}

@@ -1,0 +1,136 @@
+"""Bad input raises a clear error before anything is solved; the cost helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aidopt.facility as fac
+from aidopt.facility import (
+    as_facility_data,
+    euclidean_costs,
+    graph_costs,
+    read_orlib_pmed,
+    read_tsplib,
+    solve_facility_location,
+)
+
+C = np.array([[1.0, 2.0, 3.0], [2.0, 1.0, 4.0], [5.0, 3.0, 1.0], [2.0, 2.0, 2.0]])
+
+
+@pytest.fixture(autouse=True)
+def no_solver(monkeypatch):
+    """Every error must come before a solve: any solver call fails the test."""
+    import aidopt.solvers as solvers_pkg
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a solver was called")
+
+    monkeypatch.setattr(solvers_pkg, "solve_model", refuse)
+    yield
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    (dict(p=4), "p must be between 1 and the number of sites"),
+    (dict(p=0), "p must be between 1"),
+    (dict(p=1.5), "p must be an integer"),
+    (dict(), "give p"),
+    (dict(fixed_costs=[1.0, 2.0]), "fixed_costs must have 3 entries"),
+    (dict(fixed_costs=[1.0, -2.0, 0.0]), "fixed_costs must be non-negative"),
+    (dict(fixed_costs=[1.0, np.nan, 0.0]), "fixed_costs contains NaN"),
+    (dict(p=2, demand=[1, 1, 1]), "demand must have 4 entries"),
+    (dict(p=2, demand=[0, 0, 0, 0]), "total demand is 0"),
+    (dict(p=2, demand=[1, -1, 1, 1]), "demand must be non-negative"),
+    (dict(p=2, capacity=[1, 1, 1]), "total capacity"),
+    (dict(p=2, site_xy=np.zeros((2, 2))), "site_xy must have shape"),
+])
+def test_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        solve_facility_location(C, log=False, **kwargs)
+
+
+def test_bad_costs():
+    bad = C.copy()
+    bad[1, 2] = np.nan
+    with pytest.raises(ValueError, match=r"NaN or infinite value\(s\) \(first at customer 1, site 2\)"):
+        as_facility_data(bad, p=1)
+    neg = C.copy()
+    neg[2, 0] = -1.0
+    with pytest.raises(ValueError, match=r"non-negative; costs\[2, 0\] = -1"):
+        as_facility_data(neg, p=1)
+    with pytest.raises(ValueError, match="non-empty"):
+        as_facility_data(np.zeros((0, 3)), p=1)
+    with pytest.raises(ValueError, match="numeric"):
+        as_facility_data(np.array([["a", "b"]]), p=1)
+    with pytest.raises(ValueError, match="numeric|2-d|non-empty"):
+        as_facility_data(np.ones(3), p=1)
+
+
+def test_capacities_need_direct_solve():
+    with pytest.raises(ValueError, match="aid=False"):
+        solve_facility_location(C, p=2, capacity=[10, 10, 10], log=False)
+
+
+def test_unknown_option_suggests():
+    with pytest.raises(TypeError, match="did you mean 'time_limit'"):
+        solve_facility_location(C, p=2, time_limt=3)
+
+
+def test_graph_costs_disconnected_and_negative():
+    nx = pytest.importorskip("networkx")
+    g = nx.Graph()
+    g.add_weighted_edges_from([(0, 1, 2.0), (2, 3, 1.0)])
+    with pytest.raises(ValueError, match="disconnected"):
+        graph_costs(g)
+    with pytest.raises(ValueError, match="disconnected"):
+        graph_costs(g, method="networkx")
+    g.add_edge(1, 2, weight=-1.0)
+    with pytest.raises(ValueError, match="non-negative weights"):
+        graph_costs(g)
+
+
+def test_graph_costs_methods_agree():
+    nx = pytest.importorskip("networkx")
+    g = nx.connected_watts_strogatz_graph(40, 4, 0.3, seed=1)
+    rng = np.random.default_rng(0)
+    for u, v in g.edges:
+        g[u][v]["weight"] = float(rng.integers(0, 10))  # zero-length edges included
+    a = graph_costs(g)
+    b = graph_costs(g, method="networkx")
+    np.testing.assert_allclose(a, b)
+    sub = graph_costs(g, customers=[0, 1, 2], sites=[5, 6])
+    np.testing.assert_allclose(sub, a[np.ix_([0, 1, 2], [5, 6])])
+
+
+def test_orlib_repeated_edge_last_wins(tmp_path):
+    path = tmp_path / "tiny.txt"
+    path.write_text("3 3 1\n1 2 5\n2 3 1\n1 2 2\n")  # edge 1-2 repeated: 2 wins, not 5
+    costs, p = read_orlib_pmed(path)
+    assert p == 1
+    np.testing.assert_allclose(costs, [[0, 2, 3], [2, 0, 1], [3, 1, 0]])
+    costs_nx, _ = read_orlib_pmed(path, method="networkx")
+    np.testing.assert_allclose(costs_nx, costs)
+    path.write_text("4 1 1\n1 2 5\n")
+    with pytest.raises(ValueError, match="disconnected"):
+        read_orlib_pmed(path)
+    path.write_text("3 2 1\n1 2 5\n")
+    with pytest.raises(ValueError, match="header says 2 edges"):
+        read_orlib_pmed(path)
+
+
+def test_tsplib_reader(tmp_path):
+    path = tmp_path / "t.tsp"
+    path.write_text("NAME: t\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\n"
+                    "NODE_COORD_SECTION\n1 0 0\n2 3 4\n3 6 8\nEOF\n")
+    xy, kind = read_tsplib(path)
+    assert kind == "EUC_2D"
+    np.testing.assert_allclose(xy, [[0, 0], [3, 4], [6, 8]])
+    np.testing.assert_allclose(euclidean_costs(xy, round_to=0), [[0, 5, 10], [5, 0, 5], [10, 5, 0]])
+    path.write_text("NAME: t\nDIMENSION: 3\nEDGE_WEIGHT_SECTION\n0 1 2\n")
+    with pytest.raises(ValueError, match="NODE_COORD_SECTION"):
+        read_tsplib(path)
+
+
+def test_module_exports():
+    for name in fac.__all__:
+        assert hasattr(fac, name), name

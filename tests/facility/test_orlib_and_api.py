@@ -1,0 +1,210 @@
+"""OR-Library known optima, the public front door, an honest bound under a time limit, the
+plug-in contract, the CLI and the bench worker."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from aidopt.decomposition.facility import FacilityProblem, cluster_minima
+from aidopt.instances.facility import ORLIB_PMED, euclidean_instance, orlib_pmed, san_francisco
+
+import aidopt.facility as fac
+from aidopt import solvers
+from aidopt.results import Termination
+from tests.conformance.contract import check_plugin
+from tests.facility._helpers import brute_force, data_of, small_instance
+
+
+def test_cluster_minima():
+    values = np.array([[3.0, 1.0, 2.0, 5.0], [0.0, 4.0, 4.0, 1.0]])
+    labels = np.array([1, 0, 1, 0])
+    np.testing.assert_array_equal(cluster_minima(values, labels, 2), [[1.0, 2.0], [1.0, 0.0]])
+
+
+@pytest.mark.parametrize("name", ["pmed1", "pmed5"])
+def test_orlib_known_optimum_aid(name):
+    costs, p, optimum = orlib_pmed(name)
+    res = fac.solve_facility_location(costs, p=p, log=False)
+    assert res.termination is Termination.CERTIFIED_OPTIMAL, res.summary()
+    assert res.objective == optimum and res.gap <= 1e-6
+    assert res.lower_bound == optimum
+    assert len(res.solution["open"]) == p
+    assert res.solution["assign"].shape == (costs.shape[0],)
+    assert np.isin(res.solution["assign"], res.solution["open"]).all()
+
+
+def test_orlib_pmed1_direct():
+    costs, p, optimum = orlib_pmed("pmed1")
+    res = fac.solve_facility_location(costs, p=p, aid=False, log=False)
+    assert res.certified and res.objective == optimum
+
+
+@pytest.mark.slow
+def test_orlib_pmed10():
+    costs, p, optimum = orlib_pmed("pmed10")
+    res = fac.solve_facility_location(costs, p=p, log=False)
+    assert res.certified and res.objective == optimum
+
+
+def test_shipped_instances():
+    assert set(ORLIB_PMED) == {"pmed1", "pmed5", "pmed10"}
+    sf = san_francisco()
+    assert sf["costs"].shape == (205, 16) and sf["demand"].shape == (205,)
+    inst = euclidean_instance(50, 10, kind="ufl", seed=1)
+    assert inst["costs"].shape == (50, 10) and inst["fixed_costs"].shape == (10,)
+    assert np.array_equal(inst["costs"], euclidean_instance(50, 10, kind="ufl", seed=1)["costs"])
+
+
+def test_san_francisco_p4_matches_brute_force():
+    sf = san_francisco()
+    res = fac.solve_facility_location(sf["costs"], p=4, demand=sf["demand"], site_xy=sf["site_xy"],
+                                      customer_xy=sf["customer_xy"], log=False)
+    assert res.certified
+    best = brute_force(sf["costs"], 4, None, sf["demand"])
+    assert math.isclose(res.objective, best, rel_tol=1e-9)
+
+
+def test_time_limited_aggregated_mip_keeps_an_honest_bound():
+    """A MIP stopped at its time limit: the bound is its dual bound (not its incumbent), below
+    the optimum, and its incumbent lifts to a feasible solution."""
+    costs, p, optimum = orlib_pmed("pmed1")
+    problem = FacilityProblem()
+    data = fac.as_facility_data(costs, p=p)
+    outcome = solvers.SolveOutcome(solvers.SolveStatus.TIME_LIMIT, 6000.0, None, True, "highs",
+                                   "", 1.0, bound=5700.2)
+    assert problem.on_nonoptimal(outcome)
+    assert problem.lower_bound(outcome, None, data) == 5701.0  # integral costs: rounded up
+    none = solvers.SolveOutcome(solvers.SolveStatus.TIME_LIMIT, None, None, False, "highs", "", 1.0)
+    assert not problem.on_nonoptimal(none) and problem.lower_bound(none, None, data) is None
+    # through the run: whatever stops it, lower <= optimum <= objective
+    for limit in (0.3, 1.0):
+        res = fac.solve_facility_location(costs, p=p, time_limit=limit, log=False,
+                                          raise_on_failure=False)
+        assert res.lower_bound <= optimum <= res.objective or not math.isfinite(res.objective)
+        for h in res.history:
+            assert h.lower_bound <= optimum <= h.E_t
+
+
+def test_time_limited_mip_through_the_solver():
+    """A real HiGHS MIP stopped by a tiny time limit reports its dual bound, not its incumbent."""
+    inst = euclidean_instance(300, 60, kind="p-median", p=6, seed=3)
+    problem = FacilityProblem(far=False)
+    data = fac.as_facility_data(inst["costs"], p=6)
+    from aidopt.decomposition.partition import Partition
+
+    partition = Partition.from_labels(np.arange(60) // 2)
+    agg = problem.aggregate(data, partition, None)
+    for limit in (0.05, 0.2, 0.5, 1.0):
+        model = problem.build(agg)
+        out = solvers.solve_model(model, "highs", time_limit=limit, options={"mip_rel_gap": 0.0})
+        if out.status == "time_limit" and out.has_solution:
+            break
+    else:
+        pytest.skip(f"HiGHS never stopped at a time limit with an incumbent ({out.status})")
+    exact = solvers.solve_model(problem.build(agg), "highs", options={"mip_rel_gap": 0.0})
+    assert problem.lower_bound(out, None, data) <= exact.objective + 1e-6
+    lifted = problem.lift(model, out, partition, agg, data)
+    assert problem.evaluate(data, lifted) >= exact.objective - 1e-6
+
+
+def _contract_data(seed):
+    inst = small_instance(seed, kind="ufl", n=14, s=9)
+    return data_of(inst)
+
+
+def test_plugin_conforms_ufl():
+    report = check_plugin(FacilityProblem, _contract_data(0), "highs", other_data=_contract_data(1),
+                          convex=True, config={"r0": 0.25})
+    assert report.aid.certificate.method == "mip_bound"
+
+
+def test_plugin_conforms_pmedian():
+    def data(seed):
+        return data_of(small_instance(seed, kind="p-median", p=3, n=14, s=9))
+
+    report = check_plugin(FacilityProblem, data(2), "highs", other_data=data(3), convex=True,
+                          config={"r0": 0.25})
+    assert report.aid.termination is Termination.CERTIFIED_OPTIMAL
+
+
+def test_capacitated_direct():
+    inst = small_instance(4, kind="ufl", n=10, s=6)
+    cap = np.full(6, inst["demand"].sum() / 3.0)
+    res = fac.solve_facility_location(inst["costs"], fixed_costs=inst["fixed_costs"],
+                                      demand=inst["demand"], capacity=cap, aid=False, log=False)
+    assert res.certified
+    shares = res.solution["shares"]
+    np.testing.assert_allclose(shares.sum(axis=1), 1.0, atol=1e-6)
+    load = inst["demand"] @ shares
+    assert np.all(load <= cap + 1e-6)
+    assert res.objective >= inst["optimum"] - 1e-6  # capacities only add cost
+
+
+def test_result_json_and_map(tmp_path):
+    inst = euclidean_instance(80, 20, kind="ufl", seed=2)
+    res = fac.solve_facility_location(inst["costs"], fixed_costs=inst["fixed_costs"],
+                                      demand=inst["demand"], customer_xy=inst["customer_xy"],
+                                      site_xy=inst["site_xy"], log=False)
+    assert res.certified
+    doc = json.loads(res.to_json())
+    assert doc["solution"]["open"] == res.solution["open"].tolist()
+    fac.plot_facility(res, path=tmp_path / "map.png")
+    assert (tmp_path / "map.png").stat().st_size > 1000
+
+
+def test_cli_facility(tmp_path, capsys):
+    from aidopt.cli_facility import auto_fixed_costs
+
+    rng = np.random.default_rng(0)
+    xy = rng.random((40, 2))
+    np.savetxt(tmp_path / "pts.csv", xy, delimiter=",")
+    argv = ["facility", "--coords", str(tmp_path / "pts.csv"), "--p", "3", "--quiet",
+            "--assignments", str(tmp_path / "a.csv"), "--map", str(tmp_path / "m.png"),
+            "--output", str(tmp_path / "r.json")]
+    assert _cli(argv) == 0
+    out = capsys.readouterr().out
+    assert "open sites (3)" in out and "CERTIFIED" in out
+    rows = np.loadtxt(tmp_path / "a.csv", delimiter=",", skiprows=1)
+    assert rows.shape == (40, 3)
+    assert (tmp_path / "m.png").exists() and (tmp_path / "r.json").exists()
+    np.savetxt(tmp_path / "c.csv", np.round(rng.random((12, 5)) * 10), delimiter=",")
+    assert _cli(["facility", "--costs", str(tmp_path / "c.csv"), "--fixed-costs", "auto",
+                 "--quiet"]) == 0
+    assert auto_fixed_costs(np.ones((4, 4))).tolist() == [1.0] * 4
+    assert _cli(["facility", "--orlib", "pmed1", "--quiet", "--max-iter", "1"]) == 1
+    assert _cli(["facility", "--costs", str(tmp_path / "c.csv"), "--p", "9"]) == 2
+    assert "p must be between" in capsys.readouterr().err
+
+
+def _cli(argv):
+    """``aidopt facility`` through a parser holding only this command (the lead wires it into
+    aidopt.cli)."""
+    import argparse
+    import sys
+
+    from aidopt.cli_facility import add_parser
+    from aidopt.solvers import SolverError
+
+    parser = argparse.ArgumentParser(prog="aidopt")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, TypeError, OSError, SolverError) as exc:
+        print(f"aidopt: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def test_bench_worker_small():
+    from aidopt.bench_facility import _worker, direct_highs, load_instance
+
+    inst = load_instance("pmed1")
+    r = direct_highs(inst["costs"], inst["p"], gap=1e-6)
+    assert r["objective"] == 5819 and r["status"] == "Optimal"
+    w = _worker("aid", "sf-p4", 60.0, 1e-6, 0)
+    assert math.isclose(w["objective"], 2848268129.7145, rel_tol=1e-9) and w["gap"] <= 1e-6
+    with pytest.raises(ValueError, match="unknown facility instance"):
+        load_instance("nope!")
