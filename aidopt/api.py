@@ -1,4 +1,4 @@
-"""Public solve functions (DESIGN.md section 5): validate, then run AID or the direct solve."""
+"""Public solve functions: validate, then run AID (or another algorithm) or the direct solve."""
 
 from __future__ import annotations
 

@@ -136,7 +136,7 @@ class IterationRecord:
 
 @dataclass
 class AIDResult:
-    """What ``solve_*`` returns (see DESIGN.md section 5 for the public attributes).
+    """What ``solve_*`` returns (the attributes are described in README.md and docs/design.md).
 
     ``lower_bound`` is the certificate's full-data dual objective when the run is certified;
     otherwise the best aggregated optimum F_t the solver reported (not verified on the full data).

@@ -1,4 +1,4 @@
-"""Semi-supervised SVM (issue 4): AID against the direct MIP with real solvers, the MILP variant,
+"""Semi-supervised SVM: AID against the direct MIP with real solvers, the MILP variant,
 balance options, big-M validity, bad input, estimator, CLI and the SSL benchmark loader."""
 
 from __future__ import annotations
