@@ -6,15 +6,17 @@ __version__ = "0.1.0"
 
 logging.getLogger("aidopt").addHandler(logging.NullHandler())
 
+from aidopt.aggout import solve_aggregate_outputs  # noqa: E402
 from aidopt.api import solve_fsv, solve_lad, solve_s3vm, solve_svm  # noqa: E402
 from aidopt.data import RankWarning  # noqa: E402
-from aidopt.estimators import FSVClassifier, LADRegressor, S3VMClassifier, SVMClassifier  # noqa: E402
+from aidopt.estimators import AggregateOutputClassifier, FSVClassifier, LADRegressor, S3VMClassifier, SVMClassifier  # noqa: E402
 from aidopt.facility import solve_facility_location  # noqa: E402
 from aidopt.lpc import solve_lp_chunked, solve_lsvm_lpc  # noqa: E402
 from aidopt.results import AIDResult, Certificate, Termination  # noqa: E402
 from aidopt.solvers import SolverCapabilityError, SolverError, SolverUnavailableError  # noqa: E402
 
 __all__ = [
+    "AggregateOutputClassifier",
     "AIDResult",
     "Certificate",
     "FSVClassifier",
@@ -27,6 +29,7 @@ __all__ = [
     "SolverUnavailableError",
     "Termination",
     "__version__",
+    "solve_aggregate_outputs",
     "solve_facility_location",
     "solve_fsv",
     "solve_lad",

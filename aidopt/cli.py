@@ -1,4 +1,4 @@
-"""Command line: ``aidopt demo | solvers | lad | svm | s3vm | bench``.
+"""Command line: ``aidopt demo | solvers | lad | svm | s3vm | fsv | facility | aggout | bench``.
 
 The CLI calls the same public functions as the Python API (``aidopt.solve_lad``,
 ``aidopt.solve_svm``, ``aidopt.solve_s3vm``), so both agree.
@@ -155,6 +155,10 @@ def cmd_bench(args) -> int:
         from aidopt.cli_facility import run_bench
 
         return run_bench(args)
+    if args.problem == "aggout":
+        from aidopt.cli_aggout import run_bench as run_aggout_bench
+
+        return run_aggout_bench(args)
     if args.problem == "lpc":
         from aidopt.bench_lpc import bench_lpc
 
@@ -281,9 +285,13 @@ def build_parser() -> argparse.ArgumentParser:
     from aidopt.cli_facility import add_parser as add_facility_parser
 
     add_facility_parser(sub)
+    from aidopt.cli_aggout import add_parser as add_aggout_parser
+
+    add_aggout_parser(sub)
 
     p = sub.add_parser("bench", help="benchmarks against baselines run side by side")
-    p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm", "lpc", "fsv", "facility"],
+    p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm", "lpc", "fsv", "facility",
+                                         "aggout"],
                    help="warm: persistent warm re-solves against cold rebuilds (an LP of --sizes "
                         "rows x columns, default 20000x50); fsv: FSV, 1-norm and inf-norm SVM and "
                         "RLP by cross-validation on public sets, or with --sizes NxM FSV by AID "
@@ -332,6 +340,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--solver", default=None, help="s3vm: solver (default gurobi, scip fallback)")
     p.add_argument("--raw", default=None, help="s3vm: write every split's result as JSON")
     add_bench_arguments(p)
+    from aidopt.cli_aggout import add_bench_arguments as add_aggout_bench_arguments
+
+    add_aggout_bench_arguments(p)
     p.set_defaults(func=cmd_bench)
     return parser
 

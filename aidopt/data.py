@@ -9,10 +9,12 @@ from pathlib import Path
 import numpy as np
 
 __all__ = [
+    "AggregateData",
     "ClassificationData",
     "RegressionData",
     "SemiSupervisedData",
     "RankWarning",
+    "as_aggregate_data",
     "as_classification_data",
     "as_regression_data",
     "as_semisupervised_data",
@@ -297,6 +299,120 @@ def as_semisupervised_data(X, y, labeled=None, *, feature_names=None) -> SemiSup
         raise ValueError("every row is labeled: there is nothing semi-supervised; use solve_svm")
     y_out = np.where(labeled, yv, 0.0)
     return SemiSupervisedData(X, y_out, s, names, labeled)
+
+
+class AggregateData:
+    """Validated aggregate-output data: rows ``X`` (n, m) in collections whose class-1 counts are
+    known, but not the class of any row.
+
+    Attributes
+    ----------
+    X : ndarray (n, m)
+    collection : ndarray of int64 (n,)
+        The collection of every row, numbered ``0..C-1`` in the order of ``ids``.
+    ids : ndarray (C,)
+        The user's collection id of each collection.
+    counts : ndarray of int64 (C,)
+        :math:`y_c`, the number of class-1 rows of collection c.
+    sizes : ndarray of int64 (C,)
+        :math:`|c|`, the number of rows of collection c.
+    """
+
+    def __init__(self, X, collection, ids, counts, feature_names):
+        self.X = X
+        self.collection = collection
+        self.ids = ids
+        self.counts = counts
+        self.sizes = np.bincount(collection, minlength=len(ids)).astype(np.int64)
+        self.s = np.ones(X.shape[0])
+        self.feature_names = list(feature_names)
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def m(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def n_collections(self) -> int:
+        return int(self.ids.size)
+
+    def share(self) -> np.ndarray:
+        """Per row, the class-1 share :math:`y_c / |c|` of its collection (the seed's
+        :math:`a^i`; :math:`b^i = 1 - a^i`)."""
+        return (self.counts / self.sizes)[self.collection]
+
+    def count_accuracy(self, predicted) -> float:
+        r"""Accuracy with respect to the aggregate information:
+        :math:`1 - \sum_c |\hat y_c - y_c| / n`, where :math:`\hat y_c` counts the rows of c
+        predicted in class 1 (``predicted``: 0/1 or boolean per row). It is an upper bound on the
+        accuracy on the (unknown) individual labels."""
+        predicted = np.asarray(predicted, dtype=float)
+        counted = np.bincount(self.collection, weights=predicted, minlength=self.n_collections)
+        return 1.0 - float(np.abs(counted - self.counts).sum()) / self.n
+
+
+def as_aggregate_data(X, collections, counts, *, feature_names=None) -> AggregateData:
+    """Validate aggregate-output inputs and return :class:`AggregateData`.
+
+    Parameters
+    ----------
+    X : array-like or scipy sparse matrix of shape (n, m)
+    collections : array-like of shape (n,)
+        The collection id of every row (any hashable, sortable values: ints, strings).
+    counts : mapping or array-like
+        The number of class-1 rows per collection: a mapping ``{collection id: count}``, or an
+        array indexed like the sorted distinct ids (``numpy.unique(collections)``).
+
+    Raises
+    ------
+    ValueError
+        NaN/inf in X, wrong shapes, a missing or NaN collection id, a count that is not an
+        integer between 0 and the collection's size, a count for a collection without rows, a
+        collection without a count.
+    """
+    X, ids_raw, _, names = _rows(X, collections, None, feature_names)
+    if ids_raw.dtype.kind == "f" and not np.isfinite(ids_raw).all():
+        raise ValueError("collections has NaN or infinite ids: every row needs one collection")
+    if ids_raw.dtype == object and any(v is None for v in ids_raw):
+        raise ValueError("collections has None ids: every row needs one collection")
+    try:
+        ids, collection = np.unique(ids_raw, return_inverse=True)
+    except TypeError as exc:
+        raise ValueError("collection ids must be of one sortable type") from exc
+    collection = collection.astype(np.int64).reshape(-1)
+    sizes = np.bincount(collection, minlength=ids.size)
+    if hasattr(counts, "items") and not hasattr(counts, "dtype"):
+        given = dict(counts.items())
+        missing = [k for k in ids.tolist() if k not in given]
+        if missing:
+            raise ValueError(f"no count for {len(missing)} collection(s), e.g. {missing[:5]}")
+        extra = set(given) - set(ids.tolist())
+        if extra:
+            shown = sorted(map(str, extra))[:5]
+            raise ValueError(f"counts for {len(extra)} collection(s) without rows (empty "
+                             f"collections), e.g. {shown}")
+        raw = np.array([given[k] for k in ids.tolist()], dtype=object)
+    else:
+        raw = np.asarray(counts.to_numpy() if hasattr(counts, "to_numpy") else counts, dtype=object)
+        if raw.ndim != 1 or raw.size != ids.size:
+            raise ValueError(f"counts must have one entry per collection ({ids.size} distinct ids), "
+                             f"got shape {raw.shape}; or pass a mapping id -> count")
+    try:
+        values = raw.astype(float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError("counts must be numbers") from exc
+    bad = ~np.isfinite(values) | (values != np.round(values))
+    if bad.any():
+        raise ValueError(f"counts must be whole numbers; got {values[bad][:5].tolist()}")
+    over = (values < 0) | (values > sizes)
+    if over.any():
+        k = int(np.flatnonzero(over)[0])
+        raise ValueError(f"{int(over.sum())} count(s) outside 0..collection size, e.g. collection "
+                         f"{ids.tolist()[k]!r}: count {int(values[k])} for {int(sizes[k])} row(s)")
+    return AggregateData(X, collection, ids, values.astype(np.int64), names)
 
 
 def _warn_rank(X, names):

@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from aidopt.aggout import solve_aggregate_outputs
 from aidopt.api import solve_fsv, solve_lad, solve_s3vm, solve_svm
 from aidopt.data import _check_finite, _to_float_matrix
 from aidopt.decomposition.run import RunConfig
@@ -361,6 +362,85 @@ class S3VMClassifier(_BaseEstimator):
 
     def score(self, X, y) -> float:
         """Mean accuracy against labels -1 / +1."""
+        return float(np.mean(self.predict(X) == np.asarray(y)))
+
+
+class AggregateOutputClassifier(_BaseEstimator):
+    """Linear classifier learned from class-1 counts per collection of rows (aggregate outputs).
+
+    ``fit(X, collections, counts)`` takes the collection id of every row and the number of
+    class-1 rows per collection (a mapping id -> count, or an array over the sorted ids);
+    ``predict`` labels individual rows 0 / 1.
+
+    Parameters
+    ----------
+    method : {"slaag", "miqp"}, default "slaag"
+        Dutt & Kumar's SLAAG, or the Musicant et al. MIQP (AID or direct).
+    C, D, E, norm, big_M
+        As in :func:`aidopt.solve_aggregate_outputs`.
+    solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
+    solver_options, threads, tee, raise_on_failure, fallback
+        The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``.
+
+    Attributes
+    ----------
+    classes_ : ndarray ``[0, 1]``
+    coef_ : ndarray of shape (1, n_features)
+    intercept_ : ndarray of shape (1,)
+        ``-b``: the decision function is ``X coef_ + intercept_ = w x - b``.
+    labels_ : ndarray of shape (n_samples,)
+        The label (0 / 1) given to every training row.
+    result_ : AIDResult
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from aidopt import AggregateOutputClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2)); truth = (X[:, 0] > 0).astype(int)
+    >>> collections = np.arange(200) // 5
+    >>> counts = np.bincount(collections, weights=truth)
+    >>> clf = AggregateOutputClassifier().fit(X, collections, counts)
+    >>> clf.score(X, truth) > 0.9
+    True
+    """
+
+    _params = {"method": "slaag", "C": None, "D": None, "E": 1.0, "norm": "l2", "big_M": None}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "classifier"
+        return tags
+
+    def fit(self, X, collections, counts):
+        """Fit on rows, their collections and the collections' class-1 counts; returns
+        ``self``."""
+        result = solve_aggregate_outputs(X, collections, counts, **self._solve_kwargs())
+        self._require_solution(result, "aggregate-output classifier")
+        sol = result.solution
+        self.result_ = result
+        self.classes_ = np.array([0, 1])
+        self.n_features_in_ = len(sol["feature_names"])
+        self.coef_ = np.asarray(sol["w"], dtype=float)[None, :]
+        self.intercept_ = np.array([-float(sol["b"])])
+        self.labels_ = np.asarray(sol["labels"]).astype(int)
+        self._after_fit(X, result, "aggregate-output classifier",
+                        accepted=(Termination.CERTIFIED_OPTIMAL, Termination.CLUSTER_OPTIMAL,
+                                  Termination.NO_IMPROVEMENT, Termination.STATIONARY))
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """``w x - b``; >= 0 means class 1."""
+        X = self._check_X(X)
+        return X @ self.coef_[0] + self.intercept_[0]
+
+    def predict(self, X) -> np.ndarray:
+        """Labels 0 / 1."""
+        return (self.decision_function(X) >= 0).astype(int)
+
+    def score(self, X, y) -> float:
+        """Mean accuracy against individual labels 0 / 1."""
         return float(np.mean(self.predict(X) == np.asarray(y)))
 
 

@@ -29,6 +29,10 @@ class Termination(enum.StrEnum):
     STATIONARY = "stationary"
     """A successive-linearization run stopped where its stopping rule holds: a stationary point
     (minimum principle) of a concave minimization, not a proven optimum."""
+    NO_IMPROVEMENT = "no_improvement"
+    """A successive-linearization run stopped by its problem's own rule (SLAAG: the accuracy on the
+    aggregate information did not increase); the last point that improved is returned. Not an
+    optimality claim."""
     INTERRUPTED = "interrupted"
     """Stopped by the user (Ctrl-C); the best solution so far is kept, with its bound and gap."""
     INFEASIBLE = "infeasible"
@@ -40,6 +44,11 @@ class Termination(enum.StrEnum):
     """S3VM under AID: the paper's Prop. 5 holds for the returned solution and every aggregated MIP
     was solved to optimality. Optimal among labellings constant on the final clusters; for this
     non-convex problem it is not a global optimality proof (no dual certificate exists)."""
+    CLUSTER_OPTIMAL = "cluster_optimal"
+    """AID on a MIP whose aggregated problems are not relaxations (aggregate outputs): no cluster
+    violates the plug-in's cluster condition at the returned solution, E = F and every aggregated
+    MIP was solved to optimality. Optimal among labellings constant on the final clusters; not a
+    global optimality proof (only the MIP solver's bound on the original model gives one)."""
     PROP5_NOT_BEST = "prop5_not_best"
     """S3VM under AID: Prop. 5 held at the last iteration, but an earlier iterate has a lower
     objective and is returned, so the condition certified nothing about it."""

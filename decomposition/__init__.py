@@ -1,6 +1,7 @@
 """AID: the plug-in contract (``protocol``), the run framework (``run``), the loop (``aid``),
 partitions, initial clustering and one plug-in per problem."""
 
+from .aggout import AggregateOutputProblem
 from .aid import solve, solve_direct
 from .lad import LADProblem
 from .partition import Partition
@@ -9,5 +10,5 @@ from .run import AIDConfig, Run, RunConfig
 from .s3vm import S3VMProblem
 from .svm import SVMProblem
 
-__all__ = ["AIDConfig", "AIDProblem", "Iterate", "LADProblem", "Lifted", "Partition", "Run",
+__all__ = ["AggregateOutputProblem", "AIDConfig", "AIDProblem", "Iterate", "LADProblem", "Lifted", "Partition", "Run",
            "RunConfig", "S3VMProblem", "SVMProblem", "Split", "Stop", "solve", "solve_direct"]

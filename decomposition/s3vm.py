@@ -40,6 +40,8 @@ from aidopt.models import s3vm
 from aidopt.results import Certificate, Termination
 from aidopt.solvers import ProblemClass
 
+from .mip import (MIP_GAP_OPTIONS, cluster_certificate, largest_gap, mip_bound_certificate, mip_gap,
+                  original_iterate)
 from .partition import Partition
 from .protocol import AIDProblem, Iterate, Lifted, Split, Stop
 
@@ -180,9 +182,7 @@ class S3VMProblem(AIDProblem):
     # ----------------------------------------------------------------- contract
     def solver_defaults(self, solver: str) -> dict:
         """MIP gap tolerances tighter than the solvers' defaults (most stop at 1e-4)."""
-        return {"gurobi": {"MIPGap": 1e-6}, "highs": {"mip_rel_gap": 1e-6},
-                "cplex": {"mip_tolerances_mipgap": 1e-6}, "xpress": {"miprelstop": 1e-6},
-                }.get(solver, {})
+        return dict(MIP_GAP_OPTIONS.get(solver, {}))
 
     def default_r0(self, size: int, data) -> float:
         """0.05 for n <= 10^4, else 0.01 (applied to the labeled classes and the unlabeled rows
@@ -295,9 +295,7 @@ class S3VMProblem(AIDProblem):
         side_k = np.zeros(partition.n_clusters)
         side_k[aggregated.u_index] = 2.0 * dbar - 1.0
         objective, bound = outcome.objective, outcome.bound
-        gap = math.nan
-        if objective is not None and bound is not None and math.isfinite(bound):
-            gap = max(0.0, objective - bound) / max(1.0, abs(objective))
+        gap = mip_gap(objective, bound)
         solution = {"w": w, "b": b, "decision": f, "mip_gap": gap}
         state = S3VMState(side_k[partition.labels], SIGN_TOL * max(1.0, float(np.abs(f).max(initial=0.0))))
         M = _big_m_of(model)
@@ -352,48 +350,16 @@ class S3VMProblem(AIDProblem):
 
     def certify(self, data, best: Iterate, *, bound: Iterate, solve, tol, feasibility_tol=1e-6,
                 history=()) -> Certificate:
-        E = best.E_t
-        gaps = [r.info.get("mip_gap", math.nan) for r in history] + [best.lifted.info["mip_gap"]]
-        residuals = {"largest aggregated MIP gap": max((g for g in gaps if math.isfinite(g)),
-                                                       default=math.nan)}
-        original = bound if bound is not None and bound.partition.n_clusters == data.n else (
-            best if best.partition.n_clusters == data.n else None)
+        residuals = {"largest aggregated MIP gap": largest_gap(best, history)}
+        original = original_iterate(data.n, best, bound)
         if original is not None and math.isfinite(original.lifted.info["mip_bound"]):
             # the original MIP's own branch-and-bound bound: a bound only with a valid big-M
-            info = original.lifted.info
-            mip_bound = info["mip_bound"]
-            verified = bool(info["big_M_verified"])
-            consistent = mip_bound <= E + tol * max(1.0, abs(E))
-            lower = min(mip_bound, E)
-            rel = (E - lower) / max(1.0, abs(E))
-            residuals["big-M verified"] = float(verified)
-            note = (f"bound = the MIP solver's branch-and-bound bound on the full big-M model "
-                    f"(largest big-M {info['big_M']:.4g}, "
-                    + ("valid: docs/s3vm.md)" if verified else
-                       "NOT verified to bound 1 + |w x + b| at an optimum: the model may cut "
-                       "the S3VM's optima off, so its bound proves nothing)"))
-            if not consistent:
-                note += f"; the bound {mip_bound:.10g} exceeds E: not a bound of this problem"
-            return Certificate(
-                method="mip_bound", certified=bool(verified and consistent and rel <= tol),
-                primal_objective=E, dual_objective=lower if verified and consistent else -math.inf,
-                relative_gap=float(rel) if verified and consistent else math.inf,
-                residuals=residuals, tol=tol, feasibility_tol=feasibility_tol, checked=[],
-                note=note,
-            )
-        violations = None if best.split is None else best.split.n_split
-        residuals["clusters violating Prop. 5"] = math.nan if violations is None else float(violations)
-        holds = violations == 0
-        note = ("no dual certificate exists for this non-convex MIP; F_t is not a lower bound. "
-                + ("Prop. 5 holds for the returned solution: E = F and every aggregated MIP "
-                   "was solved to optimality, so it is optimal among labelings constant on the "
-                   "final clusters (not a global optimality proof)" if holds else
-                   "Prop. 5 does not hold for the returned solution: no optimality claim"))
-        return Certificate(
-            method="prop5", certified=False, primal_objective=E, dual_objective=-math.inf,
-            relative_gap=math.inf, residuals=residuals, tol=tol, feasibility_tol=feasibility_tol,
-            sign_condition=bool(holds), note=note, checked=[],
-        )
+            return mip_bound_certificate(best.E_t, original.lifted.info, tol=tol,
+                                         feasibility_tol=feasibility_tol, residuals=residuals,
+                                         reference="docs/s3vm.md")
+        return cluster_certificate(
+            best.E_t, None if best.split is None else best.split.n_split, method="prop5",
+            condition="Prop. 5", tol=tol, feasibility_tol=feasibility_tol, residuals=residuals)
 
     def final_termination(self, stop: Stop, certificate, best) -> Termination:
         """``prop5_optimal`` when the loop stopped on Prop. 5 and the returned solution is the

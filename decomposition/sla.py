@@ -33,6 +33,12 @@ COLUMNS = [
 ]
 
 
+def _columns(step) -> list[Column]:
+    """The table's columns, with the step's name for the count it shows."""
+    return [Column(step.support_label, c.width, c.fmt) if c.name == "support" else c
+            for c in COLUMNS]
+
+
 @dataclass
 class StepResult:
     """One linearized solve: the new point, the LP's optimal value at it (constant included, so
@@ -50,6 +56,8 @@ class SLAStep:
 
     name = "sla"
     problem_class = solvers.ProblemClass.LP
+    support_label = "support"
+    """The table's heading for :meth:`support`."""
 
     def start(self, run: Run):
         """The starting point z^0."""
@@ -71,6 +79,11 @@ class SLAStep:
     def support(self, point) -> int:
         """A count shown in the table (e.g. features used)."""
         return 0
+
+    def stop(self, current, new) -> str | None:
+        """The problem's own stopping rule, asked after each step that did not meet (1.23): a
+        message to stop and return ``current``, or ``None`` (default) to go on."""
+        return None
 
     def solution(self, point) -> dict:
         """The public arrays of ``point``."""
@@ -103,7 +116,7 @@ def successive_linearization(step: SLAStep, config: RunConfig, *, dimensions: di
                     point = step.start(run)
                 f = step.objective(point)
                 best, f_best = point, f
-                run.header(COLUMNS)
+                run.header(_columns(step))
                 t = 0
                 while termination is None:
                     t += 1
@@ -125,6 +138,10 @@ def successive_linearization(step: SLAStep, config: RunConfig, *, dimensions: di
                             f"(1.23) holds: the linearized LP decreases by {-decrease:.2e} <= "
                             f"tol x {scale:.3g}")
                         break  # the current point is the stationary one, not the new vertex
+                    rule = step.stop(point, out.point)
+                    if rule is not None:
+                        termination, message = Termination.NO_IMPROVEMENT, rule
+                        break  # the problem's rule keeps the current point
                     point, f = out.point, new_f
                     if f < f_best:
                         best, f_best = point, f
@@ -140,7 +157,8 @@ def successive_linearization(step: SLAStep, config: RunConfig, *, dimensions: di
             termination, message = Termination.INTERRUPTED, "interrupted (Ctrl-C)"
         if best is None:
             return run.result(termination or Termination.SOLVER_FAILURE, message, history=history)
-        returned = point if termination is Termination.STATIONARY else best
+        returned = point if termination in (Termination.STATIONARY,
+                                            Termination.NO_IMPROVEMENT) else best
         certificate = Certificate(
             method="minimum_principle", certified=False,
             primal_objective=step.objective(returned), dual_objective=-math.inf,
@@ -152,6 +170,8 @@ def successive_linearization(step: SLAStep, config: RunConfig, *, dimensions: di
                   "its value (minimum principle, (1.23)); a necessary condition for a minimum of "
                   "the concave objective, not a proof of global optimality"
                   if termination is Termination.STATIONARY else
+                  f"stopped by the problem's rule ({message}) before (1.23) held: no "
+                  "stationarity claim" if termination is Termination.NO_IMPROVEMENT else
                   "stopped before (1.23) held: no stationarity claim"),
         )
         return run.result(termination, message, objective=step.objective(returned),

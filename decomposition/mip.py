@@ -1,0 +1,96 @@
+"""What the MIP plug-ins (S3VM, aggregate outputs) share: tight gap options, the certificate
+from a MIP solver's bound on the original big-M model, and the cluster-condition verdict of an
+AID run whose aggregated MIPs are not relaxations.
+
+For these problems an aggregated MIP (one binary per cluster) is **not** a relaxation of the
+original one, so its optimum ``F_t`` is no lower bound. Two statements remain:
+
+* a solve of the original model (every row its own cluster) with a big-M that is valid at some
+  optimum has the solver's branch-and-bound bound as a bound on the optimum
+  (:func:`mip_bound_certificate`);
+* an AID run that stops because no cluster violates the plug-in's condition has ``E = F`` and,
+  with every aggregated MIP solved to optimality, is optimal among labellings constant on the
+  final clusters (:func:`cluster_certificate`): a statement about a restricted problem, not a
+  global optimality proof.
+"""
+
+from __future__ import annotations
+
+import math
+
+from aidopt.results import Certificate
+
+__all__ = ["MIP_GAP_OPTIONS", "cluster_certificate", "largest_gap", "mip_bound_certificate",
+           "mip_gap", "original_iterate"]
+
+MIP_GAP_OPTIONS = {"gurobi": {"MIPGap": 1e-6}, "highs": {"mip_rel_gap": 1e-6},
+                   "cplex": {"mip_tolerances_mipgap": 1e-6}, "xpress": {"miprelstop": 1e-6}}
+"""MIP gap tolerances tighter than the solvers' defaults (most stop at 1e-4)."""
+
+
+def mip_gap(objective, bound) -> float:
+    """The solver's relative gap ``(objective - bound) / max(1, |objective|)`` (NaN without a
+    finite bound)."""
+    if objective is None or bound is None or not math.isfinite(bound):
+        return math.nan
+    return max(0.0, objective - bound) / max(1.0, abs(objective))
+
+
+def largest_gap(best, history) -> float:
+    """The largest aggregated MIP gap over the run (NaN when none was finite)."""
+    gaps = [r.info.get("mip_gap", math.nan) for r in history] + [best.lifted.info["mip_gap"]]
+    return max((g for g in gaps if math.isfinite(g)), default=math.nan)
+
+
+def original_iterate(data_size: int, best, bound):
+    """The iterate that solved the original model (every row its own cluster), or ``None``."""
+    if bound is not None and bound.partition.n_clusters == data_size:
+        return bound
+    return best if best.partition.n_clusters == data_size else None
+
+
+def mip_bound_certificate(E: float, info: dict, *, tol: float, feasibility_tol: float,
+                          residuals: dict, reference: str) -> Certificate:
+    """The certificate of a solution of value ``E`` from the bound of a solve of the original
+    model, whose lift recorded ``info["mip_bound"]``, ``info["big_M"]`` (largest value) and
+    ``info["big_M_verified"]`` (1.0 when the big-M is valid at an optimum); ``reference`` names
+    the documentation of that argument."""
+    mip_bound = info["mip_bound"]
+    verified = bool(info["big_M_verified"])
+    consistent = mip_bound <= E + tol * max(1.0, abs(E))
+    lower = min(mip_bound, E)
+    rel = (E - lower) / max(1.0, abs(E))
+    residuals = {**residuals, "big-M verified": float(verified)}
+    note = (f"bound = the MIP solver's branch-and-bound bound on the full big-M model "
+            f"(largest big-M {info['big_M']:.4g}, "
+            + (f"valid: {reference})" if verified else
+               "NOT verified to be valid at an optimum: the model may cut the optima off, so "
+               "its bound proves nothing)"))
+    if not consistent:
+        note += f"; the bound {mip_bound:.10g} exceeds E: not a bound of this problem"
+    ok = verified and consistent
+    return Certificate(
+        method="mip_bound", certified=bool(ok and rel <= tol), primal_objective=E,
+        dual_objective=lower if ok else -math.inf, relative_gap=float(rel) if ok else math.inf,
+        residuals=residuals, tol=tol, feasibility_tol=feasibility_tol, checked=[], note=note,
+    )
+
+
+def cluster_certificate(E: float, violations: int | None, *, method: str, condition: str,
+                        tol: float, feasibility_tol: float, residuals: dict) -> Certificate:
+    """The verdict of an AID run of a MIP plug-in that did not solve the original model:
+    ``violations`` clusters broke the plug-in's ``condition`` at the returned solution (``None``:
+    not checked). Never ``certified``; ``sign_condition`` tells whether the condition held."""
+    residuals = {**residuals, f"clusters violating {condition}": math.nan if violations is None
+                 else float(violations)}
+    holds = violations == 0
+    note = ("no dual certificate exists for this non-convex MIP; F_t is not a lower bound. "
+            + (f"{condition} holds for the returned solution: E = F and every aggregated MIP "
+               "was solved to optimality, so it is optimal among labellings constant on the "
+               "final clusters (not a global optimality proof)" if holds else
+               f"{condition} does not hold for the returned solution: no optimality claim"))
+    return Certificate(
+        method=method, certified=False, primal_objective=E, dual_objective=-math.inf,
+        relative_gap=math.inf, residuals=residuals, tol=tol, feasibility_tol=feasibility_tol,
+        sign_condition=bool(holds), note=note, checked=[],
+    )
