@@ -79,7 +79,8 @@ def solve_aggregate_outputs(
         ``"miqp"``: use this big-M instead of the data-derived one (then no bound is claimed).
     solver : str, optional
         ``"miqp"``: as :func:`aidopt.solve_s3vm` (HiGHS for l1; Gurobi, else SCIP for l2);
-        ``"slaag"``: HiGHS.
+        ``"slaag"``: Clarabel for the l2 QP (about ten times faster here than HiGHS's QP
+        solver, even warm: docs/benchmarks.md), HiGHS for the l1 LP (warm simplex).
     aid : bool, default True
         ``"miqp"``: ``False`` solves the full MIP directly (its bound is the MIP solver's).
         Ignored by SLAAG.
@@ -115,7 +116,8 @@ def solve_aggregate_outputs(
     data = as_aggregate_data(X, collections, counts)
     dimensions = {"n": data.n, "m": data.m, "collections": data.n_collections}
     if method == "slaag":
-        config = RunConfig.from_kwargs(options, caller="solve_aggregate_outputs", solver="highs")
+        config = RunConfig.from_kwargs(options, caller="solve_aggregate_outputs",
+                                       solver="clarabel" if norm == "l2" else "highs")
         C0, D0 = class_costs(data)
         step = SLAAGStep(data, C=C0 if C is None else C, D=D0 if D is None else D, E=E, norm=norm)
         config.aid = False

@@ -89,7 +89,7 @@ def add_bench_arguments(p) -> None:
 def run_bench(args) -> int:
     from aidopt import bench_aggout as b
 
-    sizes = [int(s) for s in args.sizes] if args.sizes else None
+    sizes = [int(s) for s in args.sizes] if args.sizes_given else None
     seeds = range(args.seed, args.seed + args.seeds)
     limit = args.time_limit if args.time_limit != 3600.0 else 600.0
     if args.table == "accuracy":

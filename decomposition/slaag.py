@@ -143,7 +143,8 @@ class SLAAGStep(SLAStep):
             self.handle.update_objective()
         self.steps += 1
         outcome = self.handle.solve()
-        if outcome.status in RETRY and self.problem_class is ProblemClass.QP:
+        if (outcome.status in RETRY and self.problem_class is ProblemClass.QP
+                and outcome.solver != "clarabel"):
             # every step is feasible and its objective is >= 0: HiGHS's active-set QP solver
             # has been seen to report such a QP unbounded (docs/aggout.md); solve it cold with
             # the interior-point QP solver instead

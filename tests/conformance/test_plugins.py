@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
-from aidopt.decomposition import LADProblem, S3VMProblem, SVMProblem
+from aidopt.decomposition import AggregateOutputProblem, LADProblem, S3VMProblem, SVMProblem
 from aidopt.decomposition.kernel_svm import KernelSVMProblem
 from aidopt.instances import lad_instance, s3vm_instance, svm_instance
 
@@ -36,6 +37,17 @@ def s3vm_data(seed):
     return as_semisupervised_data(X, y)
 
 
+def aggout_data(seed, n=48):
+    from aidopt.instances.aggout import make_collections
+
+    from aidopt.data import as_aggregate_data
+
+    X, _, truth = s3vm_instance(n=n, m=2, n_labeled=2, seed=seed, separation=3.0)
+    y = (truth > 0).astype(int)
+    collections = make_collections(y, 6, 40, seed)
+    return as_aggregate_data(X, collections, np.bincount(collections, weights=y))
+
+
 def example_data(seed):
     return load_example().random_customers(300, 2, seed)
 
@@ -61,6 +73,11 @@ CASES = [
                  id="s3vm-l2-scip", marks=_needs("scip")),
     pytest.param(lambda: S3VMProblem(norm="l2"), s3vm_data, "gurobi", False, {"r0": 0.1}, "prop5",
                  id="s3vm-l2-gurobi", marks=_needs("gurobi")),
+    pytest.param(lambda: AggregateOutputProblem(C=1.0, D=10.0, norm="l1"), aggout_data, "highs",
+                 False, {}, "cluster_condition", id="aggout-l1-highs"),
+    pytest.param(lambda: AggregateOutputProblem(C=1.0, D=10.0, norm="l2"),
+                 lambda s: aggout_data(s, 24), "scip",
+                 False, {}, "cluster_condition", id="aggout-l2-scip", marks=_needs("scip")),
     pytest.param(FakeLocation, lambda s: line_data(120, s), "highs", True, {}, "solver_duals",
                  id="fake-location-highs"),
     pytest.param(lambda: load_example().L1LocationProblem(), example_data, "highs", True, {},
@@ -78,8 +95,9 @@ def test_plugin_conforms(factory, make_data, solver, convex, config, method):
     if convex:
         assert aid.termination is Termination.CERTIFIED_OPTIMAL
         assert direct.certificate.method == method
-    else:  # S3VM: Prop. 5 under AID, the MIP solver's own bound for the direct solve
-        assert aid.termination in (Termination.PROP5_OPTIMAL, Termination.PROP5_NOT_BEST)
+    else:  # MIPs: a cluster condition under AID, the MIP solver's own bound for the direct solve
+        assert aid.termination in (Termination.PROP5_OPTIMAL, Termination.PROP5_NOT_BEST,
+                                   Termination.CLUSTER_OPTIMAL)
         assert not aid.certified and aid.lower_bound == -math.inf
         assert direct.termination is Termination.CERTIFIED_OPTIMAL
         assert direct.certificate.method == "mip_bound"

@@ -8,12 +8,13 @@ import re
 from pathlib import Path
 
 import pytest
-from aidopt.decomposition import AIDProblem, aid, run
+from aidopt.decomposition import AIDProblem, aid, run, sla
 
 from tests.conformance.contract import ABSTRACT_HOOKS, declared_names
 
-DRIVER = [Path(aid.__file__), Path(run.__file__)]
-PROBLEM_NAMES = ("lad", "svm", "s3vm", "kernel", "prop5", "facility")
+DRIVER = [Path(aid.__file__), Path(run.__file__), Path(sla.__file__)]
+PROBLEM_NAMES = ("lad", "svm", "s3vm", "kernel", "prop5", "facility", "aggout", "slaag",
+                 "cluster_condition", "fsv")
 
 
 @pytest.mark.parametrize("path", DRIVER, ids=lambda p: p.name)
