@@ -362,9 +362,10 @@ def as_aggregate_data(X, collections, counts, *, feature_names=None) -> Aggregat
     X : array-like or scipy sparse matrix of shape (n, m)
     collections : array-like of shape (n,)
         The collection id of every row (any hashable, sortable values: ints, strings).
-    counts : mapping or array-like
-        The number of class-1 rows per collection: a mapping ``{collection id: count}``, or an
-        array indexed like the sorted distinct ids (``numpy.unique(collections)``).
+    counts : mapping, pandas Series or array-like
+        The number of class-1 rows per collection: a mapping ``{collection id: count}`` (a
+        Series is read by its index, as a mapping), or an array indexed like the sorted distinct
+        ids (``numpy.unique(collections)``).
 
     Raises
     ------
@@ -373,6 +374,11 @@ def as_aggregate_data(X, collections, counts, *, feature_names=None) -> Aggregat
         integer between 0 and the collection's size, a count for a collection without rows, a
         collection without a count.
     """
+    n_ids = len(collections) if hasattr(collections, "__len__") else None
+    n_rows = X.shape[0] if hasattr(X, "shape") else (len(X) if hasattr(X, "__len__") else None)
+    if n_ids is not None and n_rows is not None and n_ids != n_rows:
+        raise ValueError(f"collections has {n_ids} entries but X has {n_rows} rows: give one "
+                         "collection id per row")
     X, ids_raw, _, names = _rows(X, collections, None, feature_names)
     if ids_raw.dtype.kind == "f" and not np.isfinite(ids_raw).all():
         raise ValueError("collections has NaN or infinite ids: every row needs one collection")
@@ -384,7 +390,8 @@ def as_aggregate_data(X, collections, counts, *, feature_names=None) -> Aggregat
         raise ValueError("collection ids must be of one sortable type") from exc
     collection = collection.astype(np.int64).reshape(-1)
     sizes = np.bincount(collection, minlength=ids.size)
-    if hasattr(counts, "items") and not hasattr(counts, "dtype"):
+    if hasattr(counts, "items") and (not hasattr(counts, "dtype") or hasattr(counts, "index")):
+        # a mapping, or a pandas Series: indexed by collection id, not by position
         given = dict(counts.items())
         missing = [k for k in ids.tolist() if k not in given]
         if missing:

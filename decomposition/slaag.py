@@ -42,8 +42,11 @@ RETRY = ("unbounded", "infeasible_or_unbounded", "error")
 
 def class_costs(data) -> tuple[float, float]:
     """The seed's section 5 choice for problem (3): C = share of class-0 rows, D = share of
-    class-1 rows (from the counts)."""
+    class-1 rows (from the counts); both 1 when one class has no rows (the seed's choice would
+    then weight the only class by 0)."""
     share = float(data.counts.sum()) / data.n
+    if share in (0.0, 1.0):
+        return 1.0, 1.0
     return 1.0 - share, share
 
 

@@ -145,7 +145,7 @@ def aggregate_split(X, y, *, size: int, randomness: int, seed: int = 0,
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
     rng = np.random.default_rng(seed)
     perm = rng.permutation(y.size)
-    n_test = int(test_fraction * y.size)
+    n_test = int(np.floor(test_fraction * y.size + 1e-9))  # floor, robust to 0.57 * 100
     test, train = perm[:n_test], np.sort(perm[n_test:])
     collections = make_collections(y[train], size, randomness, rng, order)
     counts = np.bincount(collections, weights=y[train]).astype(np.int64)
