@@ -15,8 +15,6 @@ from __future__ import annotations
 import math
 import numbers
 
-import numpy as np
-
 from aidopt.data import as_aggregate_data
 from aidopt.decomposition import RunConfig, solve, solve_direct
 from aidopt.decomposition.aggout import AggregateOutputProblem

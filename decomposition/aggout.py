@@ -50,8 +50,7 @@ from aidopt.models import aggout
 from aidopt.results import Certificate, Termination
 from aidopt.solvers import ProblemClass
 
-from .mip import (MIP_GAP_OPTIONS, cluster_certificate, largest_gap, mip_bound_certificate, mip_gap,
-                  original_iterate)
+from .mip import MIP_GAP_OPTIONS, cluster_certificate, mip_gap, original_bound_certificate
 from .partition import Partition
 from .protocol import AIDProblem, Iterate, Lifted, Split, Stop
 
@@ -303,12 +302,12 @@ class AggregateOutputProblem(AIDProblem):
 
     def certify(self, data, best: Iterate, *, bound: Iterate, solve, tol, feasibility_tol=1e-6,
                 history=()) -> Certificate:
-        residuals = {"largest aggregated MIP gap": largest_gap(best, history)}
-        original = original_iterate(data.n, best, bound)
-        if original is not None and math.isfinite(original.lifted.info["mip_bound"]):
-            return mip_bound_certificate(best.E_t, original.lifted.info, tol=tol,
-                                         feasibility_tol=feasibility_tol, residuals=residuals,
-                                         reference="docs/aggout.md")
+        # the original MIP's own branch-and-bound bound: a bound only with a valid big-M
+        certificate, residuals = original_bound_certificate(
+            data.n, best, bound, history, tol=tol, feasibility_tol=feasibility_tol,
+            reference="docs/aggout.md")
+        if certificate is not None:
+            return certificate
         violations = None if best.split is None else best.split.n_split
         condition = "the cluster condition"
         if violations and history and history[-1].n_split == 0 and best.E_t <= history[-1].E_t:

@@ -21,7 +21,7 @@ import math
 from aidopt.results import Certificate
 
 __all__ = ["MIP_GAP_OPTIONS", "cluster_certificate", "largest_gap", "mip_bound_certificate",
-           "mip_gap", "original_iterate"]
+           "mip_gap", "original_bound_certificate", "original_iterate"]
 
 MIP_GAP_OPTIONS = {"gurobi": {"MIPGap": 1e-6}, "highs": {"mip_rel_gap": 1e-6},
                    "cplex": {"mip_tolerances_mipgap": 1e-6}, "xpress": {"miprelstop": 1e-6}}
@@ -47,6 +47,20 @@ def original_iterate(data_size: int, best, bound):
     if bound is not None and bound.partition.n_clusters == data_size:
         return bound
     return best if best.partition.n_clusters == data_size else None
+
+
+def original_bound_certificate(size: int, best, bound, history, *, tol: float,
+                               feasibility_tol: float, reference: str):
+    """``(certificate, residuals)``: the :func:`mip_bound_certificate` of ``best`` when the run
+    solved the original model (every one of ``size`` elements its own cluster) and its solver
+    proved a finite bound, else ``None``; ``residuals`` holds the largest aggregated MIP gap."""
+    residuals = {"largest aggregated MIP gap": largest_gap(best, history)}
+    original = original_iterate(size, best, bound)
+    if original is None or not math.isfinite(original.lifted.info["mip_bound"]):
+        return None, residuals
+    return mip_bound_certificate(best.E_t, original.lifted.info, tol=tol,
+                                 feasibility_tol=feasibility_tol, residuals=residuals,
+                                 reference=reference), residuals
 
 
 def mip_bound_certificate(E: float, info: dict, *, tol: float, feasibility_tol: float,

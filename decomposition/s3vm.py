@@ -40,8 +40,7 @@ from aidopt.models import s3vm
 from aidopt.results import Certificate, Termination
 from aidopt.solvers import ProblemClass
 
-from .mip import (MIP_GAP_OPTIONS, cluster_certificate, largest_gap, mip_bound_certificate, mip_gap,
-                  original_iterate)
+from .mip import MIP_GAP_OPTIONS, cluster_certificate, mip_gap, original_bound_certificate
 from .partition import Partition
 from .protocol import AIDProblem, Iterate, Lifted, Split, Stop
 
@@ -350,13 +349,12 @@ class S3VMProblem(AIDProblem):
 
     def certify(self, data, best: Iterate, *, bound: Iterate, solve, tol, feasibility_tol=1e-6,
                 history=()) -> Certificate:
-        residuals = {"largest aggregated MIP gap": largest_gap(best, history)}
-        original = original_iterate(data.n, best, bound)
-        if original is not None and math.isfinite(original.lifted.info["mip_bound"]):
-            # the original MIP's own branch-and-bound bound: a bound only with a valid big-M
-            return mip_bound_certificate(best.E_t, original.lifted.info, tol=tol,
-                                         feasibility_tol=feasibility_tol, residuals=residuals,
-                                         reference="docs/s3vm.md")
+        # the original MIP's own branch-and-bound bound: a bound only with a valid big-M
+        certificate, residuals = original_bound_certificate(
+            data.n, best, bound, history, tol=tol, feasibility_tol=feasibility_tol,
+            reference="docs/s3vm.md")
+        if certificate is not None:
+            return certificate
         return cluster_certificate(
             best.E_t, None if best.split is None else best.split.n_split, method="prop5",
             condition="Prop. 5", tol=tol, feasibility_tol=feasibility_tol, residuals=residuals)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pyomo.environ as pyo
 
-__all__ = ["abstract_rows", "row_array", "row_data"]
+__all__ = ["abstract_rows", "add_l1_rows", "regularizer", "row_array", "row_data"]
 
 
 def abstract_rows(name: str, matrix: tuple[str, str], rows: dict, scalars: dict | None = None):
@@ -55,3 +55,25 @@ def row_array(model, name: str) -> np.ndarray:
         param = getattr(model, name)
         cache[name] = np.fromiter((param[k] for k in model.K), dtype=float, count=len(model.K))
     return cache[name]
+
+
+def add_l1_rows(model, is_l1) -> None:
+    """Declare ``a_j >= |w_j|`` on ``model`` (Var ``a`` over ``J``, rows ``abs_upper`` and
+    ``abs_lower``), built only where ``is_l1(m)`` holds: the 1-norm of w as a linear objective."""
+    model.a = pyo.Var(model.J, within=pyo.NonNegativeReals, doc="|w_j| (l1 norm only)")
+    model.abs_upper = pyo.Constraint(
+        model.J, rule=lambda m, j: m.a[j] - m.w[j] >= 0.0 if is_l1(m) else pyo.Constraint.Skip,
+        doc="a_j >= w_j")
+    model.abs_lower = pyo.Constraint(
+        model.J, rule=lambda m, j: m.a[j] + m.w[j] >= 0.0 if is_l1(m) else pyo.Constraint.Skip,
+        doc="a_j >= -w_j")
+
+
+def regularizer(m, l1: bool):
+    """``sum_j a_j`` (the 1-norm, with :func:`add_l1_rows`) or ``1/2 ||w||^2``."""
+    from pyomo.core.expr.numeric_expr import LinearExpression
+
+    if l1:
+        return LinearExpression(constant=0.0, linear_coefs=[1.0] * len(m.J),
+                                linear_vars=list(m.a.values()))
+    return 0.5 * sum(m.w[j] ** 2 for j in m.J)

@@ -29,6 +29,8 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
+from ._data import add_l1_rows, regularizer
+
 __all__ = ["AGGOUT", "NORMS", "create_instance", "solution_from"]
 
 NORMS = ("l2", "l1")
@@ -55,7 +57,6 @@ def _abstract() -> pyo.AbstractModel:
     model.d = pyo.Var(model.K, within=pyo.Binary, doc="1: row (cluster) counted in class 1")
     model.eta = pyo.Var(model.Collections, within=pyo.NonNegativeReals,
                         doc="|y_c - predicted count of c|")
-    model.a = pyo.Var(model.J, within=pyo.NonNegativeReals, doc="|w_j| (l1 norm only)")
 
     def body(m, k, sign, coefs, variables):
         row = m.x.value[m.K.ord(k) - 1] * sign
@@ -85,12 +86,6 @@ def _abstract() -> pyo.AbstractModel:
     def count_lower_rule(m, c):
         return count(m, c) - float(m.y[c]) - m.eta[c] <= 0.0
 
-    def abs_upper_rule(m, j):
-        return pyo.Constraint.Skip if m.norm.value != "l1" else m.a[j] - m.w[j] >= 0.0
-
-    def abs_lower_rule(m, j):
-        return pyo.Constraint.Skip if m.norm.value != "l1" else m.a[j] + m.w[j] >= 0.0
-
     model.positive = pyo.Constraint(model.K, rule=positive_rule,
                                     doc="w x_k - b + xi_k >= 1 when d_k = 1")
     model.negative = pyo.Constraint(model.K, rule=negative_rule,
@@ -99,8 +94,7 @@ def _abstract() -> pyo.AbstractModel:
                                        doc="y_c - sum_{k in c} n_k d_k <= eta_c")
     model.count_lower = pyo.Constraint(model.Collections, rule=count_lower_rule,
                                        doc="sum_{k in c} n_k d_k - y_c <= eta_c")
-    model.abs_upper = pyo.Constraint(model.J, rule=abs_upper_rule, doc="a_j >= w_j")
-    model.abs_lower = pyo.Constraint(model.J, rule=abs_lower_rule, doc="a_j >= -w_j")
+    add_l1_rows(model, lambda m: m.norm.value == "l1")
 
     def objective_rule(m):
         weights = [m.C * m.n[k] for k in m.K]
@@ -109,10 +103,7 @@ def _abstract() -> pyo.AbstractModel:
             linear_coefs=[*weights, *weights, *(m.D for _ in m.Collections)],
             linear_vars=[*m.xi.values(), *m.z.values(), *m.eta.values()],
         )
-        if m.norm.value == "l1":
-            return LinearExpression(constant=0.0, linear_coefs=[1.0] * len(m.J),
-                                    linear_vars=list(m.a.values())) + loss
-        return 0.5 * sum(m.w[j] ** 2 for j in m.J) + loss
+        return regularizer(m, m.norm.value == "l1") + loss
 
     model.objective = pyo.Objective(rule=objective_rule, sense=pyo.minimize)
     return model

@@ -33,6 +33,8 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
+from ._data import add_l1_rows, regularizer
+
 __all__ = ["S3VM", "REGULARIZERS", "create_instance", "solution_from"]
 
 REGULARIZERS = ("l2", "l1")
@@ -69,7 +71,6 @@ def _abstract() -> pyo.AbstractModel:
     model.xi = pyo.Var(model.L, within=pyo.NonNegativeReals, doc="labeled hinge")
     model.eta = pyo.Var(model.U, within=pyo.NonNegativeReals, doc="unlabeled hinge (side d)")
     model.d = pyo.Var(model.U, within=pyo.Binary, doc="1: counted in class +1")
-    model.a = pyo.Var(model.J, within=pyo.NonNegativeReals, doc="|w_j| (l1 regularizer only)")
 
     def labeled_rule(m, k):
         return _row_body(m, "xl", m.L, k, float(m.y[k]), [1.0], [m.xi[k]]) >= 1.0
@@ -91,22 +92,11 @@ def _abstract() -> pyo.AbstractModel:
         )
         return body == float(m.ybar.value) * float(c.sum())
 
-    def abs_upper_rule(m, j):
-        if m.regularizer.value != "l1":
-            return pyo.Constraint.Skip
-        return m.a[j] - m.w[j] >= 0.0
-
-    def abs_lower_rule(m, j):
-        if m.regularizer.value != "l1":
-            return pyo.Constraint.Skip
-        return m.a[j] + m.w[j] >= 0.0
-
     model.labeled = pyo.Constraint(model.L, rule=labeled_rule, doc="y_k (w x_k + b) + xi_k >= 1")
     model.positive = pyo.Constraint(model.U, rule=positive_rule, doc="w x_k + b + eta_k >= 1 if d_k = 1")
     model.negative = pyo.Constraint(model.U, rule=negative_rule, doc="-(w x_k + b) + eta_k >= 1 if d_k = 0")
     model.balance = pyo.Constraint(rule=balance_rule, doc="mean unlabeled w x + b = mean labeled y")
-    model.abs_upper = pyo.Constraint(model.J, rule=abs_upper_rule, doc="a_j >= w_j")
-    model.abs_lower = pyo.Constraint(model.J, rule=abs_lower_rule, doc="a_j >= -w_j")
+    add_l1_rows(model, lambda m: m.regularizer.value == "l1")
 
     def objective_rule(m):
         loss = LinearExpression(
@@ -114,11 +104,7 @@ def _abstract() -> pyo.AbstractModel:
             linear_coefs=[*(m.Ml * m.cl[k] for k in m.L), *(m.Mu * m.cu[k] for k in m.U)],
             linear_vars=[*m.xi.values(), *m.eta.values()],
         )
-        if m.regularizer.value == "l1":
-            return LinearExpression(
-                constant=0.0, linear_coefs=[1.0] * len(m.J), linear_vars=list(m.a.values())
-            ) + loss
-        return 0.5 * sum(m.w[j] ** 2 for j in m.J) + loss
+        return regularizer(m, m.regularizer.value == "l1") + loss
 
     model.objective = pyo.Objective(rule=objective_rule, sense=pyo.minimize)
     return model

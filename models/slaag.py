@@ -23,6 +23,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
+from ._data import add_l1_rows, regularizer
 from .aggout import NORMS
 
 __all__ = ["SLAAG", "create_instance", "set_costs", "solution_from"]
@@ -43,7 +44,6 @@ def _abstract() -> pyo.AbstractModel:
     model.b = pyo.Var(doc="offset: f(x) = w x - b")
     model.xi = pyo.Var(model.K, within=pyo.NonNegativeReals, doc="hinge of class 1")
     model.z = pyo.Var(model.K, within=pyo.NonNegativeReals, doc="hinge of class 0")
-    model.a = pyo.Var(model.J, within=pyo.NonNegativeReals, doc="|w_j| (l1 norm only)")
 
     def body(m, k, sign, slack):
         row = m.x.value[m.K.ord(k) - 1] * sign
@@ -54,22 +54,14 @@ def _abstract() -> pyo.AbstractModel:
                                     doc="w x_j - b + xi_j >= 1")
     model.negative = pyo.Constraint(model.K, rule=lambda m, k: body(m, k, -1.0, m.z[k]) >= 1.0,
                                     doc="-(w x_j - b) + z_j >= 1")
-    model.abs_upper = pyo.Constraint(
-        model.J, rule=lambda m, j: pyo.Constraint.Skip if m.norm.value != "l1"
-        else m.a[j] - m.w[j] >= 0.0, doc="a_j >= w_j")
-    model.abs_lower = pyo.Constraint(
-        model.J, rule=lambda m, j: pyo.Constraint.Skip if m.norm.value != "l1"
-        else m.a[j] + m.w[j] >= 0.0, doc="a_j >= -w_j")
+    add_l1_rows(model, lambda m: m.norm.value == "l1")
 
     def objective_rule(m):
         loss = LinearExpression(
             constant=0.0, linear_coefs=[*m.p.values(), *m.q.values()],
             linear_vars=[*m.xi.values(), *m.z.values()],
         )
-        if m.norm.value == "l1":
-            return LinearExpression(constant=0.0, linear_coefs=[1.0] * len(m.J),
-                                    linear_vars=list(m.a.values())) + loss
-        return 0.5 * sum(m.w[j] ** 2 for j in m.J) + loss
+        return regularizer(m, m.norm.value == "l1") + loss
 
     model.objective = pyo.Objective(rule=objective_rule, sense=pyo.minimize)
     return model

@@ -35,7 +35,7 @@ def test_cli_aggout_matches_api(tmp_path, capsys, method):
     text = capsys.readouterr().out
     assert code == 0, text
     api = aidopt.solve_aggregate_outputs(
-        X, frame["collection"].to_numpy(), dict(zip(frame["collection"], frame["count"])),
+        X, frame["collection"].to_numpy(), dict(zip(frame["collection"], frame["count"], strict=True)),
         method=method, log=False, **({"norm": "l1", "solver": "highs", "aid": False}
                                      if method == "miqp" else {}))
     assert "w: a=" in text and f"{api.solution['b']:.6g}" in text
@@ -75,9 +75,9 @@ def test_bench_aggout_accuracy_table(tmp_path, capsys):
 
 
 def test_bench_time_rows_are_whole_collections():
-    from aidopt.bench_aggout import _first_rows
-
     from aidopt.instances.aggout import aggregate_split, dermatology_psoriasis
+
+    from aidopt.bench_aggout import _first_rows
 
     X, y = dermatology_psoriasis()
     split = aggregate_split(X, y, size=10, randomness=2000, seed=0)
