@@ -9,8 +9,16 @@ logging.getLogger("aidopt").addHandler(logging.NullHandler())
 from aidopt.aggout import solve_aggregate_outputs  # noqa: E402
 from aidopt.api import solve_fsv, solve_lad, solve_s3vm, solve_svm  # noqa: E402
 from aidopt.data import RankWarning  # noqa: E402
-from aidopt.estimators import AggregateOutputClassifier, FSVClassifier, LADRegressor, S3VMClassifier, SVMClassifier  # noqa: E402
+from aidopt.estimators import (  # noqa: E402
+    AggregateOutputClassifier,
+    FSVClassifier,
+    GSVMClassifier,
+    LADRegressor,
+    S3VMClassifier,
+    SVMClassifier,
+)
 from aidopt.facility import solve_facility_location  # noqa: E402
+from aidopt.gsvm import solve_gsvm  # noqa: E402
 from aidopt.lpc import solve_lp_chunked, solve_lsvm_lpc  # noqa: E402
 from aidopt.results import AIDResult, Certificate, Termination  # noqa: E402
 from aidopt.solvers import SolverCapabilityError, SolverError, SolverUnavailableError  # noqa: E402
@@ -20,6 +28,7 @@ __all__ = [
     "AIDResult",
     "Certificate",
     "FSVClassifier",
+    "GSVMClassifier",
     "LADRegressor",
     "RankWarning",
     "S3VMClassifier",
@@ -32,6 +41,7 @@ __all__ = [
     "solve_aggregate_outputs",
     "solve_facility_location",
     "solve_fsv",
+    "solve_gsvm",
     "solve_lad",
     "solve_lp_chunked",
     "solve_lsvm_lpc",

@@ -139,25 +139,26 @@ def bench_miqp(dataset: str, sizes=(2, 5, 10), randomness: int = 2000, seeds=ran
     lines = [f"MIQP vs SLAAG, {dataset}, randomness {randomness}, order={order}, seeds "
              f"{list(seeds)}, MIQP C={MIQP_C:g} D={MIQP_D:g} time limit {time_limit:g} s, solver "
              f"{solver or 'default'}; environment: {environment()}", "",
-             "| size | method | accuracy % (paper) | seconds | termination | gap | clusters |",
-             "|---|---|---|---|---|---|---|"]
+             "| size | method | accuracy % (paper) | seconds | termination | gap | objective E | "
+             "clusters |", "|---|---|---|---|---|---|---|---|"]
     _emit(lines, output)
     records = []
     for size in sizes:
         for s in seeds:
             split = _split(X, y, size, randomness, s, order)
-            runs = [("SLAAG", run_one(split, "slaag")),
-                    ("MIQP direct", run_one(split, "miqp", C=MIQP_C, D=MIQP_D, aid=False,
-                                            solver=solver, time_limit=time_limit)),
-                    ("MIQP AID", run_one(split, "miqp", C=MIQP_C, D=MIQP_D, aid=True,
-                                         solver=solver, time_limit=time_limit))]
-            for name, row in runs:
+            runs = (("SLAAG", "slaag", {}),
+                    ("MIQP direct", "miqp", {"aid": False}),
+                    ("MIQP AID", "miqp", {"aid": True}))
+            for name, method, extra in runs:
+                kwargs = {} if method == "slaag" else {"C": MIQP_C, "D": MIQP_D, "solver": solver,
+                                                      "time_limit": time_limit, **extra}
+                row = run_one(split, method, **kwargs)
                 paper = (PAPER[dataset][size][RANDOMNESS.index(2000)] if name == "SLAAG"
                          else PAPER_MIQP[dataset].get(size)) if randomness == 2000 else None
                 records.append({**row, "size": size, "seed": s, "name": name})
                 line = (f"| {size} | {name} | {row['accuracy']:.2f} ({paper if paper else '-'}) | "
                         f"{row['seconds']:.2f} | {row['termination']} | {row['gap']:.3g} | "
-                        f"{row['clusters']} |")
+                        f"{row['objective']:.6g} | {row['clusters']} |")
                 _emit([line], output)
     if raw:
         with open(raw, "w") as fh:

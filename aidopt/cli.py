@@ -1,4 +1,5 @@
-"""Command line: ``aidopt demo | solvers | lad | svm | s3vm | fsv | facility | aggout | bench``.
+"""Command line: ``aidopt demo | solvers | lad | svm | s3vm | fsv | facility | aggout | gsvm |
+bench``.
 
 The CLI calls the same public functions as the Python API (``aidopt.solve_lad``,
 ``aidopt.solve_svm``, ``aidopt.solve_s3vm``), so both agree.
@@ -155,6 +156,10 @@ def cmd_bench(args) -> int:
         from aidopt.cli_facility import run_bench
 
         return run_bench(args)
+    if args.problem == "gsvm":
+        from aidopt.cli_gsvm import run_bench as run_gsvm_bench
+
+        return run_gsvm_bench(args)
     if args.problem == "aggout":
         from aidopt.cli_aggout import run_bench as run_aggout_bench
 
@@ -286,12 +291,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_facility_parser(sub)
     from aidopt.cli_aggout import add_parser as add_aggout_parser
+    from aidopt.cli_gsvm import add_parser as add_gsvm_parser
 
     add_aggout_parser(sub)
+    add_gsvm_parser(sub)
 
     p = sub.add_parser("bench", help="benchmarks against baselines run side by side")
     p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm", "lpc", "fsv", "facility",
-                                         "aggout"],
+                                         "aggout", "gsvm"],
                    help="warm: persistent warm re-solves against cold rebuilds (an LP of --sizes "
                         "rows x columns, default 20000x50); fsv: FSV, 1-norm and inf-norm SVM and "
                         "RLP by cross-validation on public sets, or with --sizes NxM FSV by AID "
@@ -324,7 +331,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fsv: the CV grid of nu (default 0.001 0.004 0.016 0.063 0.25 1)")
     p.add_argument("--folds", type=int, default=10, help="fsv: cross-validation folds (default 10)")
     p.add_argument("--plot", default=None, metavar="PNG",
-                   help="fsv: features used and CV accuracy against nu, one line per method")
+                   help="fsv: features used and CV accuracy against nu, one line per method; "
+                        "aggout --table time: time against n; gsvm: the decision surfaces")
     p.add_argument("--nu", type=float, default=1e-3,
                    help="fsv --sizes: nu of FSV, and C of the 1-norm SVM (default 1e-3)")
     p.add_argument("--noise", type=int, default=25,

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["lad_instance", "svm_instance", "s3vm_instance", "ssl_benchmark", "SSL_SETS", "dermatology", "keel",
+__all__ = ["checkerboard", "lad_instance", "svm_instance", "s3vm_instance", "ssl_benchmark", "SSL_SETS",
+           "dermatology", "keel",
            "DATA_DIR"]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -131,6 +132,26 @@ def dermatology():
     frame = frame.dropna(subset=["Age"])
     y = frame["Age"].astype(float)
     X = frame.drop(columns=["Age", "Classification"]).astype(float)
+    return X, y
+
+
+def checkerboard(n: int = 1000, seed: int = 0):
+    """The 4 x 4 checkerboard on [0, 200]^2 (Mangasarian's GSVM Fig. 1.1): ``n`` seeded points
+    with integer coordinates 0..199, label +1 on the squares whose column and row indices (each
+    ``coordinate // 50``) have an even sum, -1 elsewhere. ``lam = 100, rho = 1`` centre it on
+    [-1, 1]^2 for the shifted polynomial kernel.
+
+    Returns
+    -------
+    X : ndarray (n, 2)
+    y : ndarray (n,)
+        -1 / +1.
+    """
+    if not (isinstance(n, int | np.integer) and n >= 2):
+        raise ValueError(f"n must be an integer >= 2, got {n!r}")
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 200, size=(int(n), 2)).astype(float)
+    y = np.where(((X[:, 0] // 50) + (X[:, 1] // 50)) % 2 == 0, 1.0, -1.0)
     return X, y
 
 

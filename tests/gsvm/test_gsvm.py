@@ -1,0 +1,154 @@
+"""Generalized SVMs (Mangasarian §2): the three formulations on real solvers, any kernel."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aidopt
+from aidopt import solvers
+from aidopt.gsvm import kernel_function, solve_gsvm
+from aidopt.instances import checkerboard
+from aidopt.results import Termination
+
+
+def _have(name):
+    return solvers.availability(name) in ("full", "limited")
+
+
+def _data(m=30, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, 2))
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1.0, -1.0)
+    return X, y
+
+
+LP_SOLVERS = ["highs", "clarabel"] + [s for s in ("gurobi", "scip") if _have(s)]
+
+
+@pytest.mark.parametrize("formulation", ["lp_u", "lp_Ku", "qp"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_optimum_agrees_across_solvers(formulation, seed):
+    X, y = _data(seed=seed)
+    names = LP_SOLVERS if formulation != "qp" else ["clarabel", "highs"] + (
+        ["gurobi"] if _have("gurobi") else [])
+    if formulation == "lp_Ku":  # vertex solvers only: see test_interior_lp_Ku_is_not_certified
+        names = [s for s in names if s in ("highs", "gurobi")]
+    values = {}
+    for solver in names:
+        res = solve_gsvm(X, y, kernel="rbf", kernel_params={"gamma": 0.5}, nu=10.0,
+                         formulation=formulation, solver=solver, log=False, tol=1e-5)
+        assert res.solution, (solver, res.message)
+        values[solver] = res.objective
+        if res.certificate is not None and solver != "scip":
+            assert res.termination is Termination.CERTIFIED_OPTIMAL, (solver, res.summary())
+        # the reported objective is the formulation's value at the returned point
+        K = kernel_function("rbf", gamma=0.5)(X, X)
+        w, gamma = res.solution["w"], res.solution["gamma"]
+        err = 10.0 * np.maximum(1.0 - y * (K @ w - gamma), 0.0).sum()
+        reg = {"lp_u": np.abs(w).sum(), "lp_Ku": np.abs(K @ w).sum(),
+               "qp": None}[formulation]
+        if reg is not None:
+            assert res.objective == pytest.approx(err + reg, rel=1e-6)
+        assert np.array_equal(res.solution["u"], y * w)
+    first = next(iter(values.values()))
+    for solver, value in values.items():
+        assert value == pytest.approx(first, rel=1e-4), values
+
+
+def test_linear_kernel_with_identity_data_is_the_1norm_svm():
+    """With A = I, w = A'Du = Du and ||u||_1 = ||w||_1: (1.11) is the 1-norm SVM (1.26)."""
+    m = 12
+    rng = np.random.default_rng(3)
+    A = np.eye(m)
+    y = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+    y[:2] = (1.0, -1.0)
+    g = solve_gsvm(A, y, kernel="linear", formulation="lp_u", nu=0.7, log=False)
+    s = aidopt.solve_svm(A, y, C=0.7, norm="l1", aid=False, log=False)
+    assert g.objective == pytest.approx(s.objective, rel=1e-7)
+    assert np.allclose(A.T @ (y * g.solution["u"]), s.solution["w"], atol=1e-7)
+    assert g.solution["gamma"] == pytest.approx(-s.solution["b"], abs=1e-7)
+
+
+def test_checkerboard_indefinite_kernel_separates():
+    X, y = checkerboard(300, seed=0)
+    params = {"d": 6, "lam": 100.0, "rho": 1.0, "mu": 0.5}
+    K = kernel_function("shifted_poly", **params)(X, X)
+    assert np.linalg.eigvalsh((K + K.T) / 2).min() < -1e-6  # the kernel is indefinite
+    res = solve_gsvm(X, y, kernel="shifted_poly", kernel_params=params, nu=1e4, log=False,
+                     tol=1e-5)
+    assert res.termination is Termination.CERTIFIED_OPTIMAL
+    assert np.mean(np.where(res.solution["decision"] >= 0, 1.0, -1.0) == y) >= 0.95
+
+
+def test_discontinuous_step_kernel_and_callable():
+    X, y = _data(40, seed=4)
+    res = solve_gsvm(X, y, kernel="step", kernel_params={"mu": 0.1}, nu=5.0, log=False)
+    assert res.solution and np.isfinite(res.objective)
+    nonsym = solve_gsvm(X, y, kernel=lambda A, B: np.tanh(A @ B.T + A[:, :1]), nu=5.0,
+                        log=False, formulation="lp_Ku", tol=1e-5)
+    assert nonsym.termination is Termination.CERTIFIED_OPTIMAL
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"kernel": lambda A, B: np.ones((3, 3))}, "shape"),
+    ({"kernel": lambda A, B: np.full((len(A), len(B)), np.nan)}, "NaN"),
+    ({"nu": 0.0}, "nu"),
+    ({"nu": -1.0}, "nu"),
+    ({"kernel": "nope"}, "unknown kernel"),
+    ({"kernel": "poly", "kernel_params": {"q": 2}}, "takes"),
+    ({"kernel": "poly", "kernel_params": {"d": 2.5}}, "degree"),
+    ({"formulation": "dual"}, "formulation"),
+])
+def test_bad_input(kwargs, match):
+    X, y = _data(10)
+    with pytest.raises(ValueError, match=match):
+        solve_gsvm(X, y, log=False, **kwargs)
+
+
+def test_bad_labels():
+    X, _ = _data(10)
+    with pytest.raises(ValueError):
+        solve_gsvm(X, np.arange(10.0), log=False)
+
+
+def test_estimator_grid_search_and_predict():
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = checkerboard(200, seed=1)
+    est = aidopt.GSVMClassifier(kernel="shifted_poly", tol=1e-5)
+    grid = GridSearchCV(est, {"nu": [10.0, 1e4]}, cv=2).fit(X, y)
+    best = grid.best_estimator_
+    assert best.nu == 1e4 and best.score(X, y) > 0.9
+    assert best.predict(X[:5]).tolist() == np.where(best.decision_function(X[:5]) >= 0, 1, -1).tolist()
+    assert clone(est).get_params()["kernel"] == "shifted_poly"
+    assert best.support_.size <= X.shape[0]
+
+
+def test_cli_gsvm(tmp_path, capsys):
+    from aidopt.cli import main
+
+    X, y = checkerboard(120, seed=2)
+    path = tmp_path / "cb.csv"
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header="x1,x2,label", comments="")
+    code = main(["gsvm", "--data", str(path), "--kernel", "shifted_poly", "--kernel-param", "d=6",
+                 "--nu", "1e4", "--tol", "1e-5", "--quiet"])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    assert "support vectors" in text and "training accuracy" in text
+    assert main(["gsvm", "--data", str(path), "--kernel-param", "d"]) == 2
+
+
+def test_interior_lp_Ku_is_not_certified_off_the_optimum():
+    """(1.12) with an ill-conditioned RBF K has an unbounded optimal face; Clarabel's interior
+    answer is off the optimum with small residuals: it must not be called certified."""
+    X, y = _data(seed=0)
+    exact = solve_gsvm(X, y, kernel="rbf", kernel_params={"gamma": 0.5}, nu=10.0,
+                       formulation="lp_Ku", log=False)
+    interior = solve_gsvm(X, y, kernel="rbf", kernel_params={"gamma": 0.5}, nu=10.0,
+                          formulation="lp_Ku", solver="clarabel", log=False)
+    assert exact.termination is Termination.CERTIFIED_OPTIMAL
+    assert interior.objective >= exact.objective * (1 - 1e-9)
+    if interior.objective > exact.objective * (1 + 1e-5):
+        assert interior.termination is not Termination.CERTIFIED_OPTIMAL
