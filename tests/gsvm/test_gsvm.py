@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from aidopt.instances import checkerboard
 
 import aidopt
 from aidopt import solvers
 from aidopt.gsvm import kernel_function, solve_gsvm
-from aidopt.instances import checkerboard
 from aidopt.results import Termination
 
 
@@ -52,7 +52,7 @@ def test_optimum_agrees_across_solvers(formulation, seed):
             assert res.objective == pytest.approx(err + reg, rel=1e-6)
         assert np.array_equal(res.solution["u"], y * w)
     first = next(iter(values.values()))
-    for solver, value in values.items():
+    for value in values.values():
         assert value == pytest.approx(first, rel=1e-4), values
 
 
