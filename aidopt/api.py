@@ -137,9 +137,20 @@ def solve_svm(
         r0 defaults to max(1.1 m / n, 0.0001). The other common options are listed below.
     form : {"auto", "dual", "primal"}
         Form of the aggregated QP or LP (see :class:`aidopt.decomposition.SVMProblem`).
-    method : {"aid", "lpc"}, default "aid"
+    method : {"aid", "lpc", "sor"}, default "aid"
         ``"lpc"``: linear program chunking (Bradley–Mangasarian–Musicant Algorithm 3) for the
         1-norm LSVM (1.28), ``norm="l1"`` only, rows read block by block (docs/lpc.md).
+        ``"sor"``: successive overrelaxation (Algorithm 8 / (1.55), :func:`aidopt.sor.solve_svm_sor`)
+        on the dual of the *modified* SVM (1.35)
+        :math:`\min C s'y + \frac12 (w'w + \gamma^2)`, whose offset is regularized: **not** the
+        problem of ``norm="l2"`` with ``method="aid"`` nor LIBSVM's (close, not equal). Linear
+        kernel and ``norm="l2"`` only; ``solver`` must be None or ``"sor"``; ``tol`` is the
+        relative duality gap at which SOR stops (checked on exact passes), ``max_iter`` the
+        number of sweeps (None: 10,000), ``time_limit`` is checked after every sweep,
+        ``solver_options={"omega": w}`` sets the relaxation factor in (0, 2) (default 1).
+        ``lower_bound`` is the dual (1.37) at SOR's ``u``, a valid bound for any ``u`` in the box
+        ``0 <= u <= C s`` (no equality constraint); ``certified_optimal`` only when the relative
+        gap is within ``tol``, else ``iteration_limit`` / ``time_limit`` (docs/sor.md).
     chunks, tau
         LPC: the number of row blocks (or a fraction such as 1/8) and the stopping window.
 
@@ -148,7 +159,8 @@ def solve_svm(
     AIDResult
         ``solution["w"], solution["b"]`` and ``solution["alpha"]`` (lifted duals of the margin
         constraints, one per row); kernel AID returns ``alpha`` and ``b`` (``w`` lives in feature
-        space) plus what ``decision_function`` needs.
+        space) plus what ``decision_function`` needs. ``method="sor"`` adds ``solution["gamma"]``
+        (``b = -gamma``) and ``alpha`` is its dual ``u``.
 
     Examples
     --------
@@ -160,8 +172,16 @@ def solve_svm(
     >>> res.certified
     True
     """
-    if method not in ("aid", "lpc"):
-        raise ValueError(f"method must be 'aid' or 'lpc', got {method!r}")
+    if method not in ("aid", "lpc", "sor"):
+        raise ValueError(f"method must be 'aid', 'lpc' or 'sor', got {method!r}")
+    if method == "sor":
+        if norm != "l2" or kernel not in (None, "linear"):
+            raise ValueError("method='sor' solves the modified linear SVM (1.35) (2-norm, gamma "
+                             f"regularized): use norm='l2' without a kernel (got norm={norm!r}, "
+                             f"kernel={kernel!r})")
+        from aidopt.sor import solve_svm_sor
+
+        return solve_svm_sor(X, y, C, sample_weight=sample_weight, **options)
     if method == "lpc":
         if norm != "l1" or kernel not in (None, "linear"):
             raise ValueError("method='lpc' solves the 1-norm LSVM (1.28): use norm='l1' without a kernel")

@@ -254,8 +254,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gamma", default="scale", help="kernel gamma (default 'scale')")
     p.add_argument("--degree", type=int, default=3, help="polynomial kernel degree")
     p.add_argument("--coef0", type=float, default=1.0, help="polynomial kernel constant")
-    p.add_argument("--method", default="aid", choices=["aid", "lpc"],
-                   help="aid, or lpc (linear program chunking; norm l1)")
+    p.add_argument("--method", default="aid", choices=["aid", "lpc", "sor"],
+                   help="aid, lpc (linear program chunking; norm l1) or sor (successive "
+                        "overrelaxation for the modified SVM (1.35) with gamma^2 regularized, not "
+                        "LIBSVM's problem; norm l2, linear; --tol is its relative duality gap, "
+                        "--max-iter its sweeps, --option omega=W its relaxation factor)")
     _common_solve_args(p)
     p.set_defaults(func=cmd_svm)
 

@@ -35,6 +35,9 @@ Functions
     ``M`` of (1.42) and (1.43).
 :func:`sor_objective`, :func:`primal_objective`, :func:`kernel_primal_dual`, :func:`gamma_from_dual`
     Objective values for duality gaps.
+:func:`solve_svm_sor`
+    ``solve_svm(method="sor")``: :func:`sor_linear` on (1.35) stopped on the relative duality gap,
+    returned as an :class:`~aidopt.results.AIDResult` with a dual certificate.
 
 Stopping rule
 -------------
@@ -51,6 +54,8 @@ says that ``u`` satisfies (1.47) to ``tol``, nothing more. See ``docs/sor.md``.
 
 from __future__ import annotations
 
+import logging
+import math
 import numbers
 import time
 from dataclasses import dataclass
@@ -71,6 +76,7 @@ __all__ = [
     "primal_objective",
     "kernel_primal_dual",
     "gamma_from_dual",
+    "solve_svm_sor",
 ]
 
 #: scale of the residual: ``max(1, ||e||_inf)`` with ``e`` the ones of (1.45), i.e. 1
@@ -142,10 +148,14 @@ class SORLinearResult(SORResult):
         ``A'Du`` (the first ``n`` entries of ``v = H'u``).
     gamma : float
         ``-e'Du`` (the last entry of ``v``), as in (1.37) and (1.42).
+    time_limited : bool
+        The run stopped at ``time_limit`` (before ``tol``, ``gap_tol`` or ``max_sweeps``).
     """
 
     w: np.ndarray = None  # type: ignore[assignment]
     gamma: float = 0.0
+    time_limited: bool = False
+    """``True`` when the run stopped because ``time_limit`` was reached (see :func:`sor_linear`)."""
 
     def decision_function(self, X) -> np.ndarray:
         """``X w - gamma``: positive on the class ``+1`` side of the plane (1.33)."""
@@ -585,7 +595,8 @@ def _g_pass(rows: _Rows, u, ub, v, n) -> tuple[float, float]:
 
 
 def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None, u0=None,
-               columns=None, block_rows=BLOCK_ROWS) -> SORLinearResult:
+               columns=None, block_rows=BLOCK_ROWS, gap_tol=None, time_limit=None,
+               callback=None) -> SORLinearResult:
     """SOR for the linear SVM (1.35)/(1.37) by Remark 11 / (1.55), never forming ``M = HH'``.
 
     ``H = D[A  -e]``; the sweep keeps ``v = H'u = [A'Du; -e'Du] = [w; gamma]`` (``n + 1``
@@ -613,6 +624,20 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
         Parquet columns of ``A`` (default: every column but the label column).
     block_rows : int
         Rows per block when streaming.
+    gap_tol : float, optional
+        Also stop when the relative duality gap ``(primal - dual) / max(1, |primal|)`` of
+        (1.35)/(1.37) at ``u`` is ``<= gap_tol`` (``converged`` still reports the residual test
+        only). The gap needs the exact passes, which are then made after sweeps 1, 2, ..., and
+        from then on every ``min(50, max(1, sweeps // 10))`` sweeps (about 10-20% extra work).
+        ``None`` (default): the residual test only.
+    time_limit : float, optional
+        Seconds from the start of the call; checked after every sweep and, for a streamed source,
+        after every block (the partial sweep is kept, any ``u`` in the box is a valid iterate, but
+        not counted in ``sweeps``). The final exact passes that give the reported numbers run
+        after the limit. ``time_limited`` says whether it stopped the run.
+    callback : callable, optional
+        ``callback(sweeps, residual, primal, dual)`` after every exact evaluation at the current
+        ``u`` (at the start, at each exact check and at the end), e.g. to print progress.
 
     Returns
     -------
@@ -639,6 +664,13 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
     max_sweeps = _check_sweeps(max_sweeps)
     if isinstance(block_rows, bool) or not isinstance(block_rows, numbers.Integral) or block_rows < 1:
         raise ValueError(f"block_rows must be a positive integer, got {block_rows!r}")
+    if gap_tol is not None:
+        gap_tol = _check_tol(gap_tol)
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
+                                   or not time_limit > 0):
+        raise ValueError(f"time_limit must be a number of seconds > 0 or None, got {time_limit!r}")
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable or None, got {callback!r}")
     rows = _Rows(A, d, columns, int(block_rows))
     m, n = rows.m, rows.n
     ub = np.full(m, nu) if weights is None else nu * _check_vector(weights, m, "weights", positive=True)
@@ -658,24 +690,58 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
         res, hinge = _g_pass(rows, u, ub, vx, n)
         return vx, res, hinge
 
+    def values(v, hinge):
+        quad = float(v @ v)
+        return 0.5 * quad + hinge, float(u.sum()) - 0.5 * quad
+
+    def stop_now(res, primal, dual):
+        return res <= tol or (gap_tol is not None and primal - dual <= gap_tol * max(1.0, abs(primal)))
+
+    def out_of_time():
+        return time_limit is not None and time.perf_counter() - t0 >= time_limit
+
     res, hinge = _g_pass(rows, u, ub, v, n)
+    primal, dual = values(v, hinge)
+    if callback is not None:
+        callback(0, float(res), primal, dual)
+    done = stop_now(res, primal, dual)
     sweeps = 0
     theta = 1.0
-    exact_at = 0  # sweep count at which (v, res, hinge) were last computed exactly
-    while res > tol and sweeps < max_sweeps:
+    fresh = True  # (v, res, hinge) were computed exactly at the current u
+    next_gap = 1  # sweep count of the next scheduled exact check (gap_tol only)
+    time_limited = False
+    while not done and sweeps < max_sweeps:
         est = 0.0
         for start, stop, X, dd in rows.blocks():
             est = max(est, _sweep_rows(X, dd, u[start:stop], ub[start:stop], v, omega))
+            fresh = False
+            if stop < m and out_of_time():  # streamed: stop between blocks
+                time_limited = True
+                break
+        if time_limited:
+            break
         sweeps += 1
-        if est / RESIDUAL_SCALE <= theta * tol:
+        by_residual = est / RESIDUAL_SCALE <= theta * tol
+        if by_residual or (gap_tol is not None and sweeps >= next_gap):
             v, res, hinge = exact()
-            exact_at = sweeps
-            if res > tol:
+            fresh = True
+            primal, dual = values(v, hinge)
+            if callback is not None:
+                callback(sweeps, float(res), primal, dual)
+            done = stop_now(res, primal, dual)
+            if by_residual and res > tol:
                 theta = max(theta / 2.0, 1.0 / 16.0)
+            next_gap = sweeps + min(50, max(1, sweeps // 10))
         elif sweeps % _REFRESH == 0:
             v = _v_pass(rows, u, n)
-    if exact_at != sweeps:
+        if not done and sweeps < max_sweeps and out_of_time():
+            time_limited = True
+            break
+    if not fresh:
         v, res, hinge = exact()
+        primal, dual = values(v, hinge)
+        if callback is not None:
+            callback(sweeps, float(res), primal, dual)
 
     quad = float(v @ v)
     esum = float(u.sum())
@@ -684,4 +750,169 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
     return SORLinearResult(u=u, sweeps=sweeps, residual=float(res), objective=0.5 * quad - esum,
                            converged=bool(res <= tol), seconds=time.perf_counter() - t0,
                            primal=primal, dual=dual, gap=primal - dual,
-                           w=v[:n].copy(), gamma=float(v[n]))
+                           w=v[:n].copy(), gamma=float(v[n]), time_limited=time_limited)
+
+
+# ----------------------------------------------------------------------------------------------
+# solve_svm(method="sor"): the linear SVM (1.35) with an AIDResult and a dual certificate
+
+#: sweeps allowed by :func:`solve_svm_sor` when ``max_iter`` is None
+SVM_MAX_SWEEPS = 10_000
+
+_log = logging.getLogger("aidopt.sor")
+
+
+def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
+    r"""The modified linear SVM (1.35) by SOR (1.55), as an :class:`~aidopt.results.AIDResult`.
+
+    ``solve_svm(X, y, C=..., method="sor")`` calls this. The problem is (1.35) with ``nu = C``::
+
+        min_{w, gamma, y}  C s'y + 1/2 (w'w + gamma^2)   s.t.  D(Aw - e gamma) + y >= e,  y >= 0
+
+    (``s`` the sample weights, default ones). The offset is regularized (``gamma^2``), so this is
+    **not** the standard 2-norm SVM of LIBSVM or of ``solve_svm(norm="l2", method="aid")``: the
+    solutions are close but not equal in general (docs/sor.md).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, m)
+    y : array-like of shape (n,)
+        Two classes (the sorted first is -1).
+    C : float
+        ``nu > 0`` of (1.35).
+    sample_weight : array-like of shape (n,), optional
+        Non-negative; the bounds become ``0 <= u_i <= C s_i``. Zero-weight rows are left out
+        (their ``alpha`` is 0).
+    **options
+        The common options. ``tol``: stop when the relative duality gap
+        ``(primal - dual) / max(1, |primal|)`` is ``<= tol`` (checked on exact passes over the
+        data, see :func:`sor_linear`'s ``gap_tol``); ``feasibility_tol``: the bound violation of
+        ``u`` (always 0: ``u`` is projected); ``max_iter``: the number of sweeps (``None``:
+        :data:`SVM_MAX_SWEEPS`); ``time_limit``: checked after every sweep; ``log``: a progress
+        table (at sweeps 0, 1, 2, 4, 8, ... and the last); ``solver``: ``None`` or ``"sor"``;
+        ``solver_options``: only ``{"omega": w}``, the relaxation factor in ``(0, 2)``
+        (default 1). ``seed``, ``aid``, ``r0``, ``threads``, ``tee``, ``write_models``,
+        ``fallback`` and ``raise_on_failure`` have no effect.
+
+    Returns
+    -------
+    AIDResult
+        ``solution``: ``w``, ``b = -gamma`` (the decision function is ``X w + b`` as for the
+        other SVM methods), ``gamma``, ``alpha = u`` (the dual of (1.37), one per row),
+        ``feature_names``, ``classes``. ``objective`` is (1.35) at the returned ``(w, gamma)``
+        with the best slacks; ``lower_bound`` the dual value (1.37) at ``u``. ``certificate``
+        (method ``"sor_dual"``) is certified when the relative gap is ``<= tol`` and ``u`` is in
+        its box; ``termination`` is ``certified_optimal`` only then, else ``iteration_limit`` or
+        ``time_limit``.
+
+    Notes
+    -----
+    *Why the dual value is a lower bound.* For ``u >= 0`` (multipliers of the margin rows) and
+    ``r = C s - u >= 0`` (multipliers of ``y >= 0``), the Lagrangian of (1.35) is
+    ``L = C s'y + 1/2 (w'w + gamma^2) - u'(D(Aw - e gamma) + y - e) - r'y``; it is ``<=`` the
+    objective at every feasible ``(w, gamma, y)``. Its minimum over ``(w, gamma, y)`` (the ``y``
+    terms cancel since ``r = C s - u``; ``w = A'Du``, ``gamma = -e'Du``) is
+    ``e'u - 1/2 u'D(AA' + ee')Du``, the dual (1.37). So *every* ``u`` with ``0 <= u <= C s``
+    gives a lower bound on the optimum of (1.35): no equality constraint (unlike (1.36)) has to
+    hold, and SOR's iterates never leave the box. ``primal`` is a feasible point's objective,
+    hence an upper bound; both are evaluated from ``v = H'u`` recomputed exactly from ``u``.
+    """
+    from aidopt import __version__
+    from aidopt.data import as_classification_data
+    from aidopt.decomposition.protocol import relative_gap
+    from aidopt.decomposition.run import RunConfig
+    from aidopt.log import run_logging
+    from aidopt.results import AIDResult, Certificate, IterationRecord, Termination
+
+    if isinstance(C, bool) or not isinstance(C, numbers.Real) or not np.isfinite(C) or C <= 0:
+        raise ValueError(f"C must be a positive finite number (nu of (1.35)), got {C!r}")
+    config = RunConfig.from_kwargs(options, caller="solve_svm", solver="sor")
+    if config.solver.lower() != "sor":
+        raise ValueError(f"method='sor' runs aidopt's own SOR sweeps, not an external solver: "
+                         f"solver must be None or 'sor', got {config.solver!r}")
+    unknown = sorted(set(config.solver_options) - {"omega"})
+    if unknown:
+        raise ValueError(f"method='sor' takes only solver_options={{'omega': ...}}, got {unknown}")
+    omega = _check_omega(config.solver_options.get("omega", 1.0))
+    max_sweeps = SVM_MAX_SWEEPS if config.max_iter is None else int(config.max_iter)
+    data = as_classification_data(X, y, sample_weight)
+    used, keep = data.without_zero_weights()
+    weights = None if np.all(used.s == 1.0) else used.s
+    dimensions = {"n": data.n, "m": data.m}
+    start = time.perf_counter()
+    log = config.log
+    columns = [("sweeps", 8, "d"), ("residual", 10, ".3e"), ("primal E", 15, ".9g"),
+               ("dual bound", 15, ".9g"), ("rel gap", 10, ".2e"), ("time", 8, ".2f")]
+    width = sum(w + 1 for _, w, _ in columns) - 1
+    history: list = []
+    logged = [0, 0]  # history entries already printed; next sweep count to print
+
+    def row(rec):
+        cells = (rec.t, rec.info["residual"], rec.E_t, rec.lower_bound, rec.gap, rec.info["time"])
+        _log.info(" ".join(f"{val:>{w}{fmt}}" for (_, w, fmt), val in zip(columns, cells, strict=True)))
+
+    def progress(sweeps, residual, primal, dual):
+        rec = IterationRecord(t=sweeps, n_clusters=0, r_t=math.nan, F_t=dual, E_t=primal,
+                              E_best=primal, lower_bound=dual, gap=relative_gap(primal, dual),
+                              n_split=0, info={"residual": residual,
+                                               "time": time.perf_counter() - start})
+        history.append(rec)
+        if log and sweeps >= logged[1]:
+            row(rec)
+            logged[0], logged[1] = len(history), max(1, 2 * sweeps)
+
+    with run_logging(log):
+        if log:
+            _log.info("aidopt %s | problem svm_sor | n=%d m=%d | solver sor (omega %g) | modified SVM "
+                      "(1.35), gamma regularized", __version__, data.n, data.m, omega)
+            _log.info("tol %g (relative duality gap) | feasibility_tol %g | max_iter %d sweeps | "
+                      "time_limit %s", config.tol, config.feasibility_tol, max_sweeps, config.time_limit)
+            _log.info(" ".join(f"{name:>{w}}" for name, w, _ in columns))
+        res = sor_linear(used.X, used.y, float(C), omega=omega, tol=0.0, max_sweeps=max_sweeps,
+                         weights=weights, gap_tol=config.tol, time_limit=config.time_limit,
+                         callback=progress)
+        if log and logged[0] != len(history):
+            row(history[-1])
+
+        upper = float(C) * used.s
+        violation = float(max(0.0, -float(res.u.min()), float(np.max(res.u - upper)))) / float(C)
+        gap = relative_gap(res.primal, res.dual)
+        certified = bool(np.isfinite(res.primal) and np.isfinite(res.dual) and gap <= config.tol
+                         and violation <= config.feasibility_tol)
+        certificate = Certificate(
+            method="sor_dual", certified=certified, primal_objective=res.primal,
+            dual_objective=res.dual, relative_gap=gap,
+            residuals={"natural residual (1.47)": res.residual, "bound violation": violation},
+            tol=config.tol, feasibility_tol=config.feasibility_tol, checked=["bound violation"],
+            note=("dual (1.37) at the SOR iterate u, 0 <= u <= C s: a lower bound on (1.35) for "
+                  "any such u; (1.35) regularizes gamma, it is not LIBSVM's SVM"),
+            dual_values={"u": res.u},
+        )
+        if certified:
+            termination = Termination.CERTIFIED_OPTIMAL
+            message = f"relative duality gap {gap:.2e} <= tol after {res.sweeps} sweeps"
+        elif res.time_limited:
+            termination = Termination.TIME_LIMIT
+            message = f"time limit after {res.sweeps} sweeps, relative gap {gap:.2e}"
+        else:
+            termination = Termination.ITERATION_LIMIT
+            message = f"{res.sweeps} sweeps, relative gap {gap:.2e} > tol"
+        alpha = res.u
+        if keep is not None:
+            alpha = np.zeros(data.n)
+            alpha[keep] = res.u
+            message += f"; {int((~keep).sum())} row(s) with zero sample weight left out of the model"
+        dimensions["sweeps"] = res.sweeps
+        result = AIDResult(
+            problem="svm_sor", termination=termination, objective=res.primal,
+            lower_bound=min(res.dual, res.primal), gap=gap,
+            solution={"w": res.w, "b": -res.gamma, "gamma": res.gamma, "alpha": alpha,
+                      "feature_names": list(data.feature_names), "classes": data.classes.tolist()},
+            certificate=certificate, history=history, solver="sor", solver_version=__version__,
+            aid=False, n=data.n, m=data.m, seconds=time.perf_counter() - start,
+            config=config.as_dict(), message=message, dimensions=dimensions,
+        )
+        if log:
+            _log.info("-" * width)
+            _log.info(result.summary())
+    return result

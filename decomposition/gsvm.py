@@ -28,7 +28,7 @@ from .protocol import AIDProblem, Lifted, Split
 
 __all__ = ["GSVMKuProblem", "STATIONARITY_TOL"]
 
-STATIONARITY_TOL = 1e-9
+STATIONARITY_TOL = 1e-12
 """The (scaled) stationarity residual a certificate of (1.12) needs. A singular or ill-conditioned
 K leaves w free along (nearly) null directions, so the optimal face is unbounded and a small
 residual is not enough: on a 30-point RBF problem HiGHS's interior point (no crossover) and
