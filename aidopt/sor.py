@@ -817,12 +817,12 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
     hold, and SOR's iterates never leave the box. ``primal`` is a feasible point's objective,
     hence an upper bound; both are evaluated from ``v = H'u`` recomputed exactly from ``u``.
     """
-    from aidopt import __version__
     from aidopt.data import as_classification_data
     from aidopt.decomposition.protocol import relative_gap
-    from aidopt.decomposition.run import RunConfig
+    from aidopt.decomposition.run import Column, Run, RunConfig
     from aidopt.log import run_logging
-    from aidopt.results import AIDResult, Certificate, IterationRecord, Termination
+    from aidopt.results import Certificate, IterationRecord, Termination
+    from aidopt.solvers import ProblemClass
 
     if isinstance(C, bool) or not isinstance(C, numbers.Real) or not np.isfinite(C) or C <= 0:
         raise ValueError(f"C must be a positive finite number (nu of (1.35)), got {C!r}")
@@ -830,6 +830,7 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
     if config.solver.lower() != "sor":
         raise ValueError(f"method='sor' runs aidopt's own SOR sweeps, not an external solver: "
                          f"solver must be None or 'sor', got {config.solver!r}")
+    config.solver = "sor"
     unknown = sorted(set(config.solver_options) - {"omega"})
     if unknown:
         raise ValueError(f"method='sor' takes only solver_options={{'omega': ...}}, got {unknown}")
@@ -838,42 +839,31 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
     data = as_classification_data(X, y, sample_weight)
     used, keep = data.without_zero_weights()
     weights = None if np.all(used.s == 1.0) else used.s
-    dimensions = {"n": data.n, "m": data.m}
-    start = time.perf_counter()
-    log = config.log
-    columns = [("sweeps", 8, "d"), ("residual", 10, ".3e"), ("primal E", 15, ".9g"),
-               ("dual bound", 15, ".9g"), ("rel gap", 10, ".2e"), ("time", 8, ".2f")]
-    width = sum(w + 1 for _, w, _ in columns) - 1
+    run = Run("svm_sor", ProblemClass.QP, config, dimensions={"n": data.n, "m": data.m},
+              mode=f"modified SVM (1.35), gamma regularized; omega {omega:g}")
     history: list = []
-    logged = [0, 0]  # history entries already printed; next sweep count to print
-
-    def row(rec):
-        cells = (rec.t, rec.info["residual"], rec.E_t, rec.lower_bound, rec.gap, rec.info["time"])
-        _log.info(" ".join(f"{val:>{w}{fmt}}" for (_, w, fmt), val in zip(columns, cells, strict=True)))
+    next_logged, printed = [0], [None]  # the next sweep count to print (0, 1, 2, 4, ...)
 
     def progress(sweeps, residual, primal, dual):
         rec = IterationRecord(t=sweeps, n_clusters=0, r_t=math.nan, F_t=dual, E_t=primal,
                               E_best=primal, lower_bound=dual, gap=relative_gap(primal, dual),
-                              n_split=0, info={"residual": residual,
-                                               "time": time.perf_counter() - start})
+                              n_split=0, info={"residual": residual})
         history.append(rec)
-        if log and sweeps >= logged[1]:
-            row(rec)
-            logged[0], logged[1] = len(history), max(1, 2 * sweeps)
+        if sweeps >= next_logged[0]:
+            run.row(sweeps, residual, primal, dual, rec.gap)
+            next_logged[0], printed[0] = max(1, 2 * sweeps), sweeps
 
-    with run_logging(log):
-        if log:
-            _log.info("aidopt %s | problem svm_sor | n=%d m=%d | solver sor (omega %g) | modified SVM "
-                      "(1.35), gamma regularized", __version__, data.n, data.m, omega)
-            _log.info("tol %g (relative duality gap) | feasibility_tol %g | max_iter %d sweeps | "
-                      "time_limit %s", config.tol, config.feasibility_tol, max_sweeps, config.time_limit)
-            _log.info(" ".join(f"{name:>{w}}" for name, w, _ in columns))
+    with run_logging(config.log):
+        run.intro()
+        run.header([Column("sweeps", 8, "d"), Column("residual", 10, ".3e"),
+                    Column("primal E", 15, ".9g"), Column("dual bound", 15, ".9g"),
+                    Column("rel gap", 10, ".2e")])
         res = sor_linear(used.X, used.y, float(C), omega=omega, tol=0.0, max_sweeps=max_sweeps,
                          weights=weights, gap_tol=config.tol, time_limit=config.time_limit,
                          callback=progress)
-        if log and logged[0] != len(history):
-            row(history[-1])
-
+        if history and history[-1].t != printed[0]:  # the last row, when not printed yet
+            last = history[-1]
+            run.row(last.t, last.info["residual"], last.E_t, last.lower_bound, last.gap)
         upper = float(C) * used.s
         violation = float(max(0.0, -float(res.u.min()), float(np.max(res.u - upper)))) / float(C)
         gap = relative_gap(res.primal, res.dual)
@@ -902,17 +892,10 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
             alpha = np.zeros(data.n)
             alpha[keep] = res.u
             message += f"; {int((~keep).sum())} row(s) with zero sample weight left out of the model"
-        dimensions["sweeps"] = res.sweeps
-        result = AIDResult(
-            problem="svm_sor", termination=termination, objective=res.primal,
-            lower_bound=min(res.dual, res.primal), gap=gap,
+        run.dimensions["sweeps"] = res.sweeps
+        result = run.result(
+            termination, message, objective=res.primal, lower=min(res.dual, res.primal),
             solution={"w": res.w, "b": -res.gamma, "gamma": res.gamma, "alpha": alpha,
                       "feature_names": list(data.feature_names), "classes": data.classes.tolist()},
-            certificate=certificate, history=history, solver="sor", solver_version=__version__,
-            aid=False, n=data.n, m=data.m, seconds=time.perf_counter() - start,
-            config=config.as_dict(), message=message, dimensions=dimensions,
-        )
-        if log:
-            _log.info("-" * width)
-            _log.info(result.summary())
+            certificate=certificate, history=history, aid=False)
     return result

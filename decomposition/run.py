@@ -41,6 +41,9 @@ from aidopt.results import AIDResult, Certificate, IterationRecord, Termination
 
 logger = logging.getLogger("aidopt.run")
 #: where a run with ``log=False`` writes: nowhere, even when an outer run's handler is attached
+BUILTIN_METHODS = {"sor": "successive overrelaxation sweeps (aidopt.sor)"}
+"""Methods aidopt runs itself, named as ``solver``: a run with one checks no external solver."""
+
 _quiet = logging.getLogger("aidopt.quiet")
 _quiet.propagate = False
 _quiet.addHandler(logging.NullHandler())
@@ -333,7 +336,9 @@ class Run:
         self.mode = mode
         self.start = time.perf_counter()
         self._defaults = defaults or (lambda solver: {})
-        self.spec = solvers.check_solver(config.solver, problem_class)
+        # an algorithm of aidopt's own (e.g. SOR sweeps) uses no external solver: nothing to check
+        self.spec = (None if config.solver in BUILTIN_METHODS
+                     else solvers.check_solver(config.solver, problem_class))
         self.n_models = 0
         self.interrupted = False
         self.notes: list[str] = []
@@ -517,12 +522,20 @@ class Run:
             self.log.info(text)
 
     # ------------------------------------------------------------ log
+    def solver_version(self, solver: str | None = None) -> str:
+        """The version of ``solver`` (default the configured one); aidopt's own for a built-in
+        method."""
+        from aidopt import __version__
+
+        name = solver or self.config.solver
+        return f"aidopt {__version__}" if name in BUILTIN_METHODS else solvers.version(name)
+
     def intro(self) -> None:
         from aidopt import __version__
 
         dims = " ".join(f"{k}={v}" for k, v in self.dimensions.items())
         self.log.info("aidopt %s | problem %s | %s | solver %s %s | %s", __version__, self.name, dims,
-                    self.config.solver, solvers.version(self.config.solver), self.mode)
+                    self.config.solver, self.solver_version(), self.mode)
         c = self.config
         self.log.info("tol %g | feasibility_tol %g | max_iter %s | time_limit %s | seed %d",
                     c.tol, c.feasibility_tol, c.max_iter, c.time_limit, c.seed)
@@ -554,7 +567,7 @@ class Run:
             problem=self.name, termination=termination, objective=objective, lower_bound=lower,
             gap=relative_gap(objective, lower), solution=solution or {}, certificate=certificate,
             history=history or [], solver=solver or self.config.solver,
-            solver_version=solvers.version(solver or self.config.solver), aid=aid,
+            solver_version=self.solver_version(solver), aid=aid,
             n=self.dimensions.get("n"), m=self.dimensions.get("m"), seconds=self.elapsed(),
             config=self.config.as_dict(), message="; ".join(parts), dimensions=self.dimensions,
         )
