@@ -11,6 +11,8 @@ read the ``Highs`` object a persistent handle keeps (:mod:`aidopt.solvers.handle
 from __future__ import annotations
 
 import math
+import os
+import sys
 import time
 
 import numpy as np
@@ -36,11 +38,39 @@ def licence() -> str:
     return "full"
 
 
-def new_highs(*, threads=None, tee=False, options=None):
-    """A ``highspy.Highs`` with aidopt's typed options and the caller's options set."""
+def _quiet_highs():
+    """``highspy.Highs()`` without the banner HiGHS prints from C++ on its first construction in
+    a process ("Running HiGHS ...": no option can stop it, the object does not exist yet), by
+    pointing file descriptor 1 at /dev/null for the constructor only."""
     import highspy
 
-    h = highspy.Highs()
+    global _BANNER_SHOWN
+    if _BANNER_SHOWN:
+        return highspy.Highs()
+    _BANNER_SHOWN = True
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no real stdout (e.g. some notebooks): construct as is
+        return highspy.Highs()
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            return highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+_BANNER_SHOWN = False
+
+
+def new_highs(*, threads=None, tee=False, options=None):
+    """A ``highspy.Highs`` with aidopt's typed options and the caller's options set (the banner
+    shown only with ``tee``)."""
+    import highspy
+
+    h = highspy.Highs() if tee else _quiet_highs()
     h.setOptionValue("output_flag", bool(tee))
     if threads is not None:
         h.setOptionValue("threads", int(threads))
