@@ -111,6 +111,9 @@ def solve_aggregate_outputs(
         raise ValueError(f"norm must be 'l2' or 'l1', got {norm!r}")
     if method == "slaag" and big_M is not None:
         raise ValueError("big_M is a parameter of method='miqp' (SLAAG has no binaries)")
+    if method == "slaag" and (E == 0 or (C == 0 and D == 0)):
+        raise ValueError("SLAAG needs E > 0 and C + D > 0: with zero hinge costs every program "
+                         "is min R(w) and b is arbitrary")
     data = as_aggregate_data(X, collections, counts)
     dimensions = {"n": data.n, "m": data.m, "collections": data.n_collections}
     if method == "slaag":
@@ -120,7 +123,7 @@ def solve_aggregate_outputs(
         step = SLAAGStep(data, C=C0 if C is None else C, D=D0 if D is None else D, E=E, norm=norm)
         config.aid = False
         result = successive_linearization(step, config, dimensions=dimensions,
-                                          mode="SLAAG: problem (3), then step-2 programs, warm")
+                                          mode="SLAAG: problem (3), then step-2 programs")
     else:
         from aidopt.api import default_s3vm_solver
 

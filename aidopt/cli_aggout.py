@@ -48,6 +48,9 @@ def cmd_aggout(args) -> int:
     for col in (args.collection, args.count):
         if col not in frame.columns:
             raise ValueError(f"{args.data}: no column {col!r} (columns: {list(frame.columns)})")
+    if frame[args.count].isna().any() or frame[args.collection].isna().any():
+        raise ValueError(f"{args.data}: empty or NaN values in the {args.collection!r} or "
+                         f"{args.count!r} column: every row needs its collection and count")
     per_collection = frame.groupby(args.collection)[args.count].agg(["min", "max"])
     bad = per_collection[per_collection["min"] != per_collection["max"]]
     if len(bad):

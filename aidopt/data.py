@@ -407,6 +407,8 @@ def as_aggregate_data(X, collections, counts, *, feature_names=None) -> Aggregat
         if raw.ndim != 1 or raw.size != ids.size:
             raise ValueError(f"counts must have one entry per collection ({ids.size} distinct ids), "
                              f"got shape {raw.shape}; or pass a mapping id -> count")
+    if any(isinstance(v, bool | np.bool_ | str | bytes) for v in raw.tolist()):
+        raise ValueError("counts must be numbers (not booleans or strings)")
     try:
         values = raw.astype(float)
     except (TypeError, ValueError) as exc:

@@ -23,8 +23,9 @@ centroid is at most the mean hinge), but not of the original problem.
   side is linear on it, so the aggregated optimum ``F_t`` is the original objective of
   :math:`(w, b, \bar d)`; :math:`d^*` is constant on the clusters, so ``E_t`` is the original
   objective of a cluster-constant labelling, which ``F_t`` bounds from below: ``E_t = F_t`` and,
-  with every aggregated MIP solved to optimality, the solution is optimal among labellings
-  constant on the final clusters. Not a global proof: only a solve of the original model (every
+  with every aggregated MIP solved to optimality (within the solver's MIP gap, 1e-6 by default,
+  and the split's sign tolerance), the solution is optimal among labellings constant on the final
+  clusters. With a user's ``big_M`` no such claim is made. Not a global proof: only a solve of the original model (every
   row its own cluster) has a bound, the MIP solver's (``mip_bound`` certificate).
 
 Big-M (:func:`big_m`): with ``U`` at least the optimal value, :math:`R(w) \le U` bounds
@@ -151,8 +152,9 @@ def reach(X, norm: str, exact_below: int = 5000) -> np.ndarray:
     (:math:`r_k = \|x_k - \bar x\|_2`) for the 2-norm above ``exact_below`` rows."""
     if norm == "l1":  # max_l max_j |x_kj - x_lj| = max_j max(x_kj - min_j, max_j - x_kj)
         return np.maximum(X - X.min(axis=0), X.max(axis=0) - X).max(axis=1, initial=0.0)
+    X = X - X.mean(axis=0)  # translation-invariant; centring avoids cancellation below
     if X.shape[0] > exact_below:
-        r = np.linalg.norm(X - X.mean(axis=0), axis=1)
+        r = np.linalg.norm(X, axis=1)
         return r + r.max(initial=0.0)
     sq = np.einsum("ij,ij->i", X, X)
     out = np.zeros(X.shape[0])
@@ -310,6 +312,10 @@ class AggregateOutputProblem(AIDProblem):
             return certificate
         violations = None if best.split is None else best.split.n_split
         condition = "the cluster condition"
+        if self.big_M is not None:
+            # with a user's big-M the aggregated MIP may not be a relaxation of the restricted
+            # problem, so the condition proves nothing
+            violations, condition = None, "the cluster condition (not applicable: user big_M)"
         if violations and history and history[-1].n_split == 0 and best.E_t <= history[-1].E_t:
             # it held at the last iterate, which is optimal among labellings constant on the
             # final clusters; the returned (earlier) solution is no worse than that optimum

@@ -100,8 +100,9 @@ def cluster_certificate(E: float, violations: int | None, *, method: str, condit
     holds = violations == 0
     note = ("no dual certificate exists for this non-convex MIP; F_t is not a lower bound. "
             + (f"{condition} holds for the returned solution: E = F and every aggregated MIP "
-               "was solved to optimality, so it is optimal among labellings constant on the "
-               "final clusters (not a global optimality proof)" if holds else
+               "was solved to optimality (within the solver's MIP gap), so it is optimal among "
+               "labellings constant on the final clusters (not a global optimality proof)"
+               if holds else
                f"{condition} does not hold for the returned solution: no optimality claim"))
     return Certificate(
         method=method, certified=False, primal_objective=E, dual_objective=-math.inf,

@@ -12,13 +12,16 @@ The concave problem behind it is
 3. **Stop** when the accuracy with respect to the aggregate information does not increase
    (:meth:`aidopt.data.AggregateData.count_accuracy`), returning the last point that increased it;
    also when the linearization cannot decrease the concave objective any more (a stationary
-   point, (1.23) of the SLA loop), at ``max_iter`` or the time limit.
+   point, (1.23) of the SLA loop, checked first: then the current point is kept even if the new
+   one counts better), and at ``max_iter`` or the time limit (then the point of smallest concave
+   objective is returned).
 
 A point is a hyperplane (w, b); its slacks are the smallest feasible ones,
 :math:`\xi_j = (1 - f_j)_+`, :math:`z_j = (1 + f_j)_+` (:math:`f_j = w x_j - b`): a slack whose cost
 is 0 in a step is otherwise arbitrary in the solver's answer, and :math:`\min(\xi_j, z_j)` is
-smallest at the smallest slacks. Every step changes only the hinge costs of one instance, which a
-persistent solver re-solves warm. The seed writes :math:`\tfrac12\|w\|^2` in a "linear program":
+smallest at the smallest slacks. Every step changes only the hinge costs of one instance, kept in
+a persistent solver handle: warm with HiGHS (the l1 LP), cold with Clarabel (the l2 QP's default,
+which is faster than HiGHS's QP solver even warm). The seed writes :math:`\tfrac12\|w\|^2` in a "linear program":
 ``norm="l2"`` is that literal QP, ``norm="l1"`` the linear program with :math:`\|w\|_1`.
 """
 
