@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from aidopt.decomposition.aggout import reach
 
 import aidopt
 from aidopt.data import as_aggregate_data
-from aidopt.decomposition.aggout import reach
 from aidopt.results import Termination
 
 
