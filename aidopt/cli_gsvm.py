@@ -57,8 +57,13 @@ def cmd_gsvm(args) -> int:
 
 
 def run_bench(args) -> int:
-    from aidopt.bench_gsvm import bench_gsvm
+    from aidopt.bench_gsvm import bench_gsvm, bench_gsvm_lp
 
+    if args.table == "lp":  # the LPs at several m with a PSD kernel, beside SVC
+        sizes = [int(s) for s in args.sizes] if args.sizes_given else [1000, 2000, 5000]
+        limit = args.time_limit if args.time_limit != 3600.0 else 600.0
+        bench_gsvm_lp(sizes, args.seed, time_limit=limit, output=args.output)
+        return 0
     n = int(args.sizes[0]) if args.sizes_given else 1000
     bench_gsvm(n, args.seed, output=args.output, plot=args.plot)
     return 0
