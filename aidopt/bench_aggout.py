@@ -80,6 +80,12 @@ def run_one(split, method: str, **kwargs) -> dict:
             "clusters": res.history[-1].n_clusters if res.history else 0}
 
 
+def _miqp(split, *, aid: bool, solver, time_limit) -> dict:
+    """One MIQP fit with the bench's fixed C, D (direct or by AID)."""
+    return run_one(split, "miqp", C=MIQP_C, D=MIQP_D, aid=aid, solver=solver,
+                   time_limit=time_limit)
+
+
 def _emit(lines, output):
     print("\n".join(lines), flush=True)
     if output:
@@ -146,13 +152,9 @@ def bench_miqp(dataset: str, sizes=(2, 5, 10), randomness: int = 2000, seeds=ran
     for size in sizes:
         for s in seeds:
             split = _split(X, y, size, randomness, s, order)
-            runs = (("SLAAG", "slaag", {}),
-                    ("MIQP direct", "miqp", {"aid": False}),
-                    ("MIQP AID", "miqp", {"aid": True}))
-            for name, method, extra in runs:
-                kwargs = {} if method == "slaag" else {"C": MIQP_C, "D": MIQP_D, "solver": solver,
-                                                      "time_limit": time_limit, **extra}
-                row = run_one(split, method, **kwargs)
+            for name, aid in (("SLAAG", None), ("MIQP direct", False), ("MIQP AID", True)):
+                row = (run_one(split, "slaag") if aid is None
+                       else _miqp(split, aid=aid, solver=solver, time_limit=time_limit))
                 paper = (PAPER[dataset][size][RANDOMNESS.index(2000)] if name == "SLAAG"
                          else PAPER_MIQP[dataset].get(size)) if randomness == 2000 else None
                 records.append({**row, "size": size, "seed": s, "name": name})
@@ -183,10 +185,8 @@ def bench_time(dataset: str, n_values=(25, 50, 100, 200, 400), size: int = 10,
     for n in n_values:
         part = _first_rows(split, n)
         slaag_row = run_one(part, "slaag")
-        direct = run_one(part, "miqp", C=MIQP_C, D=MIQP_D, aid=False, solver=solver,
-                         time_limit=time_limit)
-        aid = run_one(part, "miqp", C=MIQP_C, D=MIQP_D, aid=True, solver=solver,
-                      time_limit=time_limit)
+        direct = _miqp(part, aid=False, solver=solver, time_limit=time_limit)
+        aid = _miqp(part, aid=True, solver=solver, time_limit=time_limit)
         records.append({"n": part.X_train.shape[0], "slaag": slaag_row, "direct": direct,
                         "aid": aid})
         line = (f"| {part.X_train.shape[0]} | {slaag_row['seconds']:.2f} | {direct['seconds']:.2f} "

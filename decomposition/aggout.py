@@ -267,8 +267,9 @@ class AggregateOutputProblem(AIDProblem):
 
     def lift(self, model, outcome, partition, aggregated, data) -> Lifted:
         w, b, dbar = aggout.solution_from(model)
-        f = data.X @ w - b
-        E, labels = objective(data, w, b, self.C, self.D, self.norm)
+        f = data.X @ w - b  # one pass over X: E and the split both use f
+        loss, labels = best_labels(f, data.collection, data.counts, self.C, self.D)
+        E = regularizer(w, self.norm) + loss
         gap = mip_gap(outcome.objective, outcome.bound)
         M = np.array([model.bigM[k] for k in model.K], dtype=float)
         solution = {"w": w, "b": b, "decision": f, "labels": labels, "objective": E,
@@ -287,8 +288,8 @@ class AggregateOutputProblem(AIDProblem):
         return outcome.bound
 
     def evaluate(self, data, lifted: Lifted) -> float:
-        return objective(data, lifted.solution["w"], lifted.solution["b"], self.C, self.D,
-                         self.norm)[0]
+        """E of the lifted hyperplane with its best labelling, computed exactly in ``lift``."""
+        return lifted.solution["objective"]
 
     def split(self, partition: Partition, data, lifted: Lifted) -> Split:
         f = lifted.solution["decision"]
