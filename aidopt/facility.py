@@ -29,6 +29,9 @@ __all__ = [
     "plot_facility",
 ]
 
+#: what AID may aggregate (``solve_facility_location(aggregation=...)``)
+AGGREGATIONS = ("radius", "sites")
+
 
 class FacilityData:
     """Validated facility-location data (build it with :func:`as_facility_data`).
@@ -321,10 +324,16 @@ def read_tsplib(path):
 
 # --------------------------------------------------------------------------- the front door
 def _solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, capacity=None,
-                             customer_xy=None, site_xy=None, mip_gap=None, max_children: int = 8,
-                             improve: int = 3, prune: bool = True, far: bool = False, **options):
+                             customer_xy=None, site_xy=None, aggregation: str = "radius",
+                             mip_gap=None, max_children: int = 8, improve: int = 3,
+                             prune: bool = True, far: bool = False, grow: float = 2.0,
+                             lp_rounds: int = 50, **options):
     from aidopt.decomposition import RunConfig, solve, solve_direct
     from aidopt.decomposition.facility import FacilityProblem
+    from aidopt.decomposition.facility_radius import FacilityRadiusProblem
+
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
 
     config = RunConfig.from_kwargs(options, caller="solve_facility_location", solver="highs")
     data = as_facility_data(costs, p=p, fixed_costs=fixed_costs, demand=demand, capacity=capacity,
@@ -334,8 +343,12 @@ def _solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, ca
                          "(AID's lift does not handle capacities, docs/facility.md)")
     if mip_gap is None:
         mip_gap = min(1e-7, config.tol / 10.0)
-    problem = FacilityProblem(mip_gap=mip_gap, max_children=max_children, improve=improve,
-                              prune=prune, far=far)
+    if aggregation == "radius" and capacity is None:
+        problem = FacilityRadiusProblem(mip_gap=mip_gap, improve=improve, grow=grow,
+                                        lp_rounds=lp_rounds)
+    else:  # the site clusters; with capacities its trivial partition is the direct textbook model
+        problem = FacilityProblem(mip_gap=mip_gap, max_children=max_children, improve=improve,
+                                  prune=prune, far=far)
     result = solve(problem, data, config) if config.aid else solve_direct(problem, data, config)
     result.solution["kind"] = data.kind
     if customer_xy is not None or site_xy is not None:
@@ -352,9 +365,11 @@ def _decorate():
 
 @_decorate()
 def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, capacity=None,
-                            customer_xy=None, site_xy=None, mip_gap=None, max_children: int = 8,
-                            improve: int = 3, prune: bool = True, far: bool = False, **options):
-    r"""Uncapacitated p-median or facility location, solved by AID over the sites and certified.
+                            customer_xy=None, site_xy=None, aggregation: str = "radius",
+                            mip_gap=None, max_children: int = 8, improve: int = 3,
+                            prune: bool = True, far: bool = False, grow: float = 2.0,
+                            lp_rounds: int = 50, **options):
+    r"""Uncapacitated p-median or facility location, solved by AID and certified.
 
     :math:`\min \sum_j f_j y_j + \sum_i \sum_j w_i c_{ij} x_{ij}` over open sites ``y`` (at most
     ``p`` for the p-median) and assignments ``x`` (every customer served by an open site).
@@ -378,10 +393,21 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
     customer_xy, site_xy : array-like (., 2), optional
         Coordinates: the initial clustering and the split use ``site_xy``; :func:`plot_facility`
         draws both.
+    aggregation : {"radius", "sites"}
+        What AID aggregates (docs/facility.md). ``"radius"`` (default): each customer's far
+        sites, grouped beyond a per-customer radius and priced at the cheapest of them
+        (:class:`aidopt.decomposition.facility_radius.FacilityRadiusProblem`); ``"sites"``:
+        clusters of candidate sites (:class:`aidopt.decomposition.facility.FacilityProblem`).
+        With ``aid=False`` both solve their full model (the radius formulation, or the textbook
+        strong formulation); capacities always use the latter.
     mip_gap : float, optional
         Relative gap of every aggregated MIP (default ``min(1e-7, tol / 10)``).
-    max_children, improve, prune, far
-        See :class:`aidopt.decomposition.facility.FacilityProblem`.
+    improve : int
+        Rounds of the alternating improvement of every lifted solution.
+    grow, lp_rounds
+        ``aggregation="radius"``: see :class:`~aidopt.decomposition.facility_radius.FacilityRadiusProblem`.
+    max_children, prune, far
+        ``aggregation="sites"``: see :class:`aidopt.decomposition.facility.FacilityProblem`.
 
     Returns
     -------
@@ -401,9 +427,10 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
     (True, 4)
     """
     return _solve_facility_location(costs, p, fixed_costs, demand, capacity=capacity,
-                                    customer_xy=customer_xy, site_xy=site_xy, mip_gap=mip_gap,
+                                    customer_xy=customer_xy, site_xy=site_xy,
+                                    aggregation=aggregation, mip_gap=mip_gap,
                                     max_children=max_children, improve=improve, prune=prune,
-                                    far=far, **options)
+                                    far=far, grow=grow, lp_rounds=lp_rounds, **options)
 
 
 # --------------------------------------------------------------------------- map plot

@@ -41,13 +41,13 @@ from dataclasses import dataclass
 import numpy as np
 from aidopt.models import facility as fmodel
 
-from aidopt.results import Certificate, Termination
+from aidopt.results import Certificate
 from aidopt.solvers import ProblemClass, SolverError
 
 from .partition import Partition
-from .protocol import AIDProblem, Iterate, Lifted, Split, Stop
+from .protocol import AIDProblem, Iterate, Lifted, Split
 
-__all__ = ["FacilityProblem", "AggregatedFacility", "FacilityState", "cluster_minima"]
+__all__ = ["FacilityBase", "FacilityProblem", "AggregatedFacility", "FacilityState", "cluster_minima"]
 
 REL_TOL = 1e-9
 PROFILE_DIM = 32
@@ -93,7 +93,129 @@ class FacilityState:
     """Model customers to keep every pair for from now on (their far column once bound)."""
 
 
-class FacilityProblem(AIDProblem):
+class FacilityBase(AIDProblem):
+    """What every facility-location plug-in shares (:class:`FacilityProblem` over site clusters,
+    :class:`aidopt.decomposition.facility_radius.FacilityRadiusProblem` over each customer's
+    cost levels): aggregated MIPs solved to ``mip_gap``, the MIP dual bound as the lower bound,
+    the lifted solution's cost, the ``mip_bound`` certificate and the improvement of a lifted set
+    of open sites.
+
+    Parameters
+    ----------
+    mip_gap : float
+        Relative gap the aggregated MIPs are solved to (HiGHS ``mip_rel_gap`` and the others'
+        equivalents); keep it well below the run's ``tol``.
+    improve : int
+        Rounds of the alternating improvement of each lifted solution (0: none).
+    """
+
+    problem_class = ProblemClass.MILP
+    needs_duals = False
+
+    def __init__(self, mip_gap: float = 1e-7, improve: int = 3):
+        if not (isinstance(mip_gap, float | int) and not isinstance(mip_gap, bool) and 0 <= mip_gap < 1):
+            raise ValueError(f"mip_gap must be in [0, 1), got {mip_gap!r}")
+        if not (isinstance(improve, int) and not isinstance(improve, bool) and improve >= 0):
+            raise ValueError(f"improve must be a non-negative integer, got {improve!r}")
+        self.mip_gap = float(mip_gap)
+        self.improve = int(improve)
+
+    def solver_defaults(self, solver: str) -> dict:
+        """Aggregated MIPs to a relative gap of ``mip_gap`` (the solvers' defaults are 1e-4)."""
+        g = self.mip_gap
+        return {"gurobi": {"MIPGap": g}, "highs": {"mip_rel_gap": g}, "scip": {"limits/gap": g},
+                "cplex": {"mip_tolerances_mipgap": g}, "xpress": {"miprelstop": g}}.get(solver, {})
+
+    def dimensions(self, data) -> dict[str, int]:
+        dims = {"customers": data.n_customers, "sites": data.n_sites}
+        if data.p is not None:
+            dims["p"] = int(data.p)
+        return dims
+
+    def on_nonoptimal(self, outcome) -> bool:
+        """A MIP stopped at its time limit with an incumbent: any open set lifts to a feasible
+        solution."""
+        return outcome.status == "time_limit" and outcome.has_solution
+
+    def lower_bound(self, outcome, partition, data) -> float | None:
+        """The aggregated MIP's dual bound (never its incumbent), rounded up when every objective
+        value is an integer."""
+        b = outcome.bound
+        if b is None or not math.isfinite(b):
+            return None
+        if data.integral:
+            b = float(math.ceil(b - 1e-6 * max(1.0, abs(b))))
+        return float(b)
+
+    def evaluate(self, data, lifted: Lifted) -> float:
+        sol = lifted.solution
+        if "shares" in sol:
+            total = float((data.demand[:, None] * data.costs * sol["shares"]).sum())
+            if data.fixed is not None:
+                total += float(data.fixed[sol["open"]].sum())
+            return total
+        return data.objective(sol["open"], sol["assign"])
+
+    def certify(self, data, best: Iterate, *, bound: Iterate, solve, tol, feasibility_tol=1e-6,
+                history=()) -> Certificate:
+        E = best.E_t
+        sol = best.lifted.solution
+        open_sites = np.asarray(sol["open"])
+        over_p = 0.0 if data.p is None else float(max(0, open_sites.size - data.p))
+        assign = np.asarray(sol["assign"])
+        closed = float(np.count_nonzero(~np.isin(assign, open_sites)))
+        residuals = {"sites open beyond p": over_p, "customers at a closed site": closed}
+        gaps = [r.info.get("mip_gap", math.nan) for r in history]
+        residuals["largest aggregated MIP gap"] = max((g for g in gaps if math.isfinite(g)),
+                                                      default=math.nan)
+        lower = -math.inf if bound is None or bound.bound is None else min(bound.bound, E)
+        rel = (E - lower) / max(1.0, abs(E)) if math.isfinite(lower) else math.inf
+        feasible = over_p == 0 and closed == 0
+        holds = None if best.split is None else best.split.holds
+        return Certificate(
+            method="mip_bound", certified=bool(feasible and rel <= tol), primal_objective=E,
+            dual_objective=lower, relative_gap=float(rel), residuals=residuals, tol=tol,
+            feasibility_tol=feasibility_tol, sign_condition=holds,
+            checked=["sites open beyond p", "customers at a closed site"],
+            note="bound = the best dual (branch-and-bound) bound of an aggregated MIP, a "
+                 "relaxation of the original problem (docs/facility.md)"
+                 + ("; rounded up: every cost is an integer" if data.integral else ""),
+        )
+
+    def public_solution(self, best: Iterate, certificate) -> dict:
+        sol = dict(best.lifted.solution)
+        sol["open"] = np.asarray(sol["open"], dtype=np.int64)
+        sol["assign"] = np.asarray(sol["assign"], dtype=np.int64)
+        return sol
+
+    def _improve(self, data, open_sites: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Assign every customer to its cheapest open site; for the p-median add sites greedily
+        up to p; then ``improve`` rounds of the alternating heuristic (move each open site to the
+        best site for the customers it serves). Never increases the cost."""
+        costs, w = data.costs, data.demand
+        open_sites = np.asarray(open_sites, dtype=np.int64)
+        if data.p is not None and data.fixed is None and open_sites.size < data.p:
+            open_sites = _greedy_fill(costs, w, open_sites, data.p)
+        assign = open_sites[np.argmin(costs[:, open_sites], axis=1)]
+        cost = data.objective(open_sites, assign)
+        for _ in range(self.improve):
+            moved = np.empty_like(open_sites)
+            for r, j in enumerate(open_sites):
+                mine = assign == j
+                total = w[mine] @ costs[mine]
+                if data.fixed is not None:
+                    total = total + data.fixed
+                moved[r] = int(np.argmin(total)) if total[j] > total.min() else j
+            moved = np.unique(moved)
+            new_assign = moved[np.argmin(costs[:, moved], axis=1)]
+            new_cost = data.objective(moved, new_assign)
+            if not new_cost < cost - REL_TOL * max(1.0, abs(cost)):
+                break
+            open_sites, assign, cost = moved, new_assign, new_cost
+        return np.sort(open_sites), assign
+
+
+class FacilityProblem(FacilityBase):
     """p-median / UFL under AID over the candidate sites.
 
     Parameters
@@ -111,21 +233,14 @@ class FacilityProblem(AIDProblem):
     """
 
     name = "facility"
-    problem_class = ProblemClass.MILP
-    needs_duals = False
     element = "sites"
 
     def __init__(self, mip_gap: float = 1e-7, max_children: int = 8, improve: int = 3,
                  prune: bool = True, far: bool = False, far_factor: float = 1.5, far_min: int = 4):
-        if not (isinstance(mip_gap, float | int) and 0 <= mip_gap < 1):
-            raise ValueError(f"mip_gap must be in [0, 1), got {mip_gap!r}")
+        super().__init__(mip_gap=mip_gap, improve=improve)
         if not (isinstance(max_children, int) and max_children >= 2):
             raise ValueError(f"max_children must be an integer >= 2, got {max_children!r}")
-        if not (isinstance(improve, int) and improve >= 0):
-            raise ValueError(f"improve must be a non-negative integer, got {improve!r}")
-        self.mip_gap = float(mip_gap)
         self.max_children = int(max_children)
-        self.improve = int(improve)
         self.prune = bool(prune)
         if not (isinstance(far_factor, float | int) and far_factor >= 1):
             raise ValueError(f"far_factor must be >= 1, got {far_factor!r}")
@@ -136,20 +251,9 @@ class FacilityProblem(AIDProblem):
         self.far_min = int(far_min)
 
     # ----------------------------------------------------------------- contract
-    def solver_defaults(self, solver: str) -> dict:
-        """Aggregated MIPs to a relative gap of ``mip_gap`` (the solvers' defaults are 1e-4)."""
-        g = self.mip_gap
-        return {"gurobi": {"MIPGap": g}, "highs": {"mip_rel_gap": g}, "scip": {"limits/gap": g},
-                "cplex": {"mip_tolerances_mipgap": g}, "xpress": {"miprelstop": g}}.get(solver, {})
 
     def size(self, data) -> int:
         return data.n_sites
-
-    def dimensions(self, data) -> dict[str, int]:
-        dims = {"customers": data.n_customers, "sites": data.n_sites}
-        if data.p is not None:
-            dims["p"] = int(data.p)
-        return dims
 
     def default_r0(self, size: int, data) -> float:
         """|K_0| = max(2p, sqrt(n_sites) * 3) clusters, capped at the sites (docs/facility.md)."""
@@ -267,11 +371,6 @@ class FacilityProblem(AIDProblem):
         data = self.model_data(aggregated, d.demand, d.p, d.capacity, uncapped)
         return fmodel.create_instance(data)
 
-    def on_nonoptimal(self, outcome) -> bool:
-        """A MIP stopped at its time limit with an incumbent: any open set lifts to a feasible
-        solution."""
-        return outcome.status == "time_limit" and outcome.has_solution
-
     def lift(self, model, outcome, partition, aggregated: AggregatedFacility, data) -> Lifted:
         y, x = fmodel.solution_from(model)
         mip_gap = math.nan
@@ -328,25 +427,6 @@ class FacilityProblem(AIDProblem):
                               np.zeros(aggregated.customers.size, dtype=bool),
                               np.zeros(aggregated.customers.size, dtype=bool))
         return Lifted({"open": open_sites, "assign": assign, "shares": shares}, state, info)
-
-    def lower_bound(self, outcome, partition, data) -> float | None:
-        """The aggregated MIP's dual bound (never its incumbent), rounded up when every objective
-        value is an integer."""
-        b = outcome.bound
-        if b is None or not math.isfinite(b):
-            return None
-        if data.integral:
-            b = float(math.ceil(b - 1e-6 * max(1.0, abs(b))))
-        return float(b)
-
-    def evaluate(self, data, lifted: Lifted) -> float:
-        sol = lifted.solution
-        if "shares" in sol:
-            total = float((data.demand[:, None] * data.costs * sol["shares"]).sum())
-            if data.fixed is not None:
-                total += float(data.fixed[sol["open"]].sum())
-            return total
-        return data.objective(sol["open"], sol["assign"])
 
     def split(self, partition: Partition, data, lifted: Lifted) -> Split:
         st: FacilityState = lifted.state
@@ -425,67 +505,7 @@ class FacilityProblem(AIDProblem):
         cells[reps] = np.arange(len(reps))  # each rep in its own cell (strict refinement)
         return cells
 
-    def certify(self, data, best: Iterate, *, bound: Iterate, solve, tol, feasibility_tol=1e-6,
-                history=()) -> Certificate:
-        E = best.E_t
-        sol = best.lifted.solution
-        open_sites = np.asarray(sol["open"])
-        over_p = 0.0 if data.p is None else float(max(0, open_sites.size - data.p))
-        assign = np.asarray(sol["assign"])
-        closed = float(np.count_nonzero(~np.isin(assign, open_sites)))
-        residuals = {"sites open beyond p": over_p, "customers at a closed site": closed}
-        gaps = [r.info.get("mip_gap", math.nan) for r in history]
-        residuals["largest aggregated MIP gap"] = max((g for g in gaps if math.isfinite(g)),
-                                                      default=math.nan)
-        lower = -math.inf if bound is None or bound.bound is None else min(bound.bound, E)
-        rel = (E - lower) / max(1.0, abs(E)) if math.isfinite(lower) else math.inf
-        feasible = over_p == 0 and closed == 0
-        holds = None if best.split is None else best.split.holds
-        return Certificate(
-            method="mip_bound", certified=bool(feasible and rel <= tol), primal_objective=E,
-            dual_objective=lower, relative_gap=float(rel), residuals=residuals, tol=tol,
-            feasibility_tol=feasibility_tol, sign_condition=holds,
-            checked=["sites open beyond p", "customers at a closed site"],
-            note="bound = the best dual (branch-and-bound) bound of an aggregated MIP, a "
-                 "relaxation of the original problem (docs/facility.md)"
-                 + ("; rounded up: every cost is an integer" if data.integral else ""),
-        )
-
-    def final_termination(self, stop: Stop, certificate, best) -> Termination:
-        return super().final_termination(stop, certificate, best)
-
-    def public_solution(self, best: Iterate, certificate) -> dict:
-        sol = dict(best.lifted.solution)
-        sol["open"] = np.asarray(sol["open"], dtype=np.int64)
-        sol["assign"] = np.asarray(sol["assign"], dtype=np.int64)
-        return sol
-
     # ----------------------------------------------------------------- helpers
-    def _improve(self, data, open_sites: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Assign every customer to its cheapest open site; for the p-median add sites greedily
-        up to p; then ``improve`` rounds of the alternating heuristic (move each open site to the
-        best site for the customers it serves). Never increases the cost."""
-        costs, w = data.costs, data.demand
-        open_sites = np.asarray(open_sites, dtype=np.int64)
-        if data.p is not None and data.fixed is None and open_sites.size < data.p:
-            open_sites = _greedy_fill(costs, w, open_sites, data.p)
-        assign = open_sites[np.argmin(costs[:, open_sites], axis=1)]
-        cost = data.objective(open_sites, assign)
-        for _ in range(self.improve):
-            moved = np.empty_like(open_sites)
-            for r, j in enumerate(open_sites):
-                mine = assign == j
-                total = w[mine] @ costs[mine]
-                if data.fixed is not None:
-                    total = total + data.fixed
-                moved[r] = int(np.argmin(total)) if total[j] > total.min() else j
-            moved = np.unique(moved)
-            new_assign = moved[np.argmin(costs[:, moved], axis=1)]
-            new_cost = data.objective(moved, new_assign)
-            if not new_cost < cost - REL_TOL * max(1.0, abs(cost)):
-                break
-            open_sites, assign, cost = moved, new_assign, new_cost
-        return np.sort(open_sites), assign
 
 
 def _binding(model, cbar) -> np.ndarray:
