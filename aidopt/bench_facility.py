@@ -5,8 +5,9 @@ worker), one after the other, never two at once; each reports the wall time of t
 (instance construction excluded; model construction included), the objective, the proven lower
 bound, the relative gap and its peak resident memory. Methods:
 
-* ``aid``: :func:`aidopt.facility.solve_facility_location` (AID over the sites, HiGHS, the run's
-  ``tol`` and time limit);
+* ``aid``: :func:`aidopt.facility.solve_facility_location` (AID over each customer's cost levels,
+  the default ``aggregation="radius"``, HiGHS, the run's ``tol`` and time limit);
+* ``aid-sites``: the same with ``aggregation="sites"`` (AID over clusters of sites);
 * ``highs``: the textbook strong MIP of the full model (every x_ij, x_ij <= y_j) built with
   numpy and solved by ``highspy`` directly (no Pyomo), ``mip_rel_gap = tol``;
 * ``aidopt-direct``: aidopt's own direct solve (``aid=False``: the same Pyomo model on the
@@ -147,13 +148,15 @@ def _worker(method: str, name: str, time_limit: float, tol: float, seed: int) ->
     costs, p, fixed, w = inst["costs"], inst["p"], inst["fixed_costs"], inst["demand"]
     t0 = time.perf_counter()
     out = {}
-    if method in ("aid", "aidopt-direct", "gurobi", "cplex", "xpress"):
+    if method in ("aid", "aid-sites", "aidopt-direct", "gurobi", "cplex", "xpress"):
         from aidopt.facility import solve_facility_location
 
-        solver = "highs" if method in ("aid", "aidopt-direct") else method
+        solver = "highs" if method in ("aid", "aid-sites", "aidopt-direct") else method
+        aggregation = "radius" if method == "aid" else "sites"
         try:
             res = solve_facility_location(costs, p=p, fixed_costs=fixed, demand=w,
-                                          site_xy=inst["site_xy"], aid=method == "aid",
+                                          site_xy=inst["site_xy"], aid=method in ("aid", "aid-sites"),
+                                          aggregation=aggregation,
                                           solver=solver, tol=tol, time_limit=time_limit,
                                           log=False, raise_on_failure=False)
         except Exception as exc:  # noqa: BLE001 - a licence refusal is a result here
@@ -166,6 +169,9 @@ def _worker(method: str, name: str, time_limit: float, tol: float, seed: int) ->
                "clusters": hist[-1].n_clusters if hist else 0,
                "note": res.message[:120] if res.message and "licen" in res.message else ""}
         if method == "aid" and hist:
+            out["note"] = (f"T={len(hist)}, largest MIP {int(max(h.info.get('rows', 0) for h in hist))} rows, "
+                           f"{int(max(h.info.get('nonzeros', 0) for h in hist))} nonzeros")
+        if method == "aid-sites" and hist:
             out["note"] = (f"T={len(hist)}, |K| {hist[0].n_clusters}->{hist[-1].n_clusters}, "
                            f"largest model {int(max(h.info.get('pairs', 0) for h in hist))} pairs")
     elif method == "highs":

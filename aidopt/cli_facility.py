@@ -28,7 +28,7 @@ import numpy as np
 __all__ = ["add_parser", "cmd_facility", "run_bench", "load_problem", "auto_fixed_costs",
            "BENCH_METHODS"]
 
-BENCH_METHODS = ["aid", "highs", "aidopt-direct", "spopt", "gurobi", "cplex", "xpress"]
+BENCH_METHODS = ["aid", "aid-sites", "highs", "aidopt-direct", "spopt", "gurobi", "cplex", "xpress"]
 
 
 def _csv(path, header: bool = False) -> np.ndarray:
@@ -114,8 +114,8 @@ def add_parser(subparsers):
     """Add ``aidopt facility`` to the CLI's subparsers."""
     from aidopt.cli import _common_solve_args
 
-    p = subparsers.add_parser("facility", help="p-median / uncapacitated facility location by AID "
-                              "over the sites, certified (CSV, TSPLIB, OR-Library, edge list)")
+    p = subparsers.add_parser("facility", help="p-median / uncapacitated facility location by AID, "
+                              "certified (CSV, TSPLIB, OR-Library, edge list)")
     src = p.add_argument_group("data (one of)")
     src.add_argument("--costs", default=None, help="CSV cost matrix, customers x sites")
     src.add_argument("--coords", default=None, help="CSV x,y per point: customers = sites")
@@ -130,6 +130,14 @@ def add_parser(subparsers):
     prob.add_argument("--fixed-costs", default=None,
                       help="UFL opening costs: a number (every site), a CSV file, or 'auto'")
     prob.add_argument("--demand", default=None, help="CSV demand per customer (default 1)")
+    agg = p.add_argument_group("aggregation (docs/facility.md)")
+    agg.add_argument("--aggregation", choices=["radius", "sites"], default="radius",
+                     help="radius: each customer's far sites beyond a per-customer radius "
+                          "(default); sites: clusters of candidate sites")
+    agg.add_argument("--grow", type=float, default=2.0,
+                     help="radius: a violating customer's far price grows at least this factor")
+    agg.add_argument("--lp-rounds", type=int, default=50,
+                     help="radius: LP relaxations that grow the radii before the first MIP")
     res = p.add_argument_group("facility output")
     res.add_argument("--assignments", default=None, metavar="CSV",
                      help="write customer,site,cost per customer")
@@ -147,7 +155,8 @@ def cmd_facility(args) -> int:
     prob = load_problem(args)
     result = solve_facility_location(
         prob["costs"], p=prob["p"], fixed_costs=prob["fixed_costs"], demand=prob["demand"],
-        customer_xy=prob["customer_xy"], site_xy=prob["site_xy"], **_options(args))
+        customer_xy=prob["customer_xy"], site_xy=prob["site_xy"], aggregation=args.aggregation,
+        grow=args.grow, lp_rounds=args.lp_rounds, **_options(args))
     sol = result.solution
     if "open" in sol:
         print(f"open sites ({len(sol['open'])}): {' '.join(str(int(j)) for j in sol['open'])}")

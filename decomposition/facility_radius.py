@@ -127,12 +127,16 @@ class CostLevels:
         return Partition(labels, np.bincount(labels, minlength=int(per.sum())).astype(np.int64))
 
     def radii(self, partition: Partition) -> np.ndarray:
-        """The radii ``k`` of a partition made by :meth:`partition`."""
+        """The radii of a partition of the pairs: a customer with ``c`` clusters has radius
+        ``c - 1`` (capped at its last level). This reads :meth:`partition`'s output back, and the
+        trivial partition (every pair alone) as the full formulation."""
         s = self.sorted_costs.shape[1]
         if partition.n != self.n * s:
             raise ValueError(f"the partition covers {partition.n} pairs, the problem has {self.n * s}")
-        labels = partition.labels.reshape(self.n, s)
-        return (labels.max(axis=1) - labels.min(axis=1)).astype(np.int64)
+        customer_of = np.empty(partition.n_clusters, dtype=np.int64)
+        customer_of[partition.labels] = np.repeat(np.arange(self.n, dtype=np.int64), s)
+        clusters = np.bincount(customer_of, minlength=self.n)
+        return np.minimum(clusters - 1, self.n_levels - 1).astype(np.int64)
 
 
 @dataclass
@@ -192,11 +196,6 @@ class FacilityRadiusProblem(FacilityBase):
 
     def min_clusters(self, data) -> int:
         return int(np.count_nonzero(data.demand > 0))
-
-    def trivial_partition(self, data) -> Partition:
-        """Every level its own cluster: the full radius formulation."""
-        levels = CostLevels.of(data)
-        return levels.partition(levels.n_levels - 1)
 
     def initial_partition(self, data, n_clusters, rng, solve) -> Partition:
         """Radii at which a greedy solution is priced exactly (at least ``n_clusters / n - 1``

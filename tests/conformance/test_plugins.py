@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pytest
 from aidopt.decomposition import AggregateOutputProblem, LADProblem, S3VMProblem, SVMProblem
+from aidopt.decomposition.facility import FacilityProblem
+from aidopt.decomposition.facility_radius import FacilityRadiusProblem
 from aidopt.decomposition.kernel_svm import KernelSVMProblem
 from aidopt.instances import lad_instance, s3vm_instance, svm_instance
 
@@ -48,6 +50,12 @@ def aggout_data(seed, n=48):
     return as_aggregate_data(X, collections, np.bincount(collections, weights=y))
 
 
+def facility_data(seed, kind="p-median"):
+    from tests.facility._helpers import data_of, small_instance
+
+    return data_of(small_instance(seed=40 + seed, kind=kind, p=3, n=30, s=15))
+
+
 def example_data(seed):
     return load_example().random_customers(300, 2, seed)
 
@@ -78,6 +86,12 @@ CASES = [
     pytest.param(lambda: AggregateOutputProblem(C=1.0, D=10.0, norm="l2"),
                  lambda s: aggout_data(s, 24), "scip",
                  False, {}, "cluster_condition", id="aggout-l2-scip", marks=_needs("scip")),
+    pytest.param(lambda: FacilityProblem(), facility_data, "highs", True, {"r0": 0.25}, "mip_bound",
+                 id="facility-sites-highs"),
+    pytest.param(lambda: FacilityRadiusProblem(lp_rounds=0), facility_data, "highs", True, {},
+                 "mip_bound", id="facility-radius-highs"),
+    pytest.param(lambda: FacilityRadiusProblem(lp_rounds=0), lambda s: facility_data(s, "ufl"),
+                 "scip", True, {}, "mip_bound", id="facility-radius-ufl-scip", marks=_needs("scip")),
     pytest.param(FakeLocation, lambda s: line_data(120, s), "highs", True, {}, "solver_duals",
                  id="fake-location-highs"),
     pytest.param(lambda: load_example().L1LocationProblem(), example_data, "highs", True, {},

@@ -106,6 +106,9 @@ def test_partition_round_trip_and_refinement():
     assert len(set(labels[0].tolist())) == 3 and labels[0, 0] == labels[0, 2] == labels[0, 3]
     # radii beyond the last level are capped (the far cluster is then one level)
     assert lv.radii(lv.partition(np.array([99, 99, 99]))).tolist() == (lv.n_levels - 1).tolist()
+    # the trivial partition (every pair alone) reads as the full formulation
+    trivial = FacilityRadiusProblem().trivial_partition(data)
+    assert trivial.n == part.n and lv.radii(trivial).tolist() == (lv.n_levels - 1).tolist()
     with pytest.raises(ValueError, match="pairs"):
         lv.radii(part.__class__(part.labels[:-1], part.counts))
 
