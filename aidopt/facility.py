@@ -2,12 +2,20 @@
 helpers (coordinates, a networkx graph, OR-Library and TSPLIB files) and a map plot.
 
 p-median (``p``) and uncapacitated facility location (``fixed_costs``) on an
-``n_customers x n_sites`` cost matrix are solved by AID over the candidate sites
-(:class:`aidopt.decomposition.facility.FacilityProblem`, the mathematics in docs/facility.md):
-sites are clustered, a cluster opens at the cheapest opening cost of its sites and serves each
-customer at the cheapest of its sites' costs (a relaxation, so the aggregated MIP's dual bound is
-a lower bound), a real site is picked in every open cluster (an upper bound), and clusters whose
-pick does not attain those minima are split until the two meet.
+``n_customers x n_sites`` cost matrix are solved by AID (the mathematics in docs/facility.md):
+
+* ``aggregation="radius"`` (default,
+  :class:`aidopt.decomposition.facility_radius.FacilityRadiusProblem`): every customer keeps its
+  nearest cost levels, and the sites beyond its radius are grouped and priced at the cheapest of
+  them (a relaxation); radii grow where the aggregated solution serves a customer beyond its
+  radius, until none does;
+* ``aggregation="sites"`` (:class:`aidopt.decomposition.facility.FacilityProblem`): sites are
+  clustered, a cluster opens at the cheapest opening cost of its sites and serves each customer
+  at the cheapest of its sites' costs (a relaxation), a real site is picked in every open cluster
+  (an upper bound), and clusters whose pick does not attain those minima are split.
+
+Either way the bound is an aggregated MIP's dual bound and the certificate its gap to the best
+lifted solution.
 """
 
 from __future__ import annotations

@@ -174,7 +174,10 @@ def test_cli_facility(tmp_path, capsys):
     assert _cli(["facility", "--costs", str(tmp_path / "c.csv"), "--fixed-costs", "auto",
                  "--quiet"]) == 0
     assert auto_fixed_costs(np.ones((4, 4))).tolist() == [1.0] * 4
-    assert _cli(["facility", "--orlib", "pmed1", "--quiet", "--max-iter", "1"]) == 1
+    # an unfinished run exits 1: the site aggregation needs several iterations on pmed1
+    assert _cli(["facility", "--orlib", "pmed1", "--quiet", "--max-iter", "1",
+                 "--aggregation", "sites"]) == 1
+    assert _cli(["facility", "--orlib", "pmed1", "--quiet", "--grow", "0.5"]) == 2
     assert _cli(["facility", "--costs", str(tmp_path / "c.csv"), "--p", "9"]) == 2
     assert "p must be between" in capsys.readouterr().err
 
