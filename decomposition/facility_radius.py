@@ -49,7 +49,6 @@ __all__ = ["FacilityRadiusProblem", "CostLevels", "RadiusState"]
 
 logger = logging.getLogger("aidopt.facility")
 
-REL_TOL = 1e-9
 COVER_TOL = 1e-7
 
 
@@ -133,8 +132,11 @@ class CostLevels:
         s = self.sorted_costs.shape[1]
         if partition.n != self.n * s:
             raise ValueError(f"the partition covers {partition.n} pairs, the problem has {self.n * s}")
+        owner = np.repeat(np.arange(self.n, dtype=np.int64), s)
         customer_of = np.empty(partition.n_clusters, dtype=np.int64)
-        customer_of[partition.labels] = np.repeat(np.arange(self.n, dtype=np.int64), s)
+        customer_of[partition.labels] = owner
+        if not np.array_equal(customer_of[partition.labels], owner):
+            raise ValueError("every cluster of a radius partition must hold pairs of one customer")
         clusters = np.bincount(customer_of, minlength=self.n)
         return np.minimum(clusters - 1, self.n_levels - 1).astype(np.int64)
 
@@ -239,7 +241,7 @@ class FacilityRadiusProblem(FacilityBase):
         inside = levels.level < k[:, None]  # sorted positions below the radius
         site_index = levels.order[inside].astype(np.int64)
         row_offset = np.concatenate(([0], np.cumsum(k)[:-1])).astype(np.int64)
-        rows_of_pairs = (row_offset[:, None] + levels.level)[inside]
+        rows_of_pairs = np.repeat(row_offset, inside.sum(axis=1)) + levels.level[inside]
         n_rows = int(k.sum())
         site_ptr = np.concatenate(([0], np.cumsum(np.bincount(rows_of_pairs, minlength=n_rows))))
         # D_i^0 .. D_i^{k_i}: first positions of the levels up to the radius
@@ -268,8 +270,7 @@ class FacilityRadiusProblem(FacilityBase):
             raise SolverError("the aggregated MIP opened no site")
         costs = data.costs[levels.customers]
         nearest = costs[:, open_sites].min(axis=1)
-        price = aggregated.price
-        violating = nearest > price + REL_TOL * np.maximum(1.0, np.abs(price))
+        violating = levels.level_of(nearest) > aggregated.k  # beyond the far price (exact)
         final_open, assign = self._improve(data, open_sites)
         lifted = data.costs[levels.customers, assign[levels.customers]]
         mip_gap = math.nan

@@ -23,8 +23,7 @@ Row ``r`` is level ``g`` of customer ``i``; ``L(r)`` the sites with :math:`c_{ij
 positive row costs an optimal ``z`` is ``z[r] = max(0, z[r-1] - sum_{L(r)} y)``, i.e.
 :math:`z_i^g = \max(0, 1 - \sum_{j \in N_i^g} y_j)`: the chained rows are the covering rows
 :math:`z_i^g + \sum_{j \in N_i^g} y_j \ge 1` with one nonzero per site instead of one per site
-and level. A customer whose radius reaches its last level has ``ub = 0`` on that row (some site
-is open, so one within its largest cost is). Truncated at :math:`k_i < G_i - 1`, the customer pays
+and level. Truncated at :math:`k_i < G_i - 1`, the customer pays
 at most :math:`D_i^{k_i}` (the cheapest cost beyond its radius) however far its nearest open site
 is: the truncated model is a relaxation of the original one (docs/facility.md).
 
@@ -48,9 +47,9 @@ class RadiusModelData:
     row_customer : ndarray of int64 (R,)
         Customer of every row, non-decreasing (a customer's rows are its levels 0, 1, ...).
     row_cost : ndarray (R,)
-        Objective coefficient of the row's ``z`` (positive, or 0 with ``row_ub`` 0).
+        Objective coefficient of the row's ``z`` (non-negative).
     row_ub : ndarray (R,)
-        Upper bound of the row's ``z`` (1, or 0 on a customer's last level).
+        Upper bound of the row's ``z`` (1 in every model aidopt builds).
     site_ptr, site_index : ndarray of int64
         CSR lists of the sites in each row: ``site_index[site_ptr[r]:site_ptr[r + 1]]``.
     n_sites : int

@@ -111,6 +111,10 @@ def test_partition_round_trip_and_refinement():
     assert trivial.n == part.n and lv.radii(trivial).tolist() == (lv.n_levels - 1).tolist()
     with pytest.raises(ValueError, match="pairs"):
         lv.radii(part.__class__(part.labels[:-1], part.counts))
+    # a start partition whose cluster mixes customers is refused, not misread
+    one = part.__class__(np.zeros(part.n, dtype=np.int64), np.array([part.n]))
+    with pytest.raises(ValueError, match="one customer"):
+        lv.radii(one)
 
 
 def _fixed_y_value(data, k, open_sites):
