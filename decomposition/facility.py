@@ -530,7 +530,7 @@ def _binding(model, cbar) -> np.ndarray:
 
 def _greedy(cbar, w, fbar, p) -> np.ndarray:
     """Columns of ``cbar`` a greedy heuristic opens: p of them (p-median), or while a column's
-    saving exceeds its opening cost (UFL)."""
+    saving exceeds its opening cost (UFL; with opening costs and p, at most p)."""
     n, K = cbar.shape
     fixed = np.zeros(K) if fbar is None else fbar
     first = int(np.argmin(w @ cbar + fixed))
@@ -541,7 +541,7 @@ def _greedy(cbar, w, fbar, p) -> np.ndarray:
         gain = w @ np.maximum(current[:, None] - cbar, 0.0) - fixed
         gain[chosen] = -np.inf
         j = int(np.argmax(gain))
-        if p is None and gain[j] <= 0:
+        if (p is None or fbar is not None) and gain[j] <= 0:  # opening it would cost more
             break
         chosen.append(j)
         current = np.minimum(current, cbar[:, j])
