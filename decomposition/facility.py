@@ -220,14 +220,11 @@ class FacilityProblem(FacilityBase):
 
     Parameters
     ----------
-    mip_gap : float
-        Relative gap the aggregated MIPs are solved to (HiGHS ``mip_rel_gap`` and the others'
-        equivalents); keep it well below the run's ``tol``.
+    mip_gap, improve
+        See :class:`FacilityBase`.
     max_children : int
         At most this many Voronoi cells per violating cluster (the picked site and the sites that
         carry the largest missed minima); at least 2.
-    improve : int
-        Rounds of the alternating improvement of each lifted solution (0: none).
     prune : bool
         Leave out pairs that provably never serve (docs/facility.md); False builds every pair.
     """
