@@ -70,6 +70,8 @@ class CostLevels:
         Level of site ``j`` for customer ``i`` (``level`` in site order).
     n_levels : ndarray of int64 (n,)
         :math:`G_i`, the number of distinct costs of customer ``i``.
+    first : ndarray of bool (n, s)
+        Sorted position ``q`` is the first of its level (it holds :math:`D_i^g`).
     """
 
     customers: np.ndarray
@@ -78,6 +80,7 @@ class CostLevels:
     level: np.ndarray
     site_level: np.ndarray
     n_levels: np.ndarray
+    first: np.ndarray
 
     @classmethod
     def of(cls, data) -> CostLevels:
@@ -94,7 +97,7 @@ class CostLevels:
         site_level = np.empty_like(level)
         np.put_along_axis(site_level, order, level, axis=1)
         out = cls(customers, order, sorted_costs, level, site_level,
-                  level[:, -1].astype(np.int64) + 1)
+                  level[:, -1].astype(np.int64) + 1, new)
         data._cost_levels = out
         return out
 
@@ -245,9 +248,7 @@ class FacilityRadiusProblem(FacilityBase):
         n_rows = int(k.sum())
         site_ptr = np.concatenate(([0], np.cumsum(np.bincount(rows_of_pairs, minlength=n_rows))))
         # D_i^0 .. D_i^{k_i}: first positions of the levels up to the radius
-        first = np.ones(levels.level.shape, dtype=bool)
-        first[:, 1:] = levels.level[:, 1:] != levels.level[:, :-1]
-        upto = first & (levels.level <= k[:, None])
+        upto = levels.first & (levels.level <= k[:, None])
         values = levels.sorted_costs[upto]  # k_i + 1 values per customer, customer by customer
         ends = np.cumsum(k + 1)
         step = np.diff(values)
@@ -268,8 +269,7 @@ class FacilityRadiusProblem(FacilityBase):
         open_sites = np.flatnonzero(y > 0.5)
         if open_sites.size == 0:
             raise SolverError("the aggregated MIP opened no site")
-        costs = data.costs[levels.customers]
-        nearest = costs[:, open_sites].min(axis=1)
+        nearest = data.costs[np.ix_(levels.customers, open_sites)].min(axis=1)
         violating = levels.level_of(nearest) > aggregated.k  # beyond the far price (exact)
         final_open, assign = self._improve(data, open_sites)
         lifted = data.costs[levels.customers, assign[levels.customers]]
