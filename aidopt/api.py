@@ -111,6 +111,7 @@ def solve_svm(
     sample_weight=None,
     form: str = "auto",
     method: str = "aid",
+    bias: str = "free",
     chunks=8,
     tau: int = 4,
     **options,
@@ -151,6 +152,14 @@ def solve_svm(
         ``lower_bound`` is the dual (1.37) at SOR's ``u``, a valid bound for any ``u`` in the box
         ``0 <= u <= C s`` (no equality constraint); ``certified_optimal`` only when the relative
         gap is within ``tol``, else ``iteration_limit`` / ``time_limit`` (docs/sor.md).
+    bias : {"free", "regularized"}, default "free"
+        ``"regularized"`` (linear 2-norm only): the modified SVM (1.35), objective
+        :math:`\frac12 (w'w + b^2) + C \sum_i s_i \max(0, 1 - y_i(w x_i + b))` (LIBLINEAR's
+        problem), by AID with **SOR as the aggregated solver** (``solver`` defaults to ``"sor"``;
+        any QP solver works too), certified on the full data by its dual (1.37)
+        (:class:`aidopt.decomposition.ModifiedSVMProblem`, docs/sor.md). ``solver_options`` for
+        SOR: ``omega`` (default 1), ``gap_tol`` (each aggregated solve's relative gap, default
+        ``tol / 4``), ``max_sweeps`` (per solve, default 10,000).
     chunks, tau
         LPC: the number of row blocks (or a fraction such as 1/8) and the stopping window.
 
@@ -190,6 +199,20 @@ def solve_svm(
         data = as_classification_data(X, y, sample_weight)
         result = solve_lsvm_lpc(data.X, data.y, C, sample_weight=data.s, chunks=chunks, tau=tau,
                                 **options)
+        result.solution["feature_names"] = list(data.feature_names)
+        result.solution["classes"] = data.classes.tolist()
+        return result
+    if bias not in ("free", "regularized"):
+        raise ValueError(f"bias must be 'free' or 'regularized', got {bias!r}")
+    if bias == "regularized":
+        if norm != "l2" or kernel not in (None, "linear"):
+            raise ValueError("bias='regularized' is the modified linear 2-norm SVM (1.35): use "
+                             f"norm='l2' without a kernel (got norm={norm!r}, kernel={kernel!r})")
+        from aidopt.decomposition.modified_svm import ModifiedSVMProblem
+
+        config = RunConfig.from_kwargs(options, caller="solve_svm", solver="sor")
+        data = as_classification_data(X, y, sample_weight)
+        result = _run(ModifiedSVMProblem(C=C), data, config)
         result.solution["feature_names"] = list(data.feature_names)
         result.solution["classes"] = data.classes.tolist()
         return result

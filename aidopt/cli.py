@@ -18,7 +18,7 @@ EXIT_INTERRUPTED = 130
 
 LAD_BASELINES = ["highs", "highs-dual-ipm", "highs-dual-ipm-nopresolve", "highs-dual-simplex",
                  "highs-primal-ipm", "highs-primal-simplex", "pyomo", "sklearn", "quantreg"]
-SVM_BASELINES = ["libsvm", "liblinear", "direct", "highs-lp"]
+SVM_BASELINES = ["libsvm", "liblinear", "liblinear-median3", "direct", "highs-lp", "sor"]
 
 
 def _common_solve_args(p: argparse.ArgumentParser, **defaults) -> None:
@@ -70,7 +70,8 @@ def cmd_svm(args) -> int:
     X, y, names = load_table(args.data, target=args.target)
     gamma = args.gamma if args.gamma == "scale" else float(args.gamma)
     result = solve_svm(X, y, C=args.C, norm=args.norm, kernel=args.kernel, gamma=gamma,
-                       degree=args.degree, coef0=args.coef0, method=args.method, **_options(args))
+                       degree=args.degree, coef0=args.coef0, method=args.method, bias=args.bias,
+                       **_options(args))
     return _finish(result, args)
 
 
@@ -149,7 +150,7 @@ def cmd_bench(args) -> int:
             sizes=[tuple(int(v) for v in s.split("x")) for s in args.sizes],
             instance=args.data or "gauss", baselines=baselines, C=args.C, norm=args.norm,
             repeat=args.repeat, seed=args.seed, output=args.output, time_limit=args.time_limit,
-            tol=args.tol, kernel=args.kernel,
+            tol=args.tol, kernel=args.kernel, bias=args.bias,
         )
         return 0
     if args.problem == "facility":
@@ -259,6 +260,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "overrelaxation for the modified SVM (1.35) with gamma^2 regularized, not "
                         "LIBSVM's problem; norm l2, linear; --tol is its relative duality gap, "
                         "--max-iter its sweeps, --option omega=W its relaxation factor)")
+    p.add_argument("--bias", default="free", choices=["free", "regularized"],
+                   help="regularized: the modified SVM (1.35) with 1/2 b^2 in the objective "
+                        "(LIBLINEAR's problem), by AID with SOR as the aggregated solver "
+                        "(--solver sor, the default for it; any QP solver works)")
     _common_solve_args(p)
     p.set_defaults(func=cmd_svm)
 
@@ -322,6 +327,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tol", type=float, default=1e-6, help="svm: AID's relative gap (default 1e-6)")
     p.add_argument("--kernel", default=None, choices=["rbf", "poly"],
                    help="svm: kernel AID against LIBSVM with the same kernel")
+    p.add_argument("--bias", default="free", choices=["free", "regularized"],
+                   help="svm: regularized = the modified SVM (1.35) (LIBLINEAR's problem) by AID "
+                        "with SOR inside; baselines liblinear, sor (direct SOR), direct")
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--time-limit", type=float, default=3600.0, help="per baseline run, seconds")

@@ -23,7 +23,7 @@ from aidopt import solvers
 from aidopt.results import AIDResult, IterationRecord
 
 from .protocol import AIDProblem, Iterate, Stop, relative_gap
-from .run import Column, Run, RunConfig, pause_gc, release
+from .run import BUILTIN_METHODS, Column, Run, RunConfig, pause_gc, release
 
 logger = logging.getLogger("aidopt.aid")
 
@@ -85,6 +85,10 @@ class _Loop:
                 r0 = config.r0 if config.r0 is not None else problem.default_r0(size, data)
                 k0 = min(size, max(problem.min_clusters(data), math.ceil(r0 * size)))
                 mode = f"AID, r0={r0:.4g}, |K_0| target {k0} {problem.element}"
+            if config.solver in BUILTIN_METHODS and config.solver not in problem.native_methods:
+                offered = ", ".join(problem.native_methods) or "none"
+                raise ValueError(f"solver={config.solver!r} is a method of aidopt's own that "
+                                 f"{problem.name} does not offer (native methods: {offered})")
             run = Run(problem.name, problem.problem_class, config, defaults=problem.solver_defaults,
                       dimensions=problem.dimensions(data), mode=mode)
             problem.configure(run.spec)
@@ -156,11 +160,14 @@ class _Loop:
         with run.timed("aggregate"):
             agg = problem.aggregate(data, partition, previous)
         with pause_gc():
-            model, outcome = run.solve_with_fallbacks(
-                lambda form: problem.build(agg, form=form), need_duals=problem.needs_duals,
-                fallbacks=problem.fallbacks(self.config.solver) if self.config.fallback else [],
-                rebuild=lambda m, o: problem.rebuild(m, o, agg),
-            )
+            if self.config.solver in problem.native_methods:
+                model, outcome = self._native(agg, previous, partition)
+            else:
+                model, outcome = run.solve_with_fallbacks(
+                    lambda form: problem.build(agg, form=form), need_duals=problem.needs_duals,
+                    fallbacks=problem.fallbacks(self.config.solver) if self.config.fallback else [],
+                    rebuild=lambda m, o: problem.rebuild(m, o, agg),
+                )
             try:
                 if not outcome.optimal:
                     self._stop(*run.failure(outcome))
@@ -184,6 +191,20 @@ class _Loop:
             split = problem.split(partition, data, lifted)
         return Iterate(t=t, partition=partition, aggregated=agg, lifted=lifted, F_t=F_t,
                        bound=bound, E_t=E_t, split=split, solver=outcome.solver)
+
+    def _native(self, agg, previous, partition):
+        """The plug-in's own method on the aggregated problem (``solve_native``); the Pyomo
+        model it solves is built and written only when ``write_models`` asks for it."""
+        run, method = self.run, self.config.solver
+        if self.config.write_models is not None:
+            with run.timed("build"):
+                model = self.problem.build(agg)
+            run.write(model)
+            release(model)
+        with run.timed("solve"):
+            return self.problem.solve_native(method, agg, previous, partition,
+                                             tol=self.config.tol, time_limit=run.remaining(),
+                                             options=dict(self.config.solver_options))
 
     def _incumbent(self, t, model, outcome, partition, agg) -> None:
         """A solve stopped early with a feasible point the plug-in accepts: keep it as a

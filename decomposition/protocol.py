@@ -10,6 +10,8 @@ A problem under AID is one subclass of :class:`AIDProblem`. The driver
         build(aggregated, form)                      -> Pyomo model
         [solve]  -> rebuild(model, outcome, aggregated) -> another model or None
                  -> fallbacks(solver) on a failed solve;  on_nonoptimal(outcome) on a stopped one
+          or, when the solver is one of native_methods:
+        solve_native(method, aggregated, previous, partition, ...) -> (solution, outcome)
         lift(model, outcome, partition, aggregated, data) -> Lifted
         lower_bound(outcome, partition, data)        -> a proven bound on the original optimum, or None
         evaluate(data, lifted)                       -> E_t on the original data
@@ -141,6 +143,10 @@ class AIDProblem:
     per_element_keys : tuple of str
         Solution arrays with one entry per element (e.g. ``"alpha"``): the API expands them back
         to all rows when zero-weight rows were left out.
+
+    native_methods : tuple of str
+        Methods of aidopt's own (named as ``solver=``, e.g. ``"sor"``) that this plug-in runs on
+        the aggregated problem through :meth:`solve_native` instead of a Pyomo solver.
     """
 
     name: str = "problem"
@@ -148,6 +154,7 @@ class AIDProblem:
     needs_duals: bool = False
     element: str = "rows"
     per_element_keys: tuple[str, ...] = ()
+    native_methods: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ setup
     def configure(self, solver_spec) -> None:
@@ -206,6 +213,26 @@ class AIDProblem:
         """``(solver, form)`` pairs the run tries, in order, when an aggregated solve fails or a
         size-limited licence refuses the model. Default: none."""
         return []
+
+    def solve_native(self, method: str, aggregated, previous: Iterate | None,
+                     partition: Partition, *, tol: float, time_limit: float | None,
+                     options: dict) -> tuple[Any, SolveOutcome]:
+        """Solve the aggregated problem with ``method``, one of :attr:`native_methods`: an
+        algorithm that exploits its structure and needs no Pyomo model (SOR on a box QP dual).
+
+        Returns ``(solution, outcome)`` in place of the ``(model, outcome)`` of a Pyomo solve:
+        :meth:`lift` and :meth:`on_nonoptimal` receive ``solution`` as ``model``. The outcome
+        follows the solver layer's rules: ``status`` ``"optimal"`` only when the method's own
+        stopping test passed, ``bound`` a proven bound on the aggregated optimum (never an
+        estimate), ``objective`` the value of the returned point. ``previous`` and ``partition``
+        allow a warm start from the last iterate. The model :meth:`build` makes stays the
+        definition of the problem the method solves (it is what ``write_models`` writes).
+        ``tol`` is the run's relative gap tolerance (a method that stops on its own gap must stop
+        well within it, or the certificate cannot pass), ``time_limit`` the run's time left
+        (``None``: none), ``options`` the user's ``solver_options``. Default: no native method.
+        """
+        raise RuntimeError(f"{type(self).__name__} lists {method!r} in native_methods but does "
+                           "not implement solve_native")
 
     def on_nonoptimal(self, outcome: SolveOutcome) -> bool:
         """Whether the incumbent of an aggregated solve that stopped early (time limit) is a

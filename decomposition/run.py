@@ -41,8 +41,11 @@ from aidopt.results import AIDResult, Certificate, IterationRecord, Termination
 
 logger = logging.getLogger("aidopt.run")
 #: where a run with ``log=False`` writes: nowhere, even when an outer run's handler is attached
-BUILTIN_METHODS = {"sor": "successive overrelaxation sweeps (aidopt.sor)"}
-"""Methods aidopt runs itself, named as ``solver``: a run with one checks no external solver."""
+BUILTIN_METHODS = {"sor": solvers.SolverSpec(
+    name="sor", pyomo_name="", classes=frozenset({solvers.ProblemClass.QP}), duals=True, extra="",
+    module="aidopt.sor", notes="successive overrelaxation sweeps (aidopt.sor)", backend="native")}
+"""Methods aidopt runs itself, named as ``solver``: a run with one checks no external solver.
+A plug-in offers one through :attr:`~.protocol.AIDProblem.native_methods`."""
 
 _quiet = logging.getLogger("aidopt.quiet")
 _quiet.propagate = False
@@ -291,8 +294,8 @@ def release(model) -> None:
     n = 10^6, m = 100, against 3.8 GB when each model is freed) or a 1 s collection per iteration.
     Deleting the components first lets reference counting free the expressions at once.
     """
-    if model is None:
-        return
+    if model is None or not hasattr(model, "component_objects"):
+        return  # nothing, or a native method's own solution object
     for component in list(model.component_objects(descend_into=False)):
         model.del_component(component)
 
@@ -337,7 +340,7 @@ class Run:
         self.start = time.perf_counter()
         self._defaults = defaults or (lambda solver: {})
         # an algorithm of aidopt's own (e.g. SOR sweeps) uses no external solver: nothing to check
-        self.spec = (None if config.solver in BUILTIN_METHODS
+        self.spec = (BUILTIN_METHODS[config.solver] if config.solver in BUILTIN_METHODS
                      else solvers.check_solver(config.solver, problem_class))
         self.n_models = 0
         self.interrupted = False

@@ -101,6 +101,9 @@ class SVMProblem(AIDProblem):
 
     needs_duals = True
     per_element_keys = ("alpha",)
+    #: ``"free"``: the offset b is not regularized (Park & Klabjan eq. 9); ``"regularized"`` adds
+    #: 1/2 b^2 (the modified SVM (1.35), :class:`~.modified_svm.ModifiedSVMProblem`)
+    bias = "free"
 
     def __init__(self, C: float = 1.0, norm: str = "l2", form: str = "auto",
                  sample_size: int | None = None, feature_weights=None):
@@ -164,15 +167,7 @@ class SVMProblem(AIDProblem):
         if len(np.unique(data.y[idx])) < 2:  # make sure both classes are in the sample
             idx = np.union1d(idx, [np.flatnonzero(data.y < 0)[0], np.flatnonzero(data.y > 0)[0]])
         sample = AggregatedSVM(data.X[idx], data.y[idx], data.s[idx] * (data.s.sum() / data.s[idx].sum()))
-        model = self.build(sample)
-        outcome = solve(model, need_duals=self.needs_duals)
-        if outcome.status == "time_limit":
-            raise TimeLimitReached("time limit reached in the initial sample SVM")
-        if not outcome.optimal:
-            raise SolverError(f"initial sample SVM failed: {outcome.status} ({outcome.message})")
-        w, b, _ = self._read(model, outcome)
-        if b is None:
-            b = 0.0
+        w, b = self._sample_plane(sample, solve)
         distance = data.X @ w + b
         labels = np.zeros(data.n, dtype=np.int64)
         offset = 0
@@ -184,6 +179,17 @@ class SVMProblem(AIDProblem):
             offset += k
         return Partition.from_labels(labels)
 
+    def _sample_plane(self, sample: AggregatedSVM, solve) -> tuple[np.ndarray, float]:
+        """``(w, b)`` of the SVM on the random sample, solved with the run's solver."""
+        model = self.build(sample)
+        outcome = solve(model, need_duals=self.needs_duals)
+        if outcome.status == "time_limit":
+            raise TimeLimitReached("time limit reached in the initial sample SVM")
+        if not outcome.optimal:
+            raise SolverError(f"initial sample SVM failed: {outcome.status} ({outcome.message})")
+        w, b, _ = self._read(model, outcome)
+        return w, 0.0 if b is None else b
+
     def aggregate(self, data, partition: Partition, previous=None) -> AggregatedSVM:
         W, (Xbar, ybar) = partition.weighted_means(data.s, data.X, data.y)
         return AggregatedSVM(Xbar, np.sign(ybar), W)
@@ -191,7 +197,8 @@ class SVMProblem(AIDProblem):
     def build(self, aggregated: AggregatedSVM, form: str | None = None):
         if self.norm == "l2":
             return svm.create_instance(
-                aggregated.X, aggregated.y, aggregated.w, self.C, form=form or self.form
+                aggregated.X, aggregated.y, aggregated.w, self.C, form=form or self.form,
+                bias=self.bias,
             )
         return lp_svm.create_instance(
             aggregated.X, aggregated.y, aggregated.w, self.C, self.norm, form=form or self.form,
@@ -216,7 +223,9 @@ class SVMProblem(AIDProblem):
 
     def evaluate(self, data, lifted: Lifted) -> float:
         hinge = np.maximum(lifted.state.slack, 0.0)
-        return (regularizer_value(lifted.solution["w"], self.norm, self.feature_weights)
+        b = lifted.solution["b"]
+        offset = 0.5 * b * b if self.bias == "regularized" else 0.0
+        return (regularizer_value(lifted.solution["w"], self.norm, self.feature_weights) + offset
                 + self.C * float(data.s @ hinge))
 
     def split(self, partition: Partition, data, lifted: Lifted) -> Split:
@@ -233,7 +242,7 @@ class SVMProblem(AIDProblem):
             data, sol["w"], sol["b"], alpha, C=self.C, norm=self.norm, tol=tol,
             feasibility_tol=feasibility_tol, method=method,
             sign_condition=None if best.split is None else best.split.holds,
-            weights=self.feature_weights,
+            weights=self.feature_weights, bias=self.bias,
         )
 
     def public_solution(self, best: Iterate, certificate: Certificate | None) -> dict:
@@ -288,7 +297,7 @@ class SVMProblem(AIDProblem):
 
 def certificate(
     data, w, b, alpha, *, C: float, norm: str, tol: float, feasibility_tol: float = 1e-6,
-    method: str = "given", sign_condition=None, weights=None,
+    method: str = "given", sign_condition=None, weights=None, bias: str = "free",
 ) -> Certificate:
     r"""Check that ``(w, b)`` is optimal for the full-data SVM, with dual vector ``alpha``.
 
@@ -320,6 +329,9 @@ def certificate(
     """
     w = np.asarray(w, dtype=float)
     f = data.X @ w + b
+    regularized = bias == "regularized"
+    if regularized and norm != "l2":
+        raise ValueError("bias='regularized' is the modified 2-norm SVM (1.35): norm must be 'l2'")
 
     def dual_value(alpha, residuals):
         g = data.X.T @ (alpha * data.y)
@@ -328,7 +340,8 @@ def certificate(
             residuals["stationarity |w - X'Dalpha|"] = float(
                 np.abs(w - g).max(initial=0.0) / max(1.0, float(np.abs(w).max(initial=0.0)))
             )
-            return total - 0.5 * float(g @ g), []
+            offset = float(alpha @ data.y) if regularized else 0.0  # b = sum alpha y in (1.37)
+            return total - 0.5 * (float(g @ g) + offset * offset), []
         if norm in ("l1", "linf"):
             if norm == "l1":  # weighted 1-norm sum r_j |w_j|: its dual ball is |g_j| <= r_j
                 t = float((np.abs(g) / (1.0 if weights is None else weights)).max(initial=0.0))
@@ -340,9 +353,11 @@ def certificate(
         residuals["stationarity |X'Dalpha|"] = stationarity
         return total, ["stationarity |X'Dalpha|"]
 
+    regularizer = regularizer_value(w, norm, weights) + (0.5 * b * b if regularized else 0.0)
     return hinge_certificate(
-        data, f, alpha, C=C, regularizer=regularizer_value(w, norm, weights), dual_value=dual_value,
+        data, f, alpha, C=C, regularizer=regularizer, dual_value=dual_value,
         tol=tol, feasibility_tol=feasibility_tol, method=method, sign_condition=sign_condition,
+        balanced=not regularized,
     )
 
 
@@ -364,14 +379,15 @@ def _rebalance(alpha, y):
 
 def hinge_certificate(
     data, f, alpha, *, C: float, regularizer: float, dual_value, tol: float,
-    feasibility_tol: float, method: str, sign_condition=None,
+    feasibility_tol: float, method: str, sign_condition=None, balanced: bool = True,
 ) -> Certificate:
-    """The checks every hinge-loss SVM certificate shares (linear and kernel).
+    r"""The checks every hinge-loss SVM certificate shares (linear and kernel).
 
     ``f`` are the decision values on the full data, ``regularizer`` the value R of the primal
     solution, ``dual_value(alpha, residuals) -> (D, checked)`` the dual objective of the
     (clipped) lifted ``alpha``; it adds its own residuals and names those that must be within
-    ``feasibility_tol`` for the bound to hold.
+    ``feasibility_tol`` for the bound to hold. ``balanced=False``: the dual has no
+    :math:`\sum_i \alpha_i y_i = 0` (the offset is regularized), so none is checked or imposed.
     """
     alpha = given = np.asarray(alpha, dtype=float)
     xi = np.maximum(1.0 - data.y * f, 0.0)
@@ -380,11 +396,14 @@ def hinge_certificate(
     excess = max(np.maximum(alpha - cap, 0.0).max(), np.maximum(-alpha, 0.0).max())
     bound = float(excess / max(1.0, cap.max()))
     alpha = np.clip(alpha, 0.0, cap)  # within rounding (checked above): make the box exact
-    balance = abs(float(alpha @ data.y)) / max(1.0, float(alpha.sum()))
-    alpha = _rebalance(alpha, data.y)  # make sum alpha y = 0 exact: the bound needs it for any b
-    residuals = {"dual bound 0<=alpha<=Cs": bound, "balance |sum alpha y|": balance}
+    residuals = {"dual bound 0<=alpha<=Cs": bound}
+    checked = ["dual bound 0<=alpha<=Cs"]
+    if balanced:
+        residuals["balance |sum alpha y|"] = abs(float(alpha @ data.y)) / max(1.0, float(alpha.sum()))
+        checked.append("balance |sum alpha y|")
+        alpha = _rebalance(alpha, data.y)  # make sum alpha y = 0 exact: the bound needs it for any b
     dual, extra_checks = dual_value(alpha, residuals)
-    checked = ["dual bound 0<=alpha<=Cs", "balance |sum alpha y|", *extra_checks]
+    checked += extra_checks
     feasible = all(residuals[key] <= feasibility_tol for key in checked)
     slack_terms = (cap - alpha) * xi + alpha * (xi - 1.0 + data.y * f)
     residuals["complementarity"] = float(max(0.0, slack_terms.max()) / max(1.0, abs(primal)))

@@ -17,7 +17,14 @@ identity on w and the constraint matrix stays sparse in the K columns)::
           balance:     sum_k y[k] alpha[k] = 0
           0 <= alpha[k] <= M c[k]
 
-Both have the same optimal value. In Pyomo's dual convention (d objective / d rhs) the dual of
+**Regularized bias** (``bias="regularized"``): the *modified* SVM (1.35) of Bradley, Mangasarian &
+Musicant adds :math:`\tfrac12 b^2` to the primal objective (their offset is :math:`\gamma = -b`).
+Its dual (1.37) has no ``balance`` row: ``b`` is a variable fixed by the row
+``offset: b - sum_k alpha[k] y[k] = 0`` and the objective loses :math:`\tfrac12 b^2` too. It is
+the problem LIBLINEAR solves (its bias is an extra feature of value 1, regularized with ``w``), and
+the bound-constrained QP that SOR (:mod:`aidopt.sor`) solves.
+
+Both forms have the same optimal value. In Pyomo's dual convention (d objective / d rhs) the dual of
 ``margin[k]`` is ``alpha[k]`` and the dual of ``balance`` is ``b`` (checked in
 ``tests/models/test_svm_models.py`` by comparing with the primal), so either form yields
 ``(w, b, alpha)``.
@@ -35,7 +42,7 @@ from pyomo.core.expr.numeric_expr import LinearExpression
 
 from ._data import abstract_rows, row_array, row_data
 
-__all__ = ["PRIMAL", "DUAL", "FORMS", "create_instance", "solution_from"]
+__all__ = ["PRIMAL", "DUAL", "FORMS", "REGULARIZED_FORMS", "BIASES", "create_instance", "solution_from"]
 
 
 def _data_declarations(name: str) -> pyo.AbstractModel:
@@ -51,8 +58,8 @@ def _half_squared_norm(w) -> pyo.Expression:
     return 0.5 * sum(w[j] ** 2 for j in w)
 
 
-def _abstract_primal() -> pyo.AbstractModel:
-    model = _data_declarations("svm_l2_primal")
+def _abstract_primal(regularized: bool) -> pyo.AbstractModel:
+    model = _data_declarations("svm_l2rb_primal" if regularized else "svm_l2_primal")
     model.w = pyo.Var(model.J, doc="normal of the separating hyperplane")
     model.b = pyo.Var(doc="offset")
     model.xi = pyo.Var(model.K, within=pyo.NonNegativeReals, doc="hinge slack")
@@ -75,14 +82,15 @@ def _abstract_primal() -> pyo.AbstractModel:
             linear_coefs=[m.M * m.c[k] for k in m.K],
             linear_vars=list(m.xi.values()),
         )
-        return _half_squared_norm(m.w) + loss
+        bias = 0.5 * m.b ** 2 if regularized else 0.0
+        return _half_squared_norm(m.w) + bias + loss
 
     model.objective = pyo.Objective(rule=objective_rule, sense=pyo.minimize)
     return model
 
 
-def _abstract_dual() -> pyo.AbstractModel:
-    model = _data_declarations("svm_l2_dual")
+def _abstract_dual(regularized: bool) -> pyo.AbstractModel:
+    model = _data_declarations("svm_l2rb_dual" if regularized else "svm_l2_dual")
     model.alpha = pyo.Var(model.K, bounds=lambda m, k: (0.0, m.M * m.c[k]), doc="dual of margin[k]")
     model.w = pyo.Var(model.J, doc="w = sum_k alpha_k y_k x_k")
 
@@ -97,30 +105,41 @@ def _abstract_dual() -> pyo.AbstractModel:
 
     model.weights = pyo.Constraint(model.J, rule=weights_rule, doc="w_j = sum_k alpha_k y_k x_kj")
 
-    def balance_rule(m):
-        body = LinearExpression(
-            constant=0.0, linear_coefs=[float(m.y[k]) for k in m.K], linear_vars=list(m.alpha.values())
-        )
-        return body == 0.0
+    if regularized:
+        model.b = pyo.Var(doc="offset b = sum_k alpha_k y_k (gamma = -b in (1.37))")
 
-    model.balance = pyo.Constraint(rule=balance_rule, doc="sum_k y_k alpha_k = 0")
+    def balance_rule(m):
+        coefs, variables = [float(m.y[k]) for k in m.K], list(m.alpha.values())
+        if regularized:
+            coefs, variables = [1.0, *(-c for c in coefs)], [m.b, *variables]
+        return LinearExpression(constant=0.0, linear_coefs=coefs, linear_vars=variables) == 0.0
+
+    if regularized:
+        model.offset = pyo.Constraint(rule=balance_rule, doc="b = sum_k y_k alpha_k")
+    else:
+        model.balance = pyo.Constraint(rule=balance_rule, doc="sum_k y_k alpha_k = 0")
 
     def objective_rule(m):
         total = LinearExpression(
             constant=0.0, linear_coefs=[1.0] * len(m.K), linear_vars=list(m.alpha.values())
         )
-        return total - _half_squared_norm(m.w)
+        bias = 0.5 * m.b ** 2 if regularized else 0.0
+        return total - _half_squared_norm(m.w) - bias
 
     model.objective = pyo.Objective(rule=objective_rule, sense=pyo.maximize)
     return model
 
 
-PRIMAL = _abstract_primal()
-DUAL = _abstract_dual()
+PRIMAL = _abstract_primal(False)
+DUAL = _abstract_dual(False)
 FORMS = {"primal": PRIMAL, "dual": DUAL}
+#: the modified SVM (1.35) / its dual (1.37): the offset regularized
+REGULARIZED_FORMS = {"primal": _abstract_primal(True), "dual": _abstract_dual(True)}
+BIASES = ("free", "regularized")
 
 
-def create_instance(X, y, c=None, M: float = 1.0, form: str = "dual") -> pyo.ConcreteModel:
+def create_instance(X, y, c=None, M: float = 1.0, form: str = "dual",
+                    bias: str = "free") -> pyo.ConcreteModel:
     """Create a concrete weighted 2-norm SVM instance from numpy data.
 
     Parameters
@@ -133,6 +152,8 @@ def create_instance(X, y, c=None, M: float = 1.0, form: str = "dual") -> pyo.Con
     M : float
         Misclassification cost (scikit-learn's ``C``).
     form : {"dual", "primal"}
+    bias : {"free", "regularized"}
+        ``"regularized"``: the modified SVM (1.35), with :math:`\tfrac12 b^2` in the objective.
 
     Returns
     -------
@@ -140,9 +161,12 @@ def create_instance(X, y, c=None, M: float = 1.0, form: str = "dual") -> pyo.Con
     """
     if form not in FORMS:
         raise ValueError(f"form must be one of {sorted(FORMS)}, got {form!r}")
+    if bias not in BIASES:
+        raise ValueError(f"bias must be one of {BIASES}, got {bias!r}")
     c = np.ones(np.shape(X)[0]) if c is None else c
     data = row_data("x", X, {"y": y, "c": c}, {"M": M})
-    return FORMS[form].create_instance(data=data)
+    forms = FORMS if bias == "free" else REGULARIZED_FORMS
+    return forms[form].create_instance(data=data)
 
 
 def solution_from(instance, duals=None):
@@ -153,12 +177,14 @@ def solution_from(instance, duals=None):
     (``None`` without duals).
     """
     w = np.array([instance.w[j].value for j in instance.J], dtype=float)
-    if instance.name == "svm_l2_primal":
+    if instance.name in ("svm_l2_primal", "svm_l2rb_primal"):
         b = float(instance.b.value)
         alpha = None
         if duals is not None:
             alpha = np.array([duals.get(instance.margin[k], 0.0) for k in instance.K], dtype=float)
         return w, b, alpha
     alpha = np.array([instance.alpha[k].value for k in instance.K], dtype=float)
+    if instance.name == "svm_l2rb_dual":
+        return w, float(instance.b.value), alpha
     b = None if duals is None else float(duals.get(instance.balance, 0.0))
     return w, b, alpha

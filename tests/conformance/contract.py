@@ -43,7 +43,9 @@ import numpy as np
 import pyomo.environ as pyo
 from aidopt.decomposition import AIDProblem, Iterate, Lifted, Partition, RunConfig, Split, solve, solve_direct
 from aidopt.decomposition.protocol import relative_gap
+from aidopt.decomposition.run import BUILTIN_METHODS
 
+import aidopt
 from aidopt import solvers
 from aidopt.results import AIDResult, Certificate, Termination
 
@@ -288,6 +290,14 @@ def _check_calls(rec: HookRecorder, size: int) -> None:
             assert r is None
         elif hook == "on_nonoptimal":
             assert isinstance(r, bool | np.bool_)
+        elif hook == "solve_native":
+            assert c.args[0] in rec.native_methods, f"solve_native called for {c.args[0]!r}"
+            assert isinstance(r, tuple) and len(r) == 2 and isinstance(r[1], solvers.SolveOutcome), \
+                f"solve_native returned {type(r).__name__}, not (solution, SolveOutcome)"
+            outcome = r[1]
+            assert outcome.bound is None or (_is_real(outcome.bound) and not math.isnan(outcome.bound))
+            if outcome.optimal and outcome.bound is not None:  # a bound never above the value
+                assert outcome.bound <= outcome.objective + 1e-9 * max(1.0, abs(outcome.objective))
 
 
 def check_history(result: AIDResult, size: int, *, tol_rel: float = 1e-9) -> None:
@@ -328,7 +338,9 @@ def check_result(result: AIDResult, solver: str) -> None:
         assert result.solver == solver, f"result.solver {result.solver!r}, ran only {solver!r}"
     else:
         assert result.solver == solver or f"retried with {result.solver}" in result.message
-    assert result.solver_version == solvers.version(result.solver)
+    expected = (f"aidopt {aidopt.__version__}" if result.solver in BUILTIN_METHODS
+                else solvers.version(result.solver))
+    assert result.solver_version == expected
 
 
 def check_plugin(problem_factory, data, solver: str, *, other_data=None, convex: bool = True,
@@ -366,7 +378,8 @@ def check_plugin(problem_factory, data, solver: str, *, other_data=None, convex:
 
     # ---- configure is the only thing a run may change on the object
     expected = problem_factory()
-    expected.configure(solvers.check_solver(solver, expected.problem_class))
+    expected.configure(BUILTIN_METHODS[solver] if solver in BUILTIN_METHODS
+                       else solvers.check_solver(solver, expected.problem_class))
     expected_vars = copy.deepcopy(vars(expected))
 
     # ---- the driver, through the recording proxy

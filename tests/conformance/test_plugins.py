@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 import pytest
-from aidopt.decomposition import AggregateOutputProblem, LADProblem, S3VMProblem, SVMProblem
+from aidopt.decomposition import (AggregateOutputProblem, LADProblem, ModifiedSVMProblem,
+                                  S3VMProblem, SVMProblem)
 from aidopt.decomposition.facility import FacilityProblem
 from aidopt.decomposition.facility_radius import FacilityRadiusProblem
 from aidopt.decomposition.kernel_svm import KernelSVMProblem
@@ -73,6 +74,10 @@ CASES = [
                  id="svm-linf-highs"),
     pytest.param(lambda: SVMProblem(C=0.5, norm="none"), svm_data, "highs", True, {}, "solver_duals",
                  id="svm-none-highs"),
+    pytest.param(lambda: ModifiedSVMProblem(C=0.5), svm_data, "sor", True, {}, "solver_duals",
+                 id="svm-l2-regularized-bias-sor"),
+    pytest.param(lambda: ModifiedSVMProblem(C=0.5), svm_data, "clarabel", True, {}, "solver_duals",
+                 id="svm-l2-regularized-bias-clarabel"),
     pytest.param(lambda: KernelSVMProblem(C=1.0, kernel="rbf"), lambda s: svm_data(s, 100), "clarabel",
                  True, {"r0": 0.05}, "solver_duals", id="kernel-rbf-clarabel"),
     pytest.param(lambda: S3VMProblem(norm="l1"), s3vm_data, "highs", False, {"r0": 0.1}, "prop5",
