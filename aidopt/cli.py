@@ -32,6 +32,44 @@ def _common_solve_args(p: argparse.ArgumentParser, **defaults) -> None:
     out.add_argument("--plot", metavar="PNG", default=None, help="write the convergence plot")
 
 
+def check_writable(path, what: str) -> None:
+    """Fail before any solve when ``path`` cannot be written: a directory, a missing or read-only
+    parent directory, or a read-only existing file (the result would be lost after the run)."""
+    import os
+    from pathlib import Path
+
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise ValueError(f"{what} {path}: is a directory, give a file name")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValueError(f"{what} {path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise ValueError(f"{what} {path}: not writable")
+
+
+def check_outputs(args) -> None:
+    """Check every output path of a parsed command line before anything runs."""
+    from pathlib import Path
+
+    check_writable(getattr(args, "output", None), "--output")
+    check_writable(getattr(args, "plot", None), "--plot")
+    models = getattr(args, "write_models", None)
+    if models is not None:
+        target = Path(models)
+        if target.exists() and not target.is_dir():
+            raise ValueError(f"--write-models {models}: exists and is not a directory")
+        existing = target
+        while not existing.exists():  # the run creates the missing directories
+            existing = existing.parent
+        import os
+
+        if not os.access(existing, os.W_OK):
+            raise ValueError(f"--write-models {models}: {existing} is not writable")
+
+
 def _options(args) -> dict:
     """The common options of a parsed command line, as ``solve_*`` keyword arguments; the CLI
     returns the best solution so far on a solver failure instead of raising."""
@@ -49,6 +87,8 @@ def _finish(result, args) -> int:
         print(f"plot written to {args.plot}")
     if not args.log:
         print(result.summary())
+    elif result.coefficients():  # the run's log showed the rest of the summary
+        print(result.coefficient_table())
     if result.termination.value == "interrupted":
         return EXIT_INTERRUPTED
     return 0 if result.certified else 1
@@ -72,6 +112,14 @@ def cmd_svm(args) -> int:
     result = solve_svm(X, y, C=args.C, norm=args.norm, kernel=args.kernel, gamma=gamma,
                        degree=args.degree, coef0=args.coef0, method=args.method, bias=args.bias,
                        **_options(args))
+    if result.solution.get("w") is not None and result.solution.get("b") is not None:
+        from aidopt.data import as_classification_data
+
+        data = as_classification_data(X, y)
+        f = data.X @ np.asarray(result.solution["w"]) + float(result.solution["b"])
+        accuracy = float(np.mean(np.where(f > 0, 1.0, -1.0) == data.y))
+        print(f"training accuracy {100 * accuracy:.2f} % (classes {data.classes.tolist()}, "
+              f"w x + b > 0 means {data.classes.tolist()[1]!r})")
     return _finish(result, args)
 
 
@@ -375,6 +423,7 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        check_outputs(args)
         return args.func(args)
     except KeyboardInterrupt:
         print("aidopt: interrupted", file=sys.stderr)

@@ -118,8 +118,15 @@ class Certificate:
                 + (f"(tol {self.feasibility_tol:g})" if required else "(reported)")
             )
         if self.sign_condition is not None:
-            name = "Prop. 5" if self.method == "prop5" else "paper's sign condition"
-            lines.append(f"  {name:<23} {'holds' if self.sign_condition else 'fails'}")
+            if self.method == "prop5":
+                lines.append(f"  {'Prop. 5':<23} {'holds' if self.sign_condition else 'fails'}")
+            elif self.sign_condition:
+                lines.append(f"  {'split condition':<23} holds (no cluster has rows on both sides: "
+                             "F = E at this solution)")
+            else:
+                lines.append(f"  {'split condition':<23} not met at this iterate"
+                             + (" (not needed: the duality gap certifies it)" if self.certified
+                                else ""))
         if self.note:
             lines.append(f"  note: {self.note}")
         return "\n".join(lines)
@@ -255,8 +262,54 @@ class AIDResult:
             plt.close(fig)
         return fig
 
+    def coefficients(self) -> list[tuple[str, float]]:
+        """The fitted linear model as ``(name, value)`` rows: ``beta`` (LAD) or ``w`` then the
+        offset ``b`` (linear SVMs), named by ``solution["feature_names"]`` (``x0, x1, ...`` when
+        absent); ``[]`` for a model without coefficients (kernel SVM, facility location)."""
+        sol = self.solution or {}
+        key = "beta" if sol.get("beta") is not None else "w" if sol.get("w") is not None else None
+        if key is None:
+            return []
+        values = np.asarray(sol[key], dtype=float).ravel()
+        names = list(sol.get("feature_names") or [])
+        if len(names) != values.size:
+            names = [f"x{j}" for j in range(values.size)]
+        rows = [(str(name), float(v)) for name, v in zip(names, values, strict=True)]
+        if key == "w" and sol.get("b") is not None:
+            rows.append(("(offset b)", float(sol["b"])))
+        return rows
+
+    def coefficient_table(self, standard_errors=None, max_rows: int = 50) -> str:
+        """The coefficients as an aligned table (R's ``summary(rq(...))`` layout), with a
+        ``std. error`` column when ``standard_errors`` (one per row of :meth:`coefficients`) are
+        given; at most ``max_rows`` rows (the largest in absolute value when there are more)."""
+        rows = self.coefficients()
+        if not rows:
+            return ""
+        se = None if standard_errors is None else np.asarray(standard_errors, dtype=float)
+        if se is not None and se.size != len(rows):
+            raise ValueError(f"{se.size} standard errors for {len(rows)} coefficients")
+        order = list(range(len(rows)))
+        hidden = 0
+        if len(rows) > max_rows:
+            order = sorted(np.argsort([-abs(v) for _, v in rows])[:max_rows].tolist())
+            hidden = len(rows) - max_rows
+        width = max(12, *(len(rows[i][0]) for i in order))
+        head = f"  {'coefficient':<{width}} {'value':>14}" + (f" {'std. error':>12}" if se is not None else "")
+        lines = ["coefficients:", head]
+        for i in order:
+            name, value = rows[i]
+            line = f"  {name:<{width}} {value:>14.6g}"
+            if se is not None:
+                line += f" {se[i]:>12.4g}"
+            lines.append(line)
+        if hidden:
+            lines.append(f"  ... {hidden} more (the {max_rows} largest in absolute value shown)")
+        return "\n".join(lines)
+
     def summary(self) -> str:
-        """A short human-readable report (termination, objective, bound, certificate)."""
+        """A short human-readable report (termination, objective, bound, certificate and, for a
+        linear model, the coefficient table)."""
         dims = ", ".join(f"{k}={v}" for k, v in (self.dimensions or {"n": self.n, "m": self.m}).items())
         lines = [
             f"aidopt {self.problem}: {dims}, solver={self.solver} "
@@ -271,6 +324,9 @@ class AIDResult:
         ]
         if self.certificate is not None:
             lines.append(self.certificate.summary())
+        table = self.coefficient_table()
+        if table:
+            lines.append(table)
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -156,6 +156,8 @@ class SORLinearResult(SORResult):
     gamma: float = 0.0
     time_limited: bool = False
     """``True`` when the run stopped because ``time_limit`` was reached (see :func:`sor_linear`)."""
+    polished: int = 0
+    """Polishing steps kept (``polish=True``, see :func:`sor_linear`)."""
 
     def decision_function(self, X) -> np.ndarray:
         """``X w - gamma``: positive on the class ``+1`` side of the plane (1.33)."""
@@ -666,9 +668,37 @@ def _g_pass(rows: _Rows, u, ub, v, n) -> tuple[float, float]:
     return res / RESIDUAL_SCALE, hinge
 
 
+#: most free components :func:`_polish` solves for (a dense ``|free| x |free|`` system)
+POLISH_MAX = 4000
+
+
+def _polish(rows: _Rows, u, ub, v):
+    """A point of the box that satisfies stationarity on the free components of ``u``.
+
+    With ``F`` the components strictly inside ``(0, ub)`` and ``v = H'u``, the bound components
+    fixed: ``H_F (v_B + H_F' u_F) = e_F`` with ``v_B = v - H_F' u_F``, i.e.
+    ``(H_F H_F') u_F = e_F - H_F v_B``, solved in the least-squares sense (minimum norm when the
+    rows of ``H_F`` are dependent) and projected onto the box. ``None`` when nothing is free or
+    too much is.
+    """
+    free = np.flatnonzero((u > 0.0) & (u < ub))
+    if free.size == 0 or free.size > POLISH_MAX or rows.source is not None:
+        return None
+    H = rows.d[free, None] * np.hstack([rows.X[free], -np.ones((free.size, 1))])
+    v_bound = v - H.T @ u[free]
+    rhs = 1.0 - H @ v_bound
+    sol = np.linalg.lstsq(H @ H.T, rhs, rcond=None)[0]
+    if not np.all(np.isfinite(sol)):
+        return None
+    trial = u.copy()
+    trial[free] = np.clip(sol, 0.0, ub[free])
+    return trial
+
+
 def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None, u0=None,
                columns=None, block_rows=BLOCK_ROWS, gap_tol=None, gap_scale=1.0, time_limit=None,
-               callback=None, order="cyclic", shrinking=False, seed=0) -> SORLinearResult:
+               callback=None, order="cyclic", shrinking=False, seed=0,
+               polish=False) -> SORLinearResult:
     """SOR for the linear SVM (1.35)/(1.37) by Remark 11 / (1.55), never forming ``M = HH'``.
 
     ``H = D[A  -e]``; the sweep keeps ``v = H'u = [A'Du; -e'Du] = [w; gamma]`` (``n + 1``
@@ -726,6 +756,14 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
         shrunk problem.
     seed : int, default 0
         Seed of the random order.
+    polish : bool, default False
+        With ``shrinking`` (an array in memory): when the active rows have settled but the exact
+        check fails, solve the stationarity equations of the components strictly inside their box
+        with the others fixed (a dense least-squares solve of size ``|free|``, skipped above
+        ``POLISH_MAX`` free components), project onto the box, and keep the point only if its
+        exact duality gap is smaller. Any point of the box is a valid iterate, so this changes
+        speed, never the bound argument. SOR's last digits converge slowly on ill-conditioned
+        duals (AID's weighted centroids); once the bounds are identified, this step is exact.
 
     Returns
     -------
@@ -766,6 +804,9 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
     rows = _Rows(A, d, columns, int(block_rows))
     m, n = rows.m, rows.n
     active_set = order == "random" or bool(shrinking)
+    if not isinstance(polish, bool | np.bool_):
+        raise ValueError(f"polish must be True or False, got {polish!r}")
+    polish = bool(polish) and bool(shrinking)
     if active_set and rows.source is not None:
         raise ValueError("order='random' and shrinking=True need A in memory (a NumPy array); a "
                          "streamed source is swept in row order")
@@ -812,6 +853,7 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
         active = np.arange(m, dtype=np.int64)
     n_active, pg_hi, pg_lo, pg_tol = m, np.inf, -np.inf, 0.1
     passes = 0.0  # rows visited / m: the work done, which schedules the exact checks
+    polished = 0  # polishing steps kept
     while not done and sweeps < max_sweeps:
         est = 0.0
         settled = False  # the active rows' projected gradients agree to pg_tol
@@ -854,6 +896,21 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
             if callback is not None:
                 callback(sweeps, float(res), primal, dual)
             done = stop_now(res, primal, dual)
+            if not done and settled and polish:
+                trial = _polish(rows, u, ub, v)
+                if trial is not None:
+                    kept = u.copy()
+                    u[:] = trial
+                    v2, res2, hinge2 = exact()
+                    primal2, dual2 = values(v2, hinge2)
+                    if primal2 - dual2 < primal - dual:  # a better point of the box: keep it
+                        v, res, hinge, primal, dual = v2, res2, hinge2, primal2, dual2
+                        polished += 1
+                        if callback is not None:
+                            callback(sweeps, float(res), primal, dual)
+                        done = stop_now(res, primal, dual)
+                    else:
+                        u[:] = kept
             if by_residual and res > tol:
                 theta = max(theta / 2.0, 1.0 / 16.0)
             next_gap = passes + min(50, max(1, int(passes) // 10))
@@ -875,7 +932,8 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
     return SORLinearResult(u=u, sweeps=sweeps, residual=float(res), objective=0.5 * quad - esum,
                            converged=bool(res <= tol), seconds=time.perf_counter() - t0,
                            primal=primal, dual=dual, gap=primal - dual,
-                           w=v[:n].copy(), gamma=float(v[n]), time_limited=time_limited)
+                           w=v[:n].copy(), gamma=float(v[n]), time_limited=time_limited,
+                           polished=polished)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -918,8 +976,8 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
         ``solver_options``: only ``{"omega": w}``, the relaxation factor in ``(0, 2)``
         (default 1). ``seed``, ``aid``, ``r0``, ``threads``, ``tee``, ``write_models``,
         ``fallback`` and ``raise_on_failure`` have no effect; ``solver_options`` may also set
-        ``order`` (``"cyclic"``, the default, or ``"random"``) and ``shrinking`` (default
-        ``True``: measured several times faster, docs/sor.md) of :func:`sor_linear`.
+        ``order`` (``"cyclic"``, the default, or ``"random"``), ``shrinking`` and ``polish``
+        (both default ``True``: measured faster, docs/sor.md) of :func:`sor_linear`.
 
     Returns
     -------
@@ -958,13 +1016,14 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
         raise ValueError(f"method='sor' runs aidopt's own SOR sweeps, not an external solver: "
                          f"solver must be None or 'sor', got {config.solver!r}")
     config.solver = "sor"
-    unknown = sorted(set(config.solver_options) - {"omega", "order", "shrinking"})
+    unknown = sorted(set(config.solver_options) - {"omega", "order", "shrinking", "polish"})
     if unknown:
-        raise ValueError("method='sor' takes solver_options 'omega', 'order' and 'shrinking', "
-                         f"got {unknown}")
+        raise ValueError("method='sor' takes solver_options 'omega', 'order', 'shrinking' and "
+                         f"'polish', got {unknown}")
     omega = _check_omega(config.solver_options.get("omega", 1.0))
     order = config.solver_options.get("order", "cyclic")
     shrinking = config.solver_options.get("shrinking", True)
+    polish = config.solver_options.get("polish", True)
     max_sweeps = SVM_MAX_SWEEPS if config.max_iter is None else int(config.max_iter)
     data = as_classification_data(X, y, sample_weight)
     used, keep = data.without_zero_weights()
@@ -990,7 +1049,8 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
                     Column("rel gap", 10, ".2e")])
         res = sor_linear(used.X, used.y, float(C), omega=omega, tol=0.0, max_sweeps=max_sweeps,
                          weights=weights, gap_tol=config.tol, time_limit=config.time_limit,
-                         callback=progress, order=order, shrinking=shrinking, seed=config.seed)
+                         callback=progress, order=order, shrinking=shrinking, seed=config.seed,
+                         polish=polish)
         if history and history[-1].t != printed[0]:  # the last row, when not printed yet
             last = history[-1]
             run.row(last.t, last.info["residual"], last.E_t, last.lower_bound, last.gap)

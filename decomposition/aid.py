@@ -202,9 +202,30 @@ class _Loop:
             run.write(model)
             release(model)
         with run.timed("solve"):
-            return self.problem.solve_native(method, agg, previous, partition,
-                                             tol=self.config.tol, time_limit=run.remaining(),
-                                             options=dict(self.config.solver_options))
+            solution, outcome = self.problem.solve_native(
+                method, agg, previous, partition, tol=self.config.tol, time_limit=run.remaining(),
+                options=dict(self.config.solver_options))
+        if (outcome.optimal or outcome.status in ("time_limit", "interrupted")
+                or not self.config.fallback):
+            return solution, outcome
+        for solver, form in self.problem.fallbacks(method):  # a Pyomo solver on the same problem
+            if solvers.availability(solver) not in ("full", "limited"):
+                continue
+            with run.timed("build"):
+                model = self.problem.build(agg, form=form)
+            try:
+                with run.timed("solve"):
+                    retry = run.solve(model, need_duals=self.problem.needs_duals, solver=solver)
+            except solvers.SolverError as exc:
+                run.log.warning("retry with %s failed: %s", solver, exc)
+                release(model)
+                continue
+            run.note(f"{method} returned {outcome.status} ({outcome.message}); retried with "
+                     f"{solver}" + (f" ({form} form)" if form else "") + f": {retry.status}")
+            if retry.optimal:
+                return model, retry
+            release(model)
+        return solution, outcome
 
     def _incumbent(self, t, model, outcome, partition, agg) -> None:
         """A solve stopped early with a feasible point the plug-in accepts: keep it as a

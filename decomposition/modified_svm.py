@@ -51,10 +51,11 @@ __all__ = ["ModifiedSVMProblem", "SOR_OPTIONS"]
 
 #: ``solver_options`` of ``solver="sor"``: relaxation factor, the aggregated solves' relative gap
 #: (default ``tol / 4``), the sweep limit per solve, and :func:`aidopt.sor.sor_linear`'s row
-#: order (default ``"cyclic"``) and shrinking (default ``True``)
-SOR_OPTIONS = ("omega", "gap_tol", "max_sweeps", "order", "shrinking")
-#: default sweep limit of one aggregated solve (a sweep over |K| centroids costs O(|K| m))
-MAX_SWEEPS = 100_000
+#: order (default ``"cyclic"``), shrinking and polishing (both default ``True``)
+SOR_OPTIONS = ("omega", "gap_tol", "max_sweeps", "order", "shrinking", "polish")
+#: default sweep limit of one aggregated solve (a full sweep over |K| centroids costs O(|K| m);
+#: with shrinking most sweeps visit only the few rows off their bounds)
+MAX_SWEEPS = 1_000_000
 #: relative duality gap of the SOR solve on the random sample that gives the initial hyperplane
 SAMPLE_GAP = 1e-4
 
@@ -84,6 +85,13 @@ class ModifiedSVMProblem(SVMProblem):
             solver_spec is not None and solver_spec.name in self.native_methods) else None
 
     # ----------------------------------------------------------------- SOR
+    def fallbacks(self, solver: str) -> list[tuple[str, str | None]]:
+        """After an SOR solve that missed its gap within ``max_sweeps``: Clarabel on the dual
+        form of the same aggregated problem; for a Pyomo solver, :class:`~.svm.SVMProblem`'s."""
+        if solver in self.native_methods:
+            return [("clarabel", "dual")]
+        return super().fallbacks(solver)
+
     def solve_native(self, method, aggregated: AggregatedSVM, previous: Iterate | None, partition,
                      *, tol, time_limit, options) -> tuple[object, SolveOutcome]:
         """SOR (1.55) on the aggregated dual (1.37), warm-started from ``previous``."""
@@ -129,11 +137,12 @@ def sor_options(options: dict, tol: float) -> dict:
     if isinstance(max_sweeps, bool) or not isinstance(max_sweeps, numbers.Integral) or max_sweeps < 1:
         raise ValueError(f"solver_options max_sweeps must be a positive integer, got {max_sweeps!r}")
     return {"omega": omega, "gap_tol": float(gap_tol), "max_sweeps": int(max_sweeps),
-            "order": options.get("order", "cyclic"), "shrinking": options.get("shrinking", True)}
+            "order": options.get("order", "cyclic"), "shrinking": options.get("shrinking", True),
+            "polish": options.get("polish", True)}
 
 
 def _sor(aggregated: AggregatedSVM, C, *, omega, gap_tol, max_sweeps, time_limit, u0=None,
-         scale=1.0, order="cyclic", shrinking=True):
+         scale=1.0, order="cyclic", shrinking=True, polish=True):
     """:func:`aidopt.sor.sor_linear` on weighted rows, as ``(result, SolveOutcome)``."""
     from aidopt import __version__
     from aidopt.sor import sor_linear
@@ -142,7 +151,7 @@ def _sor(aggregated: AggregatedSVM, C, *, omega, gap_tol, max_sweeps, time_limit
         raise solvers.TimeLimitReached("time limit reached before the SOR solve")
     res = sor_linear(aggregated.X, aggregated.y, C, omega=omega, tol=0.0, max_sweeps=max_sweeps,
                      weights=aggregated.w, u0=u0, gap_tol=gap_tol, gap_scale=scale,
-                     time_limit=time_limit, order=order, shrinking=shrinking)
+                     time_limit=time_limit, order=order, shrinking=shrinking, polish=polish)
     gap = res.gap / max(scale, abs(res.primal))
     if np.isfinite(gap) and gap <= gap_tol:
         status = SolveStatus.OPTIMAL
@@ -153,6 +162,7 @@ def _sor(aggregated: AggregatedSVM, C, *, omega, gap_tol, max_sweeps, time_limit
     outcome = SolveOutcome(
         status, res.primal, None, True, "sor", f"aidopt {__version__}", res.seconds,
         f"{res.sweeps} sweeps, relative gap {gap:.2e} (stop at {gap_tol:.2e})",
-        extra={"sweeps": res.sweeps, "residual": res.residual}, bound=res.dual,
+        extra={"sweeps": res.sweeps, "residual": res.residual, "polished": res.polished},
+        bound=res.dual,
     )
     return res, outcome

@@ -86,11 +86,14 @@ def test_direct_steps_after_the_first_are_warm_re_solves():
             lines.append(record.getMessage())
 
     handler = Keep()
-    logging.getLogger("aidopt").addHandler(handler)
+    logger = logging.getLogger("aidopt")
+    logger.addHandler(handler)  # a user's own logging configuration: handler and level
+    logger.setLevel(logging.INFO)
     try:
         aidopt.solve_fsv(X, y, nu=0.1, aid=False, log=True)
     finally:
-        logging.getLogger("aidopt").removeHandler(handler)
+        logger.removeHandler(handler)
+        logger.setLevel(logging.NOTSET)
     rows = [line for line in lines if line.strip().split(" ")[0].isdigit()]
     assert "cold highs" in rows[0] and all("warm highs" in r for r in rows[1:])
 

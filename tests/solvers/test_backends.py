@@ -3,6 +3,7 @@ probes once per process."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 import pyomo.environ as pyo
@@ -98,7 +99,34 @@ class _NoOptions:
         raise AssertionError
 
 
-def test_legacy_limits_are_passed_or_warned(caplog):
+class _Caplog:
+    """A minimal stand-in for pytest's ``caplog`` (its plugin is off in this suite, see
+    pyproject.toml): collects the records of one logger at a level."""
+
+    def __init__(self):
+        self.records = []
+
+    @contextlib.contextmanager
+    def at_level(self, level, logger):
+        log = logging.getLogger(logger)
+        handler = logging.Handler(level)
+        handler.emit = self.records.append
+        old = log.level
+        log.addHandler(handler)
+        log.setLevel(level)
+        try:
+            yield
+        finally:
+            log.removeHandler(handler)
+            log.setLevel(old)
+
+    @property
+    def text(self):
+        return "\n".join(r.getMessage() for r in self.records)
+
+
+def test_legacy_limits_are_passed_or_warned():
+    caplog = _Caplog()
     options, kwargs = apply_legacy_limits(_NoOptions(), "cplex_direct", 5.0, 2)
     assert options == {"timelimit": 5.0, "threads": 2} and kwargs == {}
     options, kwargs = apply_legacy_limits(_NoOptions(), "gurobi_direct", 5.0, 2)
@@ -110,7 +138,8 @@ def test_legacy_limits_are_passed_or_warned(caplog):
     assert "time_limit=5.0 was not passed" in text and "threads=2 was not passed" in text
 
 
-def test_legacy_shell_solver_gets_pyomo_timelimit(caplog):
+def test_legacy_shell_solver_gets_pyomo_timelimit():
+    caplog = _Caplog()
     with caplog.at_level(logging.WARNING, logger="aidopt.solvers"):
         opt = pyo.SolverFactory("glpk")
         options, kwargs = apply_legacy_limits(opt, "glpk", 5.0, None)

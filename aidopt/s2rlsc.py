@@ -1,0 +1,1349 @@
+r"""Semi- and unsupervised regularized least-squares classification by recurrent local search
+(S²RLSC; Gieseke, Kramer, Airola & Pahikkala 2012), with an exact MIQP for small problems.
+
+Notation of the paper. ``n = l + u`` points, the first kind labelled (:math:`y'_i`), the second
+unlabelled; labels :math:`y \in \{-1, +1\}^n`; kernel matrix K; diagonal
+:math:`D` with :math:`D_{ii} = \sqrt{1/l}` on labelled and :math:`\sqrt{\lambda'/u}` on unlabelled
+points (problem (10)), or :math:`\sqrt{1/u}` everywhere in the unsupervised case (problem (7),
+maximum margin clustering). For fixed labels
+
+.. math:: J_2(c, y) = (Dy - DKc)'(Dy - DKc) + \lambda c'Kc
+
+is minimised by :math:`c^* = DGDy`, :math:`G = (DKD + \lambda I)^{-1}` (eq. 12), and with the
+eigendecomposition :math:`\bar K = DKD = V \Lambda V'`, :math:`\tilde\Lambda = (\Lambda + \lambda
+I)^{-1}` the fitness is (eq. 13)
+
+.. math:: F(y) = \min_c J_2(c, y) = y'D D y - y'DV \Lambda\tilde\Lambda V'Dy
+          = (1 + \lambda') - s' \Omega s, \qquad s = V'Dy, \quad \Omega = \Lambda\tilde\Lambda,
+
+(``1`` instead of :math:`1 + \lambda'` in the unsupervised case, eq. 16). Flipping coordinate j
+changes ``s`` by :math:`-2 y_j D_{jj} V_{j\cdot}'`, so every fitness evaluation of the search costs
+O(r) with r the number of kept eigenvalues: O(n) for the full kernel (Theorem 1) and O(r) for the
+Nyström approximation :math:`\tilde K = K_R' K_{R,R}^{-1} K_R` with r landmarks (eq. 14,
+Theorem 2, Appendix 1).
+
+The labels must satisfy the balance band :math:`|\frac1u \sum_{i \in U} \max(0, y_i) - b_c| <
+\varepsilon` (:class:`Band`). The searches are the :math:`(\mu+\nu)`-EA of Algorithm 2 and the
+(1+1)-EA with round-robin coordinates (section 4.2.1.2), restarted and the best kept
+(:func:`local_search`); their inner loops are numba kernels. Beyond the paper:
+
+* :func:`solve_miqp` -- after eliminating c, :math:`F(y) = y'My` with M positive definite, so the
+  labelling problem is a convex MIQP (:mod:`aidopt.models.s2rlsc`), solved exactly for small u;
+* :func:`aggregated_start` -- an AID-style warm start: the unlabelled points clustered, the
+  clusters sharing a label, a weighted RLSC fitness on the cluster representatives searched in
+  O(l + k) per flip, its labels lifted to the points.
+
+Public entry points: :func:`solve_s2rlsc` (returns :class:`S2RLSCResult`), the estimator
+:class:`aidopt.s2rlsc_estimator.S2RLSCClassifier`, the CLI ``aidopt s2rlsc``; docs/s2rlsc.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numba
+import numpy as np
+
+from aidopt.data import _check_finite, _rows
+from aidopt.decomposition.run import RunConfig, common_options
+from aidopt.results import Termination, _json_safe
+
+__all__ = [
+    "SEARCHES",
+    "METHODS",
+    "KERNELS",
+    "RANK_TOL",
+    "Band",
+    "RLSCFitness",
+    "SearchOutcome",
+    "S2RLSCResult",
+    "kernel_function",
+    "rbf_scale",
+    "local_search",
+    "aggregated_start",
+    "nystrom_fitness",
+    "solve_miqp",
+    "solve_s2rlsc",
+]
+
+SEARCHES = ("mu+nu", "1+1")
+"""``"mu+nu"``: the (μ+ν)-EA of Algorithm 2; ``"1+1"``: the (1+1)-EA with round-robin flips."""
+METHODS = ("search", "exact")
+KERNELS = ("linear", "rbf")
+RANK_TOL = 1e-12
+"""Eigenvalues of :math:`\\bar K` below ``RANK_TOL`` times the largest are dropped (below the
+rounding noise of the eigensolver); the fitness then changes by at most
+``RANK_TOL * max(eig) / lam * (1 + lam')``."""
+PSD_TOL = 1e-8
+"""A kernel matrix with an eigenvalue below ``-PSD_TOL`` times the largest is refused (not a
+Mercer kernel on these points); smaller negative values are rounding and are set to 0."""
+_BAND_TOL = 1e-9  # band decisions on counts: |k - u b_c| < u eps - _BAND_TOL max(1, u)
+_NO_MOVE = -2  # _mutate: no valid mutation of this coordinate
+_ACCEPT_RTOL = 1e-12  # a move must lower F by more than this times (1 + lam') to count
+
+
+# ----------------------------------------------------------------------------------------------
+# the balance band
+
+
+@dataclass(frozen=True)
+class Band:
+    """The balance constraint :math:`|\\frac1u \\sum_{i \\in U} \\max(0, y_i) - b_c| <
+    \\varepsilon` of (5), (7), (8), (10), as the integer range of the count k of +1 labels.
+
+    The inequality is strict as in the paper and decided with a tolerance that keeps decimal
+    boundaries out (u = 10, b_c = 0.5, ε = 0.1: k = 4 has :math:`|0.4 - 0.5| = 0.1`, not
+    < 0.1, although the floating-point difference is 0.0999...).
+
+    Attributes
+    ----------
+    u : int
+        Number of unlabelled points.
+    b_c, eps : float
+    k_lo, k_hi : int
+        Every admissible count k satisfies ``k_lo <= k <= k_hi`` and every such k is admissible.
+    """
+
+    u: int
+    b_c: float
+    eps: float
+    k_lo: int
+    k_hi: int
+
+    @classmethod
+    def of(cls, u: int, b_c: float, eps: float) -> Band:
+        """The band for ``u`` unlabelled points; ``ValueError`` when no count is admissible."""
+        k = np.arange(u + 1)
+        inside = np.abs(k - u * b_c) < u * eps - _BAND_TOL * max(1, u)
+        if not inside.any():
+            raise ValueError(
+                f"the balance band |k/u - b_c| < eps admits no count k of +1 labels for u={u}, "
+                f"b_c={b_c:g}, eps={eps:g} (k/u moves in steps of 1/u = {1 / u:.3g}); widen eps")
+        return cls(int(u), float(b_c), float(eps), int(k[inside].min()), int(k[inside].max()))
+
+    def contains(self, count: float) -> bool:
+        return self.k_lo - _BAND_TOL <= count <= self.k_hi + _BAND_TOL
+
+    def to_dict(self) -> dict:
+        return {"u": self.u, "b_c": self.b_c, "eps": self.eps, "k_lo": self.k_lo, "k_hi": self.k_hi}
+
+
+# ----------------------------------------------------------------------------------------------
+# the fitness (11)-(13) and its Nyström variant (14)
+
+
+class RLSCFitness:
+    r"""The closed-form fitness :math:`F(y) = \min_c J(c, y) = \|Dy\|^2 - s'\Omega s`,
+    :math:`s = V'Dy` (eq. 13 / 16), for a fixed kernel matrix (or its Nyström approximation).
+
+    Parameters
+    ----------
+    V : ndarray (n, r)
+        Orthonormal eigenvectors of :math:`\bar K = DKD` with positive eigenvalues ``eig``.
+    eig : ndarray (r,)
+        The eigenvalues :math:`\Lambda` (descending).
+    d : ndarray (n,)
+        Diagonal of D.
+    lam : float
+        :math:`\lambda > 0`.
+
+    Use :meth:`from_kernel` (full K, Theorem 1) or :meth:`from_factor` (``K = L L'``, e.g. the
+    Nyström factor, Theorem 2).
+    """
+
+    def __init__(self, V, eig, d, lam: float):
+        self.V = np.ascontiguousarray(V, dtype=float)
+        self.eig = np.asarray(eig, dtype=float)
+        self.d = np.asarray(d, dtype=float)
+        self.lam = float(lam)
+        self.omega = self.eig / (self.eig + self.lam)
+        self.const = float(self.d @ self.d)
+
+    @property
+    def n(self) -> int:
+        return self.V.shape[0]
+
+    @property
+    def r(self) -> int:
+        return self.V.shape[1]
+
+    @classmethod
+    def from_kernel(cls, K, d, lam: float, rank_tol: float = RANK_TOL) -> RLSCFitness:
+        """Eigendecomposition of :math:`DKD` (O(n³), Theorem 1)."""
+        d = np.asarray(d, dtype=float)
+        Kbar = d[:, None] * np.asarray(K, dtype=float) * d[None, :]
+        eig, V = np.linalg.eigh(0.5 * (Kbar + Kbar.T))
+        top = max(float(np.abs(eig).max(initial=0.0)), np.finfo(float).tiny)
+        if eig.min(initial=0.0) < -PSD_TOL * top:
+            raise ValueError(
+                f"the kernel matrix is not positive semidefinite on these points (eigenvalue "
+                f"{eig.min():.3g} of DKD against a largest {top:.3g}): S2RLSC needs a Mercer kernel")
+        keep = np.flatnonzero(eig > rank_tol * top)[::-1]
+        return cls(V[:, keep], eig[keep], d, lam)
+
+    @classmethod
+    def from_factor(cls, L, d, lam: float, rank_tol: float = RANK_TOL) -> RLSCFitness:
+        """For ``K = L L'`` (L n x r): the thin SVD of ``DL`` gives the eigenpairs of
+        :math:`\\bar K` in O(n r²) (Appendix 1 with ``L = K_R' B``)."""
+        d = np.asarray(d, dtype=float)
+        U, sv, _ = np.linalg.svd(d[:, None] * np.asarray(L, dtype=float), full_matrices=False)
+        eig = sv * sv
+        keep = eig > rank_tol * max(float(eig.max(initial=0.0)), np.finfo(float).tiny)
+        return cls(U[:, keep], eig[keep], d, lam)
+
+    def with_lam(self, lam: float) -> RLSCFitness:
+        """The same kernel and D with another :math:`\\lambda` (no new decomposition)."""
+        return type(self)(self.V, self.eig, self.d, lam)
+
+    def s(self, y) -> np.ndarray:
+        """:math:`s = V'Dy`, the auxiliary vector the flips update (eq. 13)."""
+        return self.V.T @ (self.d * np.asarray(y, dtype=float))
+
+    def __call__(self, y) -> float:
+        """F(y), eq. (13) / (16)."""
+        s = self.s(y)
+        return float(self.const - self.omega @ (s * s))
+
+    def coefficients(self, y) -> np.ndarray:
+        r""":math:`c^* = DGDy` (eq. 12), computed as :math:`\frac1\lambda D(Dy - V\Omega s)`."""
+        ybar = self.d * np.asarray(y, dtype=float)
+        s = self.V.T @ ybar
+        return self.d * (ybar - self.V @ (self.omega * s)) / self.lam
+
+    def decision(self, y) -> np.ndarray:
+        r"""The training decision values :math:`Kc^* = D^{-1} V \Omega s` (the kernel as used:
+        :math:`\tilde K` under Nyström)."""
+        return (self.V @ (self.omega * self.s(y))) / self.d
+
+    def matrix(self) -> np.ndarray:
+        r""":math:`M = D(I - V\Omega V')D = \lambda D G D` with :math:`F(y) = y'My` (n x n)."""
+        VW = self.V * self.omega
+        M = -(VW @ self.V.T)
+        M[np.diag_indices_from(M)] += 1.0
+        M *= self.d[:, None]
+        M *= self.d[None, :]
+        return 0.5 * (M + M.T)
+
+    def factor(self) -> np.ndarray:
+        """``L`` (n x r) with ``K = L L'`` for the kept eigenpairs: :math:`D^{-1} V \\Lambda^{1/2}`."""
+        return (self.V * np.sqrt(self.eig)) / self.d[:, None]
+
+
+def _objective_J(K, d, lam, c, y) -> float:
+    """:math:`J(c, y) = \\|D(y - Kc)\\|^2 + \\lambda c'Kc` written out (tests, docs)."""
+    res = d * (y - K @ c)
+    return float(res @ res + lam * c @ K @ c)
+
+
+# ----------------------------------------------------------------------------------------------
+# kernels
+
+
+def rbf_scale(X) -> float:
+    r"""The paper's scale s: :math:`\sqrt{\sum_k (\max_i x_{ik} - \min_i x_{ik})^2}`, a rough
+    estimate of the largest distance between two points (section 4.2.1.1)."""
+    X = np.asarray(X, dtype=float)
+    return float(np.sqrt(((X.max(axis=0) - X.min(axis=0)) ** 2).sum()))
+
+
+#: default RBF width: sigma = DEFAULT_SIGMA_FACTOR * rbf_scale(X) (one of the paper's grid values)
+DEFAULT_SIGMA_FACTOR = 0.1
+
+
+def kernel_function(kernel="linear", sigma: float | None = None, X=None):
+    r"""``K(A, B)`` for ``"linear"`` (17), ``"rbf"`` (18)
+    :math:`\exp(-\|a - b\|^2 / (2\sigma^2))` or a callable.
+
+    ``sigma=None`` with ``"rbf"`` is ``DEFAULT_SIGMA_FACTOR * rbf_scale(X)`` (0.1 s, the
+    smallest value of the paper's grid {0.1, 0.5, 1, 5, 10} s).
+    """
+    from aidopt.gsvm import kernel_function as named
+
+    if callable(kernel):
+        if sigma is not None:
+            raise ValueError("sigma is the width of kernel='rbf'; bind the parameters of a "
+                             "callable kernel yourself")
+        return kernel
+    if kernel == "linear":
+        if sigma is not None:
+            raise ValueError("sigma is the width of kernel='rbf'; the linear kernel has none")
+        return named("linear")
+    if kernel == "rbf":
+        if sigma is None:
+            sigma = DEFAULT_SIGMA_FACTOR * rbf_scale(X)
+            if not sigma > 0:
+                raise ValueError("all points coincide: the default RBF width 0.1 s is 0; pass sigma")
+        return named("rbf", gamma=1.0 / (2.0 * float(sigma) ** 2))
+    raise ValueError(f"kernel must be one of {KERNELS} or a callable K(A, B), got {kernel!r}")
+
+
+def _symmetric_kernel(kfun, A) -> np.ndarray:
+    from aidopt.gsvm import kernel_matrix
+
+    K = kernel_matrix(kfun, A, A)
+    scale = max(float(np.abs(K).max(initial=0.0)), np.finfo(float).tiny)
+    if np.abs(K - K.T).max(initial=0.0) > 1e-10 * scale:
+        raise ValueError("the kernel matrix K(X, X) is not symmetric: S2RLSC needs a Mercer kernel")
+    return 0.5 * (K + K.T)
+
+
+def nystrom_fitness(kfun, X, d, lam: float, landmarks, rank_tol: float = RANK_TOL):
+    r"""The Nyström fitness (eq. 14, Appendix 1) on the landmarks R.
+
+    :math:`K_{R,R} = Q \Theta Q'` (eigenvalues below ``rank_tol`` of the largest dropped: the
+    pseudo-inverse, so duplicate or dependent landmarks are harmless), :math:`B = Q
+    \Theta^{-1/2}` (:math:`BB' = K_{R,R}^+`), :math:`L = K_R' B` (n x r) with
+    :math:`\tilde K = LL'`.
+
+    Returns
+    -------
+    fitness : RLSCFitness
+    B : ndarray (r, r')
+        Prediction: :math:`f(x) = k_R(x)' B L' c`.
+    L : ndarray (n, r')
+    """
+    from aidopt.gsvm import kernel_matrix
+
+    landmarks = np.asarray(landmarks, dtype=np.int64)
+    K_nR = kernel_matrix(kfun, X, X[landmarks])
+    K_RR = K_nR[landmarks]
+    if np.abs(K_RR - K_RR.T).max(initial=0.0) > 1e-10 * max(float(np.abs(K_RR).max()), 1e-300):
+        raise ValueError("the kernel matrix on the landmarks is not symmetric: S2RLSC needs a "
+                         "Mercer kernel")
+    theta, Q = np.linalg.eigh(0.5 * (K_RR + K_RR.T))
+    top = max(float(np.abs(theta).max(initial=0.0)), np.finfo(float).tiny)
+    if theta.min() < -PSD_TOL * top:
+        raise ValueError(f"the kernel matrix on the landmarks is not positive semidefinite "
+                         f"(eigenvalue {theta.min():.3g} against {top:.3g})")
+    keep = theta > rank_tol * top
+    B = Q[:, keep] / np.sqrt(theta[keep])
+    L = K_nR @ B
+    return RLSCFitness.from_factor(L, d, lam, rank_tol), B, L
+
+
+# ----------------------------------------------------------------------------------------------
+# numba kernels of the searches
+
+
+@numba.njit(cache=True)
+def _seed(seed):  # pragma: no cover - compiled
+    np.random.seed(seed)
+
+
+@numba.njit(cache=True)
+def _mutate(y, free, cw, j, count, nplus, k_lo, k_hi):  # pragma: no cover - compiled
+    """The valid mutation that flips free position ``j``: ``(q, count', nplus')``.
+
+    ``q = -1``: flip j alone. When that leaves the band, flip j and a uniformly random free
+    position q of the opposite label (a swap: the count of +1 labels changes by the difference of
+    the two weights, 0 for points). ``q = _NO_MOVE``: no valid mutation (no such partner, or a
+    weighted swap that still leaves the band).
+    """
+    u = free.shape[0]
+    yj = y[free[j]]
+    c1 = count - yj * cw[j]
+    n1 = nplus - 1 if yj > 0 else nplus + 1
+    if c1 >= k_lo - 1e-9 and c1 <= k_hi + 1e-9:
+        return -1, c1, n1
+    available = nplus if yj < 0 else u - nplus  # free positions labelled -yj
+    if available <= 0:
+        return _NO_MOVE, count, nplus
+    while True:
+        q = np.random.randint(0, u)
+        if y[free[q]] == -yj:
+            break
+    c2 = c1 + yj * cw[q]  # y_q = -yj flips to yj
+    n2 = n1 + 1 if yj > 0 else n1 - 1
+    if c2 >= k_lo - 1e-9 and c2 <= k_hi + 1e-9:
+        return q, c2, n2
+    return _NO_MOVE, count, nplus
+
+
+@numba.njit(cache=True)
+def _delta(V, omega, d, y, s, i, p, naive, M, F, tmp):  # pragma: no cover - compiled
+    """F(y with i (and p >= 0) flipped) - F(y).
+
+    Closed form (Theorem 1 / 2): with :math:`t = -2 y_i d_i V_i (- 2 y_p d_p V_p)`,
+    :math:`F' - F = -\\sum_k \\omega_k t_k (2 s_k + t_k)`, O(r). ``naive``: the paper's
+    baseline of Fig. 8, :math:`F' = y'My` recomputed from the stored n x n matrix, O(n²).
+    """
+    if naive:
+        n = y.shape[0]
+        for k in range(n):
+            tmp[k] = y[k]
+        tmp[i] = -tmp[i]
+        if p >= 0:
+            tmp[p] = -tmp[p]
+        total = 0.0
+        for a in range(n):
+            row = 0.0
+            for b in range(n):
+                row += M[a, b] * tmp[b]
+            total += tmp[a] * row
+        return total - F
+    r = V.shape[1]
+    ai = -2.0 * y[i] * d[i]
+    ap = -2.0 * y[p] * d[p] if p >= 0 else 0.0
+    total = 0.0
+    if p >= 0:
+        for k in range(r):
+            t = ai * V[i, k] + ap * V[p, k]
+            total += omega[k] * t * (2.0 * s[k] + t)
+    else:
+        for k in range(r):
+            t = ai * V[i, k]
+            total += omega[k] * t * (2.0 * s[k] + t)
+    return -total
+
+
+@numba.njit(cache=True)
+def _apply(V, d, y, s, i, p):  # pragma: no cover - compiled
+    """Flip i (and p >= 0) and update :math:`s = V'Dy` in O(r)."""
+    r = V.shape[1]
+    ai = -2.0 * y[i] * d[i]
+    for k in range(r):
+        s[k] += ai * V[i, k]
+    y[i] = -y[i]
+    if p >= 0:
+        ap = -2.0 * y[p] * d[p]
+        for k in range(r):
+            s[k] += ap * V[p, k]
+        y[p] = -y[p]
+
+
+@numba.njit(cache=True)
+def _one_plus_one(V, omega, d, free, cw, k_lo, k_hi, y, s, state, patience, max_steps, budget,
+                  thr, naive, M, tmp):  # pragma: no cover - compiled
+    """The (1+1)-EA with round-robin coordinates, at most ``budget`` steps per call.
+
+    ``state = [F, count, nplus, position, steps since the last improvement, steps, evaluations]``
+    is read and written back, so a run continues across calls (the caller checks the clock in
+    between). A step mutates the next free coordinate (:func:`_mutate`) and keeps the result when
+    F decreases by more than ``thr``. Returns True when the run is over (``patience``
+    non-improving steps in a row, or ``max_steps``).
+    """
+    F = state[0]
+    count = state[1]
+    nplus = np.int64(state[2])
+    pos = np.int64(state[3])
+    since = np.int64(state[4])
+    steps = np.int64(state[5])
+    evals = np.int64(state[6])
+    u = free.shape[0]
+    done = 0
+    while since < patience and steps < max_steps and done < budget:
+        j = pos
+        pos += 1
+        if pos == u:
+            pos = 0
+        steps += 1
+        done += 1
+        q, c2, n2 = _mutate(y, free, cw, j, count, nplus, k_lo, k_hi)
+        if q == _NO_MOVE:
+            since += 1
+            continue
+        i = free[j]
+        p = free[q] if q >= 0 else -1
+        delta = _delta(V, omega, d, y, s, i, p, naive, M, F, tmp)
+        evals += 1
+        if delta < -thr:
+            _apply(V, d, y, s, i, p)
+            F += delta
+            count = c2
+            nplus = n2
+            since = 0
+        else:
+            since += 1
+    state[0] = F
+    state[1] = count
+    state[2] = nplus
+    state[3] = pos
+    state[4] = since
+    state[5] = steps
+    state[6] = evals
+    return since >= patience or steps >= max_steps
+
+
+@numba.njit(cache=True)
+def _mu_plus_nu(V, omega, d, free, cw, k_lo, k_hi, Y, S, Fp, CNT, NPL, state, nu, patience,
+                max_gens, budget, thr, naive, M, tmp):  # pragma: no cover - compiled
+    """The (μ+ν)-EA of Algorithm 2 on the population ``Y`` (μ x n) with ``S`` (μ x r), ``Fp``,
+    ``CNT`` (counts), ``NPL`` (number of free +1 labels), at most ``budget`` generations per call.
+
+    A generation makes ν offspring, each from a uniformly random parent by the mutation of a
+    uniformly random free coordinate (:func:`_mutate`), evaluated in O(r) without copying the
+    parent (steps 5-9), and keeps the μ best of parents and offspring (steps 10-11): a stable
+    sort with the parents first, so an offspring must be strictly better to displace a parent,
+    and an offspring whose F is within ``thr`` of one already kept is a duplicate and skipped.
+    Only offspring that enter the population are built (O(n + r) each). ``state = [generations
+    without change, generations, evaluations]``. Returns True when the run is over
+    (``patience`` generations in a row without change, or ``max_gens``).
+    """
+    mu = Y.shape[0]
+    u = free.shape[0]
+    since = np.int64(state[0])
+    gens = np.int64(state[1])
+    evals = np.int64(state[2])
+    off_par = np.empty(nu, np.int64)
+    off_i = np.empty(nu, np.int64)
+    off_p = np.empty(nu, np.int64)
+    off_F = np.empty(nu)
+    off_c = np.empty(nu)
+    off_n = np.empty(nu, np.int64)
+    allF = np.empty(mu + nu)
+    chosen = np.empty(mu, np.int64)
+    Y2 = np.empty_like(Y)
+    S2 = np.empty_like(S)
+    F2 = np.empty(mu)
+    C2 = np.empty(mu)
+    N2 = np.empty(mu, np.int64)
+    done = 0
+    while since < patience and gens < max_gens and done < budget:
+        m = 0
+        for _ in range(nu):
+            par = np.random.randint(0, mu)
+            j = np.random.randint(0, u)
+            q, c2, n2 = _mutate(Y[par], free, cw, j, CNT[par], NPL[par], k_lo, k_hi)
+            if q == _NO_MOVE:
+                continue
+            i = free[j]
+            p = free[q] if q >= 0 else -1
+            off_F[m] = Fp[par] + _delta(V, omega, d, Y[par], S[par], i, p, naive, M, Fp[par], tmp)
+            off_par[m] = par
+            off_i[m] = i
+            off_p[m] = p
+            off_c[m] = c2
+            off_n[m] = n2
+            m += 1
+            evals += 1
+        gens += 1
+        done += 1
+        for a in range(mu):
+            allF[a] = Fp[a]
+        for o in range(m):
+            allF[mu + o] = off_F[o]
+        order = np.argsort(allF[: mu + m], kind="mergesort")
+        kept = 0
+        changed = False
+        last = np.inf
+        for idx in order:
+            if kept == mu:
+                break
+            if idx >= mu:
+                if np.abs(allF[idx] - last) <= thr:
+                    continue
+                changed = True
+            chosen[kept] = idx
+            kept += 1
+            last = allF[idx]
+        if not changed:
+            since += 1
+            continue
+        since = 0
+        for a in range(mu):
+            idx = chosen[a]
+            src = idx if idx < mu else off_par[idx - mu]
+            Y2[a] = Y[src]
+            S2[a] = S[src]
+            if idx < mu:
+                F2[a] = Fp[idx]
+                C2[a] = CNT[idx]
+                N2[a] = NPL[idx]
+            else:
+                o = idx - mu
+                _apply(V, d, Y2[a], S2[a], off_i[o], off_p[o])
+                F2[a] = off_F[o]
+                C2[a] = off_c[o]
+                N2[a] = off_n[o]
+        Y[:] = Y2
+        S[:] = S2
+        Fp[:] = F2
+        CNT[:] = C2
+        NPL[:] = N2
+    state[0] = since
+    state[1] = gens
+    state[2] = evals
+    return since >= patience or gens >= max_gens
+
+
+# ----------------------------------------------------------------------------------------------
+# the search driver
+
+
+@dataclass
+class SearchOutcome:
+    """The best labelling of a restarted local search.
+
+    Attributes
+    ----------
+    y : ndarray (n,)
+        Best labels found (fixed coordinates unchanged).
+    fitness : float
+        F(y) recomputed in closed form from ``y`` (not the accumulated updates).
+    restart_fitness : list of float
+        F of the best labelling of each restart that ran.
+    evaluations : int
+        Fitness evaluations (O(r) each; O(n²) with ``naive``).
+    seconds : float
+    stop : str
+        ``"patience"`` (every restart ended by its rule), ``"max_iter"``, ``"time_limit"`` or
+        ``"interrupted"``.
+    """
+
+    y: np.ndarray
+    fitness: float
+    restart_fitness: list
+    evaluations: int
+    seconds: float
+    stop: str
+
+
+def _initial(rng, y, free, cw, b_c: float, band: Band) -> np.ndarray | None:
+    """Random labels inside the band (footnote 3): :math:`y_i = +1` with probability b_c, then
+    random coordinates of the excess label flipped until the count is in the band (with unit
+    weights: the nearest edge). ``None`` when weighted counts cannot be brought into the band."""
+    z = np.where(rng.random(free.size) < b_c, 1.0, -1.0)
+    count = float(cw[z > 0].sum())
+    for _ in range(4 * free.size + 4):
+        if count > band.k_hi + _BAND_TOL:
+            j = rng.choice(np.flatnonzero(z > 0))
+            z[j] = -1.0
+            count -= cw[j]
+        elif count < band.k_lo - _BAND_TOL:
+            j = rng.choice(np.flatnonzero(z < 0))
+            z[j] = 1.0
+            count += cw[j]
+        else:
+            out = np.array(y, dtype=float)
+            out[free] = z
+            return out
+    return None
+
+
+def _count(y, free, cw) -> tuple[float, int]:
+    plus = y[free] > 0
+    return float(cw[plus].sum()), int(plus.sum())
+
+
+def local_search(fitness: RLSCFitness, y, free, band: Band, *, search: str = "mu+nu", mu: int = 5,
+                 nu: int = 25, restarts: int = 10, patience: int | None = None,
+                 max_iter: int | None = None, seed=0, time_limit: float | None = None,
+                 starts=(), weights=None, naive: bool = False) -> SearchOutcome:
+    """Restarted (μ+ν)-EA (Algorithm 2) or (1+1)-EA on the fitness; the best labelling wins.
+
+    Parameters
+    ----------
+    fitness : RLSCFitness
+    y : ndarray (n,)
+        Labels of the fixed (labelled) coordinates; the entries at ``free`` are ignored.
+    free : ndarray of int (u,)
+        The coordinates the search may flip.
+    band : Band
+        Admissible (weighted) counts of +1 labels among ``free``.
+    search : {"mu+nu", "1+1"}
+    mu, nu : int
+        Population and offspring sizes of the (μ+ν)-EA (the paper's 5 and 25).
+    restarts : int
+        Independent runs; the best is returned (the paper takes the best of 10 or 50).
+    patience : int, optional
+        A run stops after this many generations (μ+ν) or steps (1+1) without change (default n,
+        the paper's rule).
+    max_iter : int, optional
+        Cap on generations / steps per run.
+    seed : int
+    time_limit : float, optional
+        Seconds for all restarts; the best labelling so far is returned when it runs out.
+    starts : sequence of ndarray (n,)
+        Initial labellings (in the band): restart k starts from ``starts[k]`` (the first member of
+        its population for the (μ+ν)-EA); the other runs start at random (:func:`_initial`).
+    weights : ndarray (u,), optional
+        Count weight of each free coordinate (cluster sizes for an aggregated problem; 1).
+    naive : bool
+        Evaluate every candidate as ``y'My`` in O(n²) (the baseline of the paper's Fig. 8).
+    """
+    if search not in SEARCHES:
+        raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
+    t0 = time.perf_counter()
+    free = np.ascontiguousarray(free, dtype=np.int64)
+    y = np.array(y, dtype=float)
+    cw = np.ones(free.size) if weights is None else np.ascontiguousarray(weights, dtype=float)
+    n, r = fitness.n, fitness.r
+    V, omega, d = fitness.V, np.ascontiguousarray(fitness.omega), fitness.d
+    patience = n if patience is None else int(patience)
+    limit = np.iinfo(np.int64).max if max_iter is None else int(max_iter)
+    M = fitness.matrix() if naive else np.zeros((1, 1))
+    tmp = np.empty(n if naive else 1)
+    thr = _ACCEPT_RTOL * max(fitness.const, 1.0)
+    cost = n * n if naive else r + 8
+    rng = np.random.default_rng(seed)
+    best_y, best_F, per_restart, evals, stop = None, math.inf, [], 0, "patience"
+
+    def fresh():
+        out = _initial(rng, y, free, cw, band.b_c, band)
+        if out is None:
+            raise ValueError("no random labelling meets the band with these count weights")
+        return out
+
+    try:
+        for k in range(restarts):
+            if time_limit is not None and time.perf_counter() - t0 >= time_limit and best_y is not None:
+                stop = "time_limit"
+                break
+            _seed(int(rng.integers(2**31 - 1)))
+            first = np.array(starts[k], dtype=float) if k < len(starts) else None
+            if search == "1+1":
+                yk = first if first is not None else fresh()
+                sk = fitness.s(yk)
+                count, nplus = _count(yk, free, cw)
+                state = np.array([fitness(yk), count, nplus, 0, 0, 0, 0], dtype=float)
+                budget = max(16, int(2e7 // cost))
+                while True:
+                    finished = _one_plus_one(V, omega, d, free, cw, float(band.k_lo),
+                                             float(band.k_hi), yk, sk, state, patience, limit,
+                                             budget, thr, naive, M, tmp)
+                    if finished:
+                        if state[5] >= limit and state[4] < patience:
+                            stop = "max_iter"
+                        break
+                    if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+                        stop = "time_limit"
+                        break
+                evals += int(state[6])
+                winner = yk
+            else:
+                Y = np.empty((mu, n))
+                for a in range(mu):
+                    Y[a] = first if (a == 0 and first is not None) else fresh()
+                S = np.ascontiguousarray((Y * d) @ V)
+                Fp = fitness.const - (S * S) @ omega
+                counts = [_count(Y[a], free, cw) for a in range(mu)]
+                CNT = np.array([c for c, _ in counts], dtype=float)
+                NPL = np.array([p for _, p in counts], dtype=np.int64)
+                state = np.zeros(3)
+                budget = max(1, int(2e7 // (cost * nu)))
+                while True:
+                    finished = _mu_plus_nu(V, omega, d, free, cw, float(band.k_lo),
+                                           float(band.k_hi), Y, S, Fp, CNT, NPL, state, nu,
+                                           patience, limit, budget, thr, naive, M, tmp)
+                    if finished:
+                        if state[1] >= limit and state[0] < patience:
+                            stop = "max_iter"
+                        break
+                    if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+                        stop = "time_limit"
+                        break
+                evals += int(state[2]) + mu
+                winner = Y[int(np.argmin(Fp))].copy()
+            Fk = fitness(winner)  # exact, not the accumulated updates
+            per_restart.append(Fk)
+            if Fk < best_F:
+                best_y, best_F = winner.copy(), Fk
+            if stop == "time_limit":
+                break
+    except KeyboardInterrupt:
+        if best_y is None:
+            raise
+        stop = "interrupted"
+    return SearchOutcome(best_y, best_F, per_restart, evals, time.perf_counter() - t0, stop)
+
+
+# ----------------------------------------------------------------------------------------------
+# AID-style aggregation: a warm start
+
+
+def aggregated_start(fitness: RLSCFitness, y, free, band: Band, n_clusters: int, *,
+                     unlabelled_weight: float, lam: float, search: str = "mu+nu", mu: int = 5,
+                     nu: int = 25, restarts: int = 10, seed=0, time_limit=None) -> dict:
+    r"""Labels constant on clusters of the unlabelled points, from a search on the aggregated
+    problem; a warm start for the search on all points.
+
+    The unlabelled points are clustered by k-means in the kernel's feature space (the rows of a
+    factor L with :math:`K = LL'`, :meth:`RLSCFitness.factor`). Every cluster :math:`C_q` is
+    replaced by its representative, the mean :math:`\bar\phi_q` of its points' features, with
+    weight :math:`|C_q|`: the aggregated problem is J of (10) on the l labelled points and the k
+    representatives, with :math:`D_{qq}^2 = |C_q| \lambda'/u` (``unlabelled_weight`` =
+    :math:`\lambda'/u`, or 1/u for clustering) — a weighted RLSC fitness, O(l + k) per flip,
+    searched under the band on the weighted count :math:`\sum_q |C_q| \max(0, z_q)`. Its best
+    labels are lifted (every point takes its cluster's label), which keeps the count, so the
+    lifted labelling is in the band.
+
+    Returns
+    -------
+    dict
+        ``y`` (the lifted labels, or None when no aggregated labelling meets the band),
+        ``clusters`` (k), ``fitness_aggregated`` (F on the representatives) and ``fitness``
+        (F of the lifted labels on all points), ``seconds``.
+    """
+    from scipy.cluster.vq import kmeans2
+
+    t0 = time.perf_counter()
+    free = np.asarray(free, dtype=np.int64)
+    fixed = np.setdiff1d(np.arange(fitness.n), free)
+    L = fitness.factor()
+    rng = np.random.default_rng(seed)
+    k = int(min(max(1, n_clusters), free.size))
+    _, labels = kmeans2(L[free], k, minit="++", seed=rng)
+    used, labels = np.unique(labels, return_inverse=True)
+    sizes = np.bincount(labels).astype(float)
+    k = used.size
+    reps = np.zeros((k, L.shape[1]))
+    np.add.at(reps, labels, L[free])
+    reps /= sizes[:, None]
+    L_agg = np.vstack([L[fixed], reps])
+    d_agg = np.concatenate([fitness.d[fixed], np.sqrt(sizes * unlabelled_weight)])
+    agg = RLSCFitness.from_factor(L_agg, d_agg, lam)
+    y_agg = np.concatenate([np.asarray(y, dtype=float)[fixed], np.ones(k)])
+    free_agg = np.arange(fixed.size, fixed.size + k)
+    out = {"clusters": int(k), "y": None, "fitness_aggregated": math.nan, "fitness": math.nan}
+    if _initial(np.random.default_rng(0), y_agg, free_agg, sizes, band.b_c, band) is None:
+        out["seconds"] = time.perf_counter() - t0
+        return out
+    res = local_search(agg, y_agg, free_agg, band, search=search, mu=mu, nu=nu, restarts=restarts,
+                       seed=int(rng.integers(2**31 - 1)), time_limit=time_limit, weights=sizes)
+    lifted = np.array(y, dtype=float)
+    lifted[free] = res.y[free_agg][labels]
+    out.update(y=lifted, fitness_aggregated=res.fitness, fitness=fitness(lifted),
+               seconds=time.perf_counter() - t0)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# the exact MIQP
+
+
+def _miqp_solver(name: str | None, u: int) -> str:
+    """The MIQP solver: the one asked for, else Gurobi when installed and its licence fits
+    (u <= 200 binaries with quadratic terms under the pip licence), else SCIP."""
+    from aidopt import solvers
+
+    if name is not None:
+        solvers.check_solver(name, solvers.ProblemClass.MIQP)
+        return name
+    gurobi = solvers.availability("gurobi")
+    if gurobi == "full" or (gurobi == "limited" and u <= 200):
+        return "gurobi"
+    if solvers.availability("scip") in ("full", "limited"):
+        return "scip"
+    raise solvers.SolverUnavailableError(
+        "method='exact' solves an MIQP: install SCIP (pip install 'aidopt[scip]') or Gurobi "
+        "(pip install 'aidopt[gurobi]')")
+
+
+def solve_miqp(fitness: RLSCFitness, y, free, band: Band, *, solver: str | None = None,
+               time_limit: float | None = None, threads=None, tee: bool = False,
+               options: dict | None = None, fallback: bool = True, write: str | None = None):
+    """Solve the labelling MIQP :math:`\\min y'My` over the band (:mod:`aidopt.models.s2rlsc`).
+
+    Returns
+    -------
+    y : ndarray (n,) or None
+        The MIP solver's labelling (None when it found none).
+    fitness : float
+        F at that labelling, in closed form (NaN without one).
+    outcome : aidopt.solvers.SolveOutcome
+        ``objective`` (= F up to the solver's tolerances: the constant c0 is in the model),
+        ``bound`` (a proven lower bound on min F over the band), status.
+    """
+    from aidopt import solvers
+    from aidopt.decomposition.mip import MIP_GAP_OPTIONS
+    from aidopt.models import s2rlsc as model_module
+
+    free = np.asarray(free, dtype=np.int64)
+    name = _miqp_solver(solver, free.size)
+    model = model_module.create_instance(fitness.matrix(), y, free, band.k_lo, band.k_hi)
+    if write is not None:
+        Path(write).mkdir(parents=True, exist_ok=True)
+        for suffix in ("lp", "mps"):
+            model.write(str(Path(write) / f"s2rlsc_miqp.{suffix}"), format=suffix,
+                        io_options={"symbolic_solver_labels": True})
+
+    def run(which):
+        return solvers.solve_model(model, which, problem_class=solvers.ProblemClass.MIQP,
+                                   time_limit=time_limit, threads=threads, tee=tee,
+                                   options={**MIP_GAP_OPTIONS.get(which, {}), **(options or {})})
+
+    try:
+        outcome = run(name)
+    except solvers.LicenceLimitError:
+        if not fallback or name == "scip" or solvers.availability("scip") not in ("full", "limited"):
+            raise
+        outcome = run("scip")
+    if not outcome.has_solution:
+        return None, math.nan, outcome
+    labels = np.array(y, dtype=float)
+    labels[free] = model_module.solution_from(model)
+    return labels, fitness(labels), outcome
+
+
+# ----------------------------------------------------------------------------------------------
+# the result
+
+
+@dataclass
+class S2RLSCResult:
+    """What :func:`solve_s2rlsc` returns.
+
+    Attributes
+    ----------
+    labels : ndarray (n,)
+        -1 / +1 for every training point: the given labels on the labelled ones, the found
+        labels (transduction) on the others.
+    fitness : float
+        F(labels), eq. (11) / (15) in closed form (13) / (16).
+    termination : aidopt.results.Termination
+        ``no_improvement`` (every restart stopped by its rule: a local search, never optimal),
+        ``certified_optimal`` (``method="exact"``: the MIP solver's bound is within ``tol`` of
+        ``fitness``), ``time_limit``, ``iteration_limit``, ``interrupted``, ``gap_tolerance``
+        (exact, the MIP solver stopped with a larger gap) or ``solver_failure``.
+    method : {"search", "exact"}
+    found_by : {"search", "miqp"}
+        Which produced ``labels`` (exact mode keeps the better of the search and the MIQP).
+    bound : float
+        A proven lower bound on F over the band (the MIQP's), ``-inf`` without one.
+    gap : float
+        ``(fitness - bound) / max(1, |fitness|)`` (``inf`` without a bound).
+    coef : ndarray (n,)
+        :math:`c^*` of eq. (12): :math:`f(x) = \\sum_i c_i k(x_i, x)` (under Nyström with
+        :math:`\\tilde k`, see ``decision_function``).
+    decision : ndarray (n,)
+        f at the training points.
+    mode : {"semi-supervised", "clustering"}
+    band : Band
+    search : dict
+        Search settings and statistics (restart fitness values, evaluations, seconds, the
+        aggregated warm start).
+    mip : dict or None
+        The MIQP solve: solver, status, objective, bound, mip_gap, seconds, fitness.
+    params : dict
+        kernel, sigma, lam, lam_prime, eps, b_c, r (and the landmarks under Nyström).
+    seconds : float
+    message : str
+    """
+
+    labels: np.ndarray
+    fitness: float
+    termination: Termination
+    method: str
+    found_by: str
+    bound: float
+    gap: float
+    coef: np.ndarray
+    decision: np.ndarray
+    mode: str
+    band: Band
+    search: dict
+    mip: dict | None
+    params: dict
+    seconds: float
+    message: str = ""
+    predictor: Any = field(default=None, repr=False)
+    """``(kfun, basis, weights)``: :math:`f(x) = K(x, basis) \\cdot weights`."""
+
+    @property
+    def transduction(self) -> np.ndarray:
+        return self.labels
+
+    @property
+    def certified(self) -> bool:
+        """True only for a proven optimum (``termination == "certified_optimal"``)."""
+        return self.termination is Termination.CERTIFIED_OPTIMAL
+
+    def decision_function(self, X) -> np.ndarray:
+        r""":math:`f(x) = \sum_i c^*_i k(x_i, x)`; under Nyström the consistent extension
+        :math:`f(x) = k_R(x)' B L' c^*` of :math:`\tilde k` (equal to ``decision`` on the training
+        points)."""
+        from aidopt.data import _to_float_matrix
+        from aidopt.gsvm import kernel_matrix
+
+        kfun, basis, weights = self.predictor
+        X, _ = _to_float_matrix(X)
+        if X.ndim != 2 or X.shape[1] != basis.shape[1]:
+            raise ValueError(f"X has shape {X.shape}, expected (n, {basis.shape[1]}) as in the fit")
+        _check_finite(X, "X")
+        return kernel_matrix(kfun, X, basis) @ weights
+
+    def predict(self, X) -> np.ndarray:
+        """-1 / +1 by the sign of the decision function (0 counts as +1)."""
+        return np.where(self.decision_function(X) >= 0, 1.0, -1.0)
+
+    def to_dict(self) -> dict:
+        params = {k: (v if not callable(v) else getattr(v, "__name__", "callable"))
+                  for k, v in self.params.items()}
+        return {
+            "problem": "s2rlsc", "termination": self.termination.value, "method": self.method,
+            "found_by": self.found_by, "fitness": self.fitness, "bound": self.bound,
+            "gap": self.gap, "mode": self.mode, "band": self.band.to_dict(),
+            "labels": self.labels.tolist(), "coef": self.coef.tolist(),
+            "search": self.search, "mip": self.mip, "params": params, "seconds": self.seconds,
+            "message": self.message,
+        }
+
+    def to_json(self, path=None) -> str:
+        """Serialise to JSON (non-finite floats as strings); write to ``path`` when given."""
+        text = json.dumps(_json_safe(self.to_dict()), indent=2)
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+    def plot(self, path=None):
+        """The fitness of every restart (sorted), the returned fitness and the MIQP bound."""
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError as exc:  # pragma: no cover - depends on the extra
+            raise ImportError("plotting needs matplotlib: pip install 'aidopt[plot]'") from exc
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        values = np.sort(np.asarray(self.search.get("restart_fitness", []), dtype=float))
+        ax.plot(np.arange(1, values.size + 1), values, "o-", label="restarts (sorted)")
+        ax.axhline(self.fitness, color="k", ls="--", label=f"returned F = {self.fitness:.6g}")
+        if math.isfinite(self.bound):
+            ax.axhline(self.bound, color="r", ls=":", label=f"MIQP bound {self.bound:.6g}")
+        ax.set_xlabel("restart (sorted by F)")
+        ax.set_ylabel("fitness F(y)")
+        ax.legend()
+        ax.set_title(f"S2RLSC ({self.mode}, {self.method}): {self.termination.value}")
+        fig.tight_layout()
+        if path is not None:
+            fig.savefig(path, dpi=120)
+            plt.close(fig)
+        return fig
+
+    def summary(self) -> str:
+        s = self.search
+        lines = [
+            f"aidopt s2rlsc ({self.mode}): n={self.labels.size}, u={self.band.u}, "
+            f"kernel={self.params['kernel']}, lam={self.params['lam']:g}"
+            + (f", lam'={self.params['lam_prime']:g}" if self.mode == "semi-supervised" else "")
+            + (f", Nystrom r={self.params['r']}" if self.params.get("r") else ", full kernel"),
+            f"termination             {self.termination.value}"
+            + (f"  ({self.message})" if self.message else ""),
+            f"fitness F(y)            {self.fitness:.10g}   (found by {self.found_by})",
+            f"lower bound             {self.bound:.10g}" if math.isfinite(self.bound)
+            else "lower bound             none (a local search proves nothing)",
+            f"relative gap            {self.gap:.3e}",
+            f"band                    {self.band.k_lo} <= #(+1 among unlabelled) <= "
+            f"{self.band.k_hi}  (b_c={self.band.b_c:.4g}, eps={self.band.eps:g}); "
+            f"found {int((self.labels[self.search['free']] > 0).sum())}",
+            f"search                  {s['search']}"
+            + (f" (mu={s['mu']}, nu={s['nu']})" if s["search"] == "mu+nu" else " (round robin)")
+            + f", best of {len(s['restart_fitness'])} restarts, {s['evaluations']} evaluations, "
+            f"{s['seconds']:.2f} s",
+        ]
+        if s.get("aggregate"):
+            a = s["aggregate"]
+            lines.append(f"aggregated warm start   {a['clusters']} clusters, F(lifted) "
+                         f"{a['fitness']:.6g}, {a['seconds']:.2f} s")
+        if self.mip is not None:
+            m = self.mip
+            lines.append(f"MIQP                    {m['solver']} {m['status']}, objective "
+                         f"{m['objective']}, bound {m['bound']}, {m['seconds']:.2f} s")
+        lines.append(f"time                    {self.seconds:.2f} s")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"S2RLSCResult(mode={self.mode!r}, termination={self.termination.value!r}, "
+                f"fitness={self.fitness:.10g}, gap={self.gap:.2e}, found_by={self.found_by!r})")
+
+
+# ----------------------------------------------------------------------------------------------
+# input validation
+
+
+def _positive(name, value, *, integer=False, allow_none=False, upper=None):
+    if value is None and allow_none:
+        return None
+    if integer:
+        ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
+    else:
+        ok = (isinstance(value, numbers.Real) and not isinstance(value, bool)
+              and math.isfinite(value) and value > 0)
+    if not ok:
+        raise ValueError(f"{name} must be a positive {'integer' if integer else 'finite number'}"
+                         f"{' or None' if allow_none else ''}, got {value!r}")
+    if upper is not None and value > upper:
+        raise ValueError(f"{name} must be at most {upper}, got {value!r}")
+    return int(value) if integer else float(value)
+
+
+def _labels(X, y, mode: str):
+    """Validated ``X`` (float), labels ``y`` (-1 / +1, 0 unlabelled) and the labelled mask."""
+    if mode not in ("auto", "semi-supervised", "clustering"):
+        raise ValueError(f"mode must be 'auto', 'semi-supervised' or 'clustering', got {mode!r}")
+    if y is None:
+        n = np.asarray(X).shape[0] if hasattr(X, "shape") or isinstance(X, list | tuple) else 0
+        y = np.zeros(n)
+    X, yv, _, _ = _rows(X, y, None, None)
+    try:
+        yv = yv.astype(float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError("y must be numeric: -1 / +1 for labelled points, 0 or NaN for "
+                         "unlabelled ones") from exc
+    bad = np.isinf(yv) | (np.isfinite(yv) & ~np.isin(yv, (-1.0, 0.0, 1.0)))
+    if bad.any():
+        raise ValueError(f"labels must be -1 or +1 (0 or NaN for unlabelled points); got "
+                         f"{int(bad.sum())} other value(s): {np.unique(yv[bad])[:10].tolist()}")
+    labelled = np.isfinite(yv) & (yv != 0)
+    yv = np.where(labelled, yv, 0.0)
+    if labelled.all():
+        raise ValueError("no unlabelled points: every point is labelled, there is nothing to "
+                         "search (that is supervised RLSC)")
+    if mode == "clustering" and labelled.any():
+        raise ValueError(f"mode='clustering' uses no labels, but y labels {int(labelled.sum())} "
+                         "point(s); pass y with zeros (or mode='semi-supervised')")
+    if mode == "semi-supervised" and not labelled.any():
+        raise ValueError("mode='semi-supervised' needs labelled points; y has none (use "
+                         "mode='clustering' or 'auto')")
+    return X, yv, labelled
+
+
+# ----------------------------------------------------------------------------------------------
+# the front door
+
+
+@common_options()
+def solve_s2rlsc(
+    X,
+    y=None,
+    *,
+    kernel="linear",
+    sigma: float | None = None,
+    lam: float = 1.0,
+    lam_prime: float = 1.0,
+    eps: float = 0.1,
+    b_c: float | None = None,
+    r: int | None = None,
+    search: str = "mu+nu",
+    mu: int = 5,
+    nu: int = 25,
+    restarts: int = 10,
+    patience: int | None = None,
+    aggregate: int | float | None = None,
+    method: str = "search",
+    mode: str = "auto",
+    **options,
+) -> S2RLSCResult:
+    r"""Semi-supervised (10) or unsupervised (7) RLSC: labels for the unlabelled points by
+    recurrent local search on the closed-form fitness (13) / (16), or exactly by an MIQP.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, m)
+    y : array-like of shape (n,), optional
+        -1 / +1 on labelled points, 0 or NaN on unlabelled ones (as :func:`aidopt.solve_s3vm`);
+        all unlabelled (or ``None``) is maximum margin clustering (7).
+    kernel : {"linear", "rbf"} or callable, default "linear"
+        Linear (17), RBF (18) :math:`\exp(-\|a - b\|^2/(2\sigma^2))`, or any Mercer kernel
+        ``K(A, B) -> len(A) x len(B)`` (symmetric, positive semidefinite: checked).
+    sigma : float, optional
+        RBF width; default 0.1 s with s the paper's distance scale (:func:`rbf_scale`).
+    lam : float, default 1
+        :math:`\lambda`, the weight of :math:`\|f\|^2` (the seed's section 4.4 value).
+    lam_prime : float, default 1
+        :math:`\lambda'`, the weight of the unlabelled loss (semi-supervised only; (7) has none).
+    eps : float, default 0.1
+        Band half-width :math:`\varepsilon` (the non-realistic scenario's value).
+    b_c : float, optional
+        Band centre; default the share of +1 among the labelled points (0.5 for clustering).
+    r : int, optional
+        Nyström approximation (14) with ``r`` landmarks drawn uniformly from all points (O(r)
+        per flip, Theorem 2); default the full kernel (O(n) per flip, Theorem 1).
+    search : {"mu+nu", "1+1"}, default "mu+nu"
+        The (μ+ν)-EA of Algorithm 2 (random parent and coordinate) or the (1+1)-EA with
+        round-robin coordinates.
+    mu, nu : int, default 5 and 25
+        (μ+ν)-EA population and offspring sizes (the paper's section 4.2.1.2).
+    restarts : int, default 10
+        Best of this many runs (the paper: 10 during model selection, 50 for final models).
+    patience : int, optional
+        Stop a run after this many generations / steps without change (default n).
+    aggregate : int or float, optional
+        AID-style warm start (:func:`aggregated_start`): cluster the unlabelled points into
+        this many clusters (a float in (0, 1]: that share of u), search the weighted problem on
+        the cluster representatives, and start the first run from its lifted labels.
+    method : {"search", "exact"}, default "search"
+        ``"exact"`` also solves the convex MIQP (:mod:`aidopt.models.s2rlsc`) with ``solver``
+        (default Gurobi within its licence, else SCIP) and keeps the better labelling; it is
+        ``certified_optimal`` when the MIP solver's bound is within ``tol``. Small u only (tens
+        of unlabelled points).
+    mode : {"auto", "semi-supervised", "clustering"}
+        ``"auto"``: clustering when no point is labelled.
+    solver, tol, max_iter, time_limit, seed, write_models, log, solver_options, threads, tee,
+    fallback
+        Common options: the MIQP solver, its accepted relative gap, the cap on generations /
+        steps per run, the wall-clock limit of the whole call (the search gets at most half of
+        it with ``method="exact"``), the seed of every random choice (landmarks, initial labels,
+        mutations, clusters), where to write the MIQP; ``aid``, ``feasibility_tol`` and ``r0``
+        are not used.
+
+    Returns
+    -------
+    S2RLSCResult
+
+    Examples
+    --------
+    >>> import numpy as np, aidopt
+    >>> from aidopt.instances.s2rlsc import gaussian2c, ssl_split
+    >>> X, y = gaussian2c(200, 20, seed=0)
+    >>> Xtr, ytr, Xte, yte, _ = ssl_split(X, y, l=10, u=90, seed=0)
+    >>> res = solve_s2rlsc(Xtr, ytr, log=False)
+    >>> float(np.mean(res.predict(Xte) == yte)) > 0.9
+    True
+    """
+    t0 = time.perf_counter()
+    config = RunConfig.from_kwargs(options, caller="solve_s2rlsc")
+    if search not in SEARCHES:
+        raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    lam = _positive("lam", lam)
+    lam_prime = _positive("lam_prime", lam_prime)
+    eps = _positive("eps", eps)
+    mu = _positive("mu", mu, integer=True)
+    nu = _positive("nu", nu, integer=True)
+    restarts = _positive("restarts", restarts, integer=True)
+    patience = _positive("patience", patience, integer=True, allow_none=True)
+    if sigma is not None:
+        sigma = _positive("sigma", sigma)
+    if b_c is not None and not (isinstance(b_c, numbers.Real) and not isinstance(b_c, bool)
+                                and 0.0 <= b_c <= 1.0):
+        raise ValueError(f"b_c must be a number in [0, 1] or None, got {b_c!r}")
+    if not (callable(kernel) or kernel in KERNELS):
+        raise ValueError(f"kernel must be one of {KERNELS} or a callable K(A, B), got {kernel!r}")
+    X, yv, labelled = _labels(X, y, mode)
+    n = X.shape[0]
+    free = np.flatnonzero(~labelled)
+    u, l = free.size, int(labelled.sum())
+    clustering = l == 0
+    if r is not None:
+        r = _positive("r", r, integer=True)
+        if r > n:
+            raise ValueError(f"r = {r} landmarks, but there are only n = {n} points (r <= n)")
+    if aggregate is not None:
+        if isinstance(aggregate, numbers.Integral) and not isinstance(aggregate, bool):
+            k_agg = _positive("aggregate", aggregate, integer=True, upper=u)
+        elif isinstance(aggregate, numbers.Real) and not isinstance(aggregate, bool) and 0 < aggregate <= 1:
+            k_agg = max(1, int(round(aggregate * u)))
+        else:
+            raise ValueError(f"aggregate must be a number of clusters (1..u={u}), a share of u in "
+                             f"(0, 1], or None; got {aggregate!r}")
+    if b_c is None:
+        if clustering:
+            b_c = 0.5
+        else:
+            share = float(np.mean(yv[labelled] > 0))
+            if share in (0.0, 1.0):
+                raise ValueError("b_c cannot be estimated from labels of one class only (it would "
+                                 "force every unlabelled point into that class); pass b_c")
+            b_c = share
+    band = Band.of(u, float(b_c), eps)
+    if method == "exact":
+        solver_name = _miqp_solver(config.solver, u)
+    kfun = kernel_function(kernel, sigma, X)
+    if kernel == "rbf" and sigma is None:
+        sigma = DEFAULT_SIGMA_FACTOR * rbf_scale(X)
+
+    # D of (7) / (10)
+    w_u = (1.0 / u) if clustering else (lam_prime / u)
+    d = np.where(labelled, math.sqrt(1.0 / max(l, 1)), math.sqrt(w_u))
+    rng = np.random.default_rng(config.seed)
+    if r is None:
+        fitness = RLSCFitness.from_kernel(_symmetric_kernel(kfun, X), d, lam)
+        landmarks = None
+    else:
+        landmarks = np.sort(rng.choice(n, size=r, replace=False))
+        fitness, B, L = nystrom_fitness(kfun, X, d, lam, landmarks)
+    y_fixed = yv.copy()
+    search_limit = config.time_limit
+    if method == "exact" and search_limit is not None:
+        search_limit = 0.5 * search_limit
+    starts, agg_info = [], None
+    if aggregate is not None:
+        agg_info = aggregated_start(fitness, y_fixed, free, band, k_agg, unlabelled_weight=w_u,
+                                    lam=lam, search=search, mu=mu, nu=nu, restarts=restarts,
+                                    seed=int(rng.integers(2**31 - 1)), time_limit=search_limit)
+        if agg_info["y"] is not None:
+            starts = [agg_info["y"]]
+    spent = time.perf_counter() - t0
+    outcome = local_search(
+        fitness, y_fixed, free, band, search=search, mu=mu, nu=nu, restarts=restarts,
+        patience=patience, max_iter=config.max_iter, seed=int(rng.integers(2**31 - 1)),
+        time_limit=None if search_limit is None else max(search_limit - spent, 1e-3),
+        starts=starts)
+    labels, F, found_by = outcome.y, outcome.fitness, "search"
+    termination = {"patience": Termination.NO_IMPROVEMENT, "max_iter": Termination.ITERATION_LIMIT,
+                   "time_limit": Termination.TIME_LIMIT,
+                   "interrupted": Termination.INTERRUPTED}[outcome.stop]
+    bound, gap, mip, message = -math.inf, math.inf, None, ""
+    if outcome.stop == "patience":
+        message = "local search: every restart stopped after its patience without change"
+    if method == "exact" and outcome.stop != "interrupted":
+        left = None if config.time_limit is None else config.time_limit - (time.perf_counter() - t0)
+        y_mip, F_mip, out = solve_miqp(
+            fitness, y_fixed, free, band, solver=solver_name, time_limit=left,
+            threads=config.threads, tee=config.tee, options=config.solver_options,
+            fallback=config.fallback, write=config.write_models)
+        from aidopt.decomposition.mip import mip_gap
+
+        mip = {"solver": out.solver, "status": str(out.status), "objective": out.objective,
+               "bound": out.bound, "seconds": out.seconds, "fitness": F_mip,
+               "mip_gap": mip_gap(out.objective, out.bound)}
+        if y_mip is not None and F_mip < F:
+            labels, F, found_by = y_mip, F_mip, "miqp"
+        if out.bound is not None and math.isfinite(out.bound):
+            bound = min(float(out.bound), F)
+            gap = (F - bound) / max(1.0, abs(F))
+            if out.bound > F + config.tol * max(1.0, abs(F)):
+                message = (f"the MIP bound {out.bound:.10g} exceeds the fitness {F:.10g}: solver "
+                           "tolerance; not certified")
+                bound, gap = -math.inf, math.inf
+        if math.isfinite(gap) and gap <= config.tol:
+            termination = Termination.CERTIFIED_OPTIMAL
+            message = (f"MIQP ({out.solver}): bound within {gap:.1e} of F; optimal over the band "
+                       "for this kernel matrix")
+        elif str(out.status) == "time_limit":
+            termination = Termination.TIME_LIMIT
+            message = f"MIQP stopped at the time limit, relative gap {gap:.3e}"
+        elif out.status == "optimal" or math.isfinite(gap):
+            termination = Termination.GAP_TOLERANCE
+            message = f"MIQP ({out.solver}, {out.status}) relative gap {gap:.3e} > tol {config.tol:g}"
+        else:
+            if config.raise_on_failure and y_mip is None:
+                from aidopt.solvers import SolverError
+
+                raise SolverError(f"MIQP solver {out.solver} returned {out.status} "
+                                  f"({out.message}); pass raise_on_failure=False to keep the "
+                                  "search's labels")
+            termination = Termination.SOLVER_FAILURE
+            message = f"MIQP solver {out.solver} returned {out.status}; the search's labels are kept"
+    coef = fitness.coefficients(labels)
+    if landmarks is None:
+        predictor = (kfun, X, coef)
+    else:
+        predictor = (kfun, X[landmarks], B @ (L.T @ coef))
+    search_info = {
+        "search": search, "mu": mu, "nu": nu, "restarts": restarts,
+        "patience": n if patience is None else patience, "restart_fitness": outcome.restart_fitness,
+        "evaluations": outcome.evaluations, "seconds": outcome.seconds,
+        "fitness": outcome.fitness, "stop": outcome.stop, "free": free,
+        "aggregate": None if agg_info is None else {k: v for k, v in agg_info.items() if k != "y"},
+        "rank": fitness.r,
+    }
+    params = {"kernel": kernel, "sigma": sigma, "lam": lam, "lam_prime": lam_prime, "eps": eps,
+              "b_c": band.b_c, "r": r, "landmarks": landmarks}
+    result = S2RLSCResult(
+        labels=labels, fitness=F, termination=termination, method=method, found_by=found_by,
+        bound=bound, gap=gap, coef=coef, decision=fitness.decision(labels),
+        mode="clustering" if clustering else "semi-supervised", band=band, search=search_info,
+        mip=mip, params=params, seconds=time.perf_counter() - t0, message=message,
+        predictor=predictor)
+    if config.log:
+        print(result.summary())
+    return result

@@ -1,0 +1,1133 @@
+r"""Support Cluster Machines (Yuan, Li & Zhang, "Learning concepts from large scale imbalanced data
+sets using support cluster machines", ACM MM 2006): kernel k-means of the majority class, a
+weighted SVM on the cluster representatives, shrinking, repeat (their Algorithm 1).
+
+With a label-pure partition :math:`\{\pi_c\}_{c=1}^k` of the training rows and a representative
+:math:`u_c` of every cluster, the SCM is the dual (6)
+
+.. math::
+
+    \min_{\alpha_\pi} G_\pi(\alpha_\pi) = \tfrac12 \alpha_\pi^\top Q_\pi \alpha_\pi - e^\top\alpha_\pi
+    \quad\text{s.t.}\quad 0 \le \alpha_{\pi c} \le |\pi_c| C,\ \ \alpha_\pi^\top y_\pi = 0,
+    \qquad Q_{\pi, hl} = y_h y_l \langle \Phi(u_h), \Phi(u_l) \rangle,
+
+which is aidopt's weighted 2-norm SVM with row weights :math:`|\pi_c|`
+(:mod:`aidopt.models.svm` on explicit representatives, :mod:`aidopt.models.kernel_svm` on their
+kernel matrix). Theorem 2: (6) has the optimal value of the *duplicate* SVM (7), the SVM on the
+n rows with every row replaced by its cluster's representative. Theorem 4: the best
+representative (smallest :math:`\|Q - \tilde Q\|_F`) is the feature-space centroid (8)
+:math:`\Phi(u_c) = m_c`, used through the precomputed kernel
+:math:`\langle m_h, m_l\rangle = \sum_{i \in \pi_h}\sum_{j \in \pi_l} K_{ij} / (|\pi_h||\pi_l|)`;
+the paper's implementation uses the pseudo-centre (10)
+:math:`u_c = \arg\max_{x_i \in \pi_c} \sum_{x_j \in \pi_c} K(x_i, x_j)`. Theorem 5: kernel
+k-means (4) is the relaxed minimizer of :math:`\|Q - \tilde Q\|_F`.
+
+One round of Algorithm 1 (:func:`solve_scm`):
+
+1. partition the majority class :math:`\mathcal D^-` by kernel k-means (4) into
+   :math:`k^- = \lceil r_0 |\mathcal D^-| \rceil` clusters (:math:`r_0 = 0.1`: the paper's
+   :math:`k^- = |\mathcal D^-| / 10`); on imbalanced data every positive is its own cluster
+   (:math:`k^+ = |\mathcal D^+|`); on balanced data both classes are clustered;
+2. solve (6) on the representatives and report its certificate;
+3. evaluate :math:`f(x) = \langle w, \Phi(x)\rangle + b` on the current rows;
+4. shrink (11): remove the clustered rows with :math:`|f(x)| > \gamma` (:math:`\gamma = 1.3`);
+5. stop when the negatives are at most ``ratio`` (5) times the positives, when the positive miss
+   rate exceeds ``max_miss_rate`` (the Neyman-Pearson rule), when the shrink stalls, or at
+   ``max_iter`` / ``time_limit``.
+
+**Stall.** With an RBF kernel, :math:`f(x) \to b` far from every support cluster; when
+:math:`|b| \le \gamma` rule (11) never removes those rows and the loop cannot reach its ratio
+stop. A round whose shrink removes fewer than ``stall_fraction`` of the clustered rows is a
+stall: ``shrink="eq11"`` stops there (termination ``"stalled"``, with the count of rows whose
+:math:`|f - b|` vanished), ``shrink="auto"`` switches that round to the rank shrink, and
+``shrink="rank"`` always uses it: keep the ``rank_keep`` share of the clustered rows with the
+smallest :math:`|f(x)|` (rule (11)'s order with a data-dependent :math:`\gamma`), never fewer than
+``ratio`` times the positives.
+
+**What is certified.** The weighted SVM (6) of every round: its duality gap and dual
+feasibility, checked with the exact kernel matrix of the representatives
+(:func:`aidopt.decomposition.svm.hinge_certificate`). For centroid representatives the round's
+:math:`\alpha_{\pi c}` spread as :math:`\alpha_i = \alpha_{\pi c}/|\pi_c|` over the cluster (and
+0 on shrunk rows) is feasible for the SVM dual (2) on **all** training rows and gives the same
+:math:`w`, so :attr:`SCMResult.full_certificate` reports SCM's duality gap as an SVM on the full
+training set: an a-posteriori measure of how far SCM is from the full SVM, not a claim that it is
+optimal (it rarely is; the paper's Theorem 3 bounds the difference by
+:math:`\|Q - \tilde Q\|_F`). SCM itself is a heuristic: its stop rules prove nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import numbers
+import time
+import types
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from scipy import sparse
+
+from aidopt import solvers
+from aidopt.data import _to_float_matrix, as_classification_data
+from aidopt.decomposition.run import RunConfig, common_options, release
+from aidopt.decomposition.svm import certificate as svm_certificate
+from aidopt.decomposition.svm import hinge_certificate
+from aidopt.estimators import ConvergenceWarning, _BaseEstimator
+from aidopt.gsvm import kernel_matrix
+from aidopt.models import kernel_svm, svm
+from aidopt.results import Certificate
+
+__all__ = ["CLUSTERINGS", "REPRESENTATIVES", "SHRINKS", "FINALS", "STOPS", "KernelGram",
+           "KMeansResult", "kernel_kmeans", "RepresentativeSVM", "solve_representative_svm",
+           "SCMIteration", "SCMResult", "solve_scm", "SCMClassifier"]
+
+logger = logging.getLogger("aidopt.scm")
+
+CLUSTERINGS = ("kernel", "input")
+"""``"kernel"``: k-means in the kernel's feature space (4) (the paper's SCMs); ``"input"``: plain
+k-means in the input space (the paper's SCMs_I)."""
+REPRESENTATIVES = ("centroid", "pseudo")
+"""``"centroid"``: the feature-space centroid (8) (Theorem 4); ``"pseudo"``: the pseudo-centre (10)."""
+SHRINKS = ("eq11", "rank", "auto")
+FINALS = ("last", "refit")
+"""``"last"``: the decision function of the last round (Algorithm 1); ``"refit"``: one more
+weighted SVM on the rows left after the last shrink, every row its own cluster."""
+STOPS = ("ratio", "miss_rate", "stalled", "iteration_limit", "time_limit", "solver_failure",
+         "direct")
+"""Why :func:`solve_scm` stopped: the imbalance ratio was reached; the positive miss rate exceeded
+its threshold; the shrink stalled (``shrink="eq11"``); ``max_iter`` / ``time_limit``; a solve
+failed (``raise_on_failure=False``); or ``aid=False`` (one SVM on all rows, no clustering)."""
+
+#: kernel entries kept in memory: the whole training Gram matrix is cached when it fits (512 MB)
+CACHE_ENTRIES = 1 << 26
+#: kernel entries computed per block when the Gram matrix is not cached (32 MB)
+BLOCK_ENTRIES = 1 << 22
+#: a representative whose alpha is at most this share of its box |pi_c| C is left out of the
+#: kernel expansion used for prediction (interior-point solvers never return exact zeros)
+EXPANSION_CUTOFF = 1e-9
+
+
+# --------------------------------------------------------------------------- kernel values
+
+
+class KernelGram:
+    """Kernel values among the rows of ``X``, cached as one matrix when it fits.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, m)
+    kfun : callable
+        ``kfun(A, B)`` -> ``len(A) x len(B)`` kernel matrix.
+    explicit : bool
+        The kernel is the linear one, :math:`K = XX^\\top`: products are taken through the
+        features (:math:`K M = X (X^\\top M)`), nothing of size n x n is formed.
+    cache_entries : int
+        Cache the n x n matrix when ``n * n`` is at most this.
+    """
+
+    def __init__(self, X, kfun, *, explicit: bool = False, cache_entries: int = CACHE_ENTRIES):
+        self.X, self.kfun, self.explicit = X, kfun, explicit
+        n = X.shape[0]
+        self.K = None
+        if not explicit and n * n <= cache_entries:
+            self.K = kernel_matrix(kfun, X, X)
+
+    def block(self, rows, cols) -> np.ndarray:
+        """``K[rows][:, cols]`` as a dense array."""
+        if self.K is not None:
+            return self.K[np.ix_(rows, cols)]
+        if self.explicit:
+            return self.X[rows] @ self.X[cols].T
+        return kernel_matrix(self.kfun, self.X[rows], self.X[cols])
+
+    def diag(self, rows) -> np.ndarray:
+        """:math:`K_{ii}` for ``rows``."""
+        rows = np.asarray(rows)
+        if self.K is not None:
+            return self.K[rows, rows].copy()
+        if self.explicit:
+            Xr = self.X[rows]
+            return np.einsum("ij,ij->i", Xr, Xr)
+        out = np.empty(rows.size)
+        for start in range(0, rows.size, 256):
+            part = rows[start:start + 256]
+            out[start:start + 256] = np.diagonal(kernel_matrix(self.kfun, self.X[part], self.X[part]))
+        return out
+
+    def times(self, rows, cols, M) -> np.ndarray:
+        """``K[rows][:, cols] @ M`` for a dense or sparse ``M`` (vector or matrix), computed in row
+        blocks (through the features for the linear kernel)."""
+        rows, cols = np.asarray(rows), np.asarray(cols)
+        vector = not sparse.issparse(M) and np.ndim(M) == 1
+        M2 = M if sparse.issparse(M) else np.asarray(M, dtype=float).reshape(cols.size, -1)
+        if self.explicit:
+            F = np.asarray(M2.T @ self.X[cols])  # p x m: the features of the columns combined
+            out = self.X[rows] @ F.T
+            return out[:, 0] if vector else out
+        out = np.empty((rows.size, M2.shape[1]))
+        step = max(1, BLOCK_ENTRIES // max(1, cols.size))
+        for start in range(0, rows.size, step):
+            Kb = self.block(rows[start:start + step], cols)
+            out[start:start + step] = np.asarray(M2.T @ Kb.T).T
+        return out[:, 0] if vector else out
+
+    def sandwich(self, rows, R) -> np.ndarray:
+        """:math:`R^\\top K_{rows, rows} R` for a sparse ``R`` (len(rows) x k), in row blocks."""
+        rows = np.asarray(rows)
+        R = sparse.csr_matrix(R)
+        used = np.unique(R.nonzero()[0])  # only rows that carry weight (pseudo-centres: k rows)
+        Ru = R[used]
+        if self.explicit:
+            F = np.asarray(Ru.T @ self.X[rows[used]])
+            return F @ F.T
+        out = np.zeros((R.shape[1], R.shape[1]))
+        step = max(1, BLOCK_ENTRIES // max(1, used.size))
+        for start in range(0, used.size, step):
+            part = used[start:start + step]
+            KR = np.asarray(Ru.T @ self.block(rows[part], rows[used]).T).T  # len(part) x k
+            out += np.asarray(Ru[start:start + step].T @ KR)
+        return 0.5 * (out + out.T)
+
+
+# --------------------------------------------------------------------------- kernel k-means
+
+
+@dataclass
+class KMeansResult:
+    """Labels ``0..k-1`` (every cluster non-empty), the objective (4) :math:`J`, the Lloyd
+    iterations run, whether the last one changed no label, and every row's within-cluster kernel
+    sum :math:`r_i = \\sum_{j \\in \\pi(i)} K_{ij}` (for the pseudo-centres (10))."""
+
+    labels: np.ndarray
+    objective: float
+    iterations: int
+    converged: bool
+    within: np.ndarray
+
+
+def _indicator(labels, k, normalized: bool):
+    sizes = np.bincount(labels, minlength=k).astype(float)
+    values = 1.0 / sizes[labels] if normalized else np.ones(labels.size)
+    return sparse.csr_matrix((values, (np.arange(labels.size), labels)), shape=(labels.size, k))
+
+
+def _within_sums(gram: KernelGram, rows, labels, k) -> np.ndarray:
+    """:math:`r_i = \\sum_{j \\in \\pi(i)} K_{ij}`: the kernel only between rows of one cluster,
+    clusters packed into blocks of about ``sqrt(BLOCK_ENTRIES)`` rows."""
+    if gram.explicit:
+        sums = np.asarray(_indicator(labels, k, False).T @ gram.X[rows])  # k x m cluster sums
+        return np.einsum("ij,ij->i", gram.X[rows], sums[labels])
+    order = np.argsort(labels, kind="stable")
+    ordered = labels[order]
+    side = int(math.isqrt(BLOCK_ENTRIES))
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # first row of each cluster
+    group_of_cluster = starts // side
+    bounds = np.r_[starts[np.r_[True, group_of_cluster[1:] != group_of_cluster[:-1]]], ordered.size]
+    r = np.empty(labels.size)
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        pos = order[a:b]
+        lab = ordered[a:b]
+        step = max(1, BLOCK_ENTRIES // pos.size)
+        for s in range(0, pos.size, step):
+            Kb = gram.block(rows[pos[s:s + step]], rows[pos])
+            r[pos[s:s + step]] = (Kb * (lab[s:s + step, None] == lab[None, :])).sum(axis=1)
+    return r
+
+
+def _seed(gram: KernelGram, rows, k, rng, diag) -> np.ndarray:
+    """k-means++ seeding in feature space (squared distances
+    :math:`K_{ii} + K_{cc} - 2K_{ic}`); returns each row's nearest seed."""
+    n = rows.size
+    first = int(rng.integers(n))
+    d2 = np.maximum(diag + diag[first] - 2.0 * gram.block(rows, rows[[first]])[:, 0], 0.0)
+    closest = np.zeros(n, dtype=np.int64)
+    taken = np.zeros(n, dtype=bool)
+    taken[first] = True
+    for c in range(1, k):
+        total = float(d2.sum())
+        if total > 0:
+            idx = int(np.searchsorted(np.cumsum(d2), rng.random() * total, side="right"))
+            idx = min(idx, n - 1)
+        else:  # every row coincides with a seed (duplicates): any row not taken yet
+            idx = int(rng.choice(np.flatnonzero(~taken)))
+        taken[idx] = True
+        d = np.maximum(diag + diag[idx] - 2.0 * gram.block(rows, rows[[idx]])[:, 0], 0.0)
+        better = d < d2
+        better[idx] = True
+        d2[better] = d[better]
+        closest[better] = c
+    return closest
+
+
+def _assign(gram: KernelGram, rows, labels, k, diag, within):
+    """One Lloyd assignment: every row to the centroid nearest in feature space; returns the new
+    labels and each row's squared distance to its new (old-partition) centroid."""
+    sizes = np.bincount(labels, minlength=k).astype(float)
+    h = np.bincount(labels, weights=within, minlength=k) / sizes**2  # ||m_c||^2
+    new = np.empty(rows.size, dtype=np.int64)
+    dmin = np.empty(rows.size)
+    if gram.explicit:
+        centroids = np.asarray(_indicator(labels, k, True).T @ gram.X[rows])
+        step = max(1, BLOCK_ENTRIES // max(1, k))
+        for s in range(0, rows.size, step):
+            D = h[None, :] - 2.0 * (gram.X[rows[s:s + step]] @ centroids.T)
+            new[s:s + step] = D.argmin(axis=1)
+            dmin[s:s + step] = D[np.arange(D.shape[0]), new[s:s + step]]
+    else:
+        S = _indicator(labels, k, True)
+        step = max(1, BLOCK_ENTRIES // max(1, rows.size, k))
+        for s in range(0, rows.size, step):
+            G = np.asarray(S.T @ gram.block(rows, rows[s:s + step])).T  # block x k (K symmetric)
+            D = h[None, :] - 2.0 * G
+            new[s:s + step] = D.argmin(axis=1)
+            dmin[s:s + step] = D[np.arange(D.shape[0]), new[s:s + step]]
+    return new, np.maximum(dmin + diag, 0.0)
+
+
+def _fill_empty(labels, dist, k) -> None:
+    """Give every empty cluster the row farthest from its centroid among clusters of two or more
+    rows (in place)."""
+    counts = np.bincount(labels, minlength=k)
+    empty = np.flatnonzero(counts == 0)
+    if not empty.size:
+        return
+    order = np.argsort(-dist, kind="stable")
+    pointer = 0
+    for c in empty:
+        while counts[labels[order[pointer]]] < 2:
+            pointer += 1
+        i = order[pointer]
+        counts[labels[i]] -= 1
+        labels[i] = c
+        counts[c] = 1
+        dist[i] = 0.0
+        pointer += 1
+
+
+def kernel_kmeans(gram: KernelGram, rows, k: int, rng, max_iter: int = 10) -> KMeansResult:
+    """Kernel k-means (4) of ``rows`` into ``k`` non-empty clusters: k-means++ seeding and Lloyd
+    iterations in feature space (Dhillon, Guan & Kulis 2004), the kernel in blocks.
+
+    The paper uses Dhillon et al.'s multilevel graph algorithm (graclus) on an
+    :math:`\\epsilon`-ball sparsified kernel graph; this is the plain algorithm it accelerates, on
+    the dense kernel (Theorem 1: the same objective).
+    """
+    rows = np.asarray(rows)
+    n = rows.size
+    if not 1 <= k <= n:
+        raise ValueError(f"k must be in 1..{n} (the rows to cluster), got {k}")
+    if k == n:  # every row its own cluster: nothing to iterate
+        diag = gram.diag(rows)
+        return KMeansResult(np.arange(n), 0.0, 0, True, diag)
+    diag = gram.diag(rows)
+    labels = _seed(gram, rows, k, rng, diag)
+    dist = np.zeros(n)
+    _fill_empty(labels, np.maximum(diag, 0.0), k)
+    converged, iterations = False, 0
+    for iterations in range(1, max_iter + 1):
+        within = _within_sums(gram, rows, labels, k)
+        new, dist = _assign(gram, rows, labels, k, diag, within)
+        _fill_empty(new, dist, k)
+        changed = int((new != labels).sum())
+        labels = new
+        if changed == 0:
+            converged = True
+            break
+    within = _within_sums(gram, rows, labels, k)
+    sizes = np.bincount(labels, minlength=k).astype(float)
+    objective = float(diag.sum() - (np.bincount(labels, weights=within, minlength=k) / sizes).sum())
+    return KMeansResult(labels, max(objective, 0.0), iterations, converged, within)
+
+
+# --------------------------------------------------------------------------- the weighted SVM (6)
+
+
+@dataclass
+class RepresentativeSVM:
+    """The weighted SVM (6) on one round's representatives, and its certificate.
+
+    Attributes
+    ----------
+    alpha : ndarray of shape (k,)
+        :math:`\\alpha_\\pi`, ``0 <= alpha <= weights * C``.
+    b : float
+    y, weights : ndarray of shape (k,)
+        Labels :math:`y_c` and box weights :math:`|\\pi_c|`.
+    w : ndarray or None
+        :math:`w = \\sum_c \\alpha_c y_c u_c` for the linear kernel (explicit representatives).
+    certificate : Certificate
+        Of problem (6): duality gap and dual feasibility with the exact representative kernel.
+    status : str
+        The solver's verdict (``SolveStatus``; LIBSVM: ``"converged"`` or ``"max_iter"``).
+    solver : str
+    seconds : float
+    """
+
+    alpha: np.ndarray
+    b: float
+    y: np.ndarray
+    weights: np.ndarray
+    w: np.ndarray | None
+    certificate: Certificate
+    status: str
+    solver: str
+    seconds: float
+
+    @property
+    def objective(self) -> float:
+        """The primal objective of (6): :math:`\\tfrac12\\|w\\|^2 + C\\sum_c |\\pi_c| \\xi_c`
+        (:math:`= -G_\\pi(\\alpha_\\pi^*)` at the optimum)."""
+        return self.certificate.primal_objective
+
+
+def _weighted_data(y, s):
+    """What :func:`hinge_certificate` reads of a data set: labels and row weights."""
+    return types.SimpleNamespace(y=np.asarray(y, dtype=float), s=np.asarray(s, dtype=float))
+
+
+def _kernel_certificate(y, s, f, alpha, Kpi, aggregate, C, tol, feasibility_tol, method,
+                        ) -> Certificate:
+    """:func:`hinge_certificate` for a kernel expansion :math:`f = \\sum_c \\alpha_c y_c
+    K_\\pi(\\cdot, c) + b` whose dual vector ``alpha`` aggregates to the representatives by
+    ``aggregate(alpha) -> alpha_pi`` (the identity for (6) itself)."""
+    lam = np.linalg.eigvalsh(Kpi)
+
+    def dual_value(a, residuals):
+        coef = aggregate(a) * ypi
+        # weak duality needs a positive semidefinite kernel: a negative eigenvalue of the
+        # representative kernel proves that a (user) kernel is not
+        residuals["kernel PSD (min eig / max eig)"] = max(0.0, -lam[0] / max(lam[-1], 1e-300))
+        return float(a.sum()) - 0.5 * float(coef @ Kpi @ coef), ["kernel PSD (min eig / max eig)"]
+
+    ypi = aggregate.y
+    coef0 = aggregate(np.asarray(alpha, dtype=float)) * ypi
+    return hinge_certificate(
+        _weighted_data(y, s), f, alpha, C=C, regularizer=0.5 * float(coef0 @ Kpi @ coef0),
+        dual_value=dual_value, tol=tol, feasibility_tol=feasibility_tol, method=method)
+
+
+class _Identity:
+    """The aggregation of (6)'s own alpha (itself), carrying the representative labels."""
+
+    def __init__(self, y):
+        self.y = y
+
+    def __call__(self, a):
+        return a
+
+
+class _ClusterSum:
+    """Aggregate a lifted alpha over the training rows to the clusters: :math:`\\alpha_c =
+    \\sum_{i \\in \\pi_c} \\alpha_i` (exact for a lift constant within each cluster, as the
+    certificate's clipping and class rescaling keep it)."""
+
+    def __init__(self, cluster_of, k, y):
+        self.cluster_of, self.k, self.y = cluster_of, k, y
+
+    def __call__(self, a):
+        inside = self.cluster_of >= 0
+        return np.bincount(self.cluster_of[inside], weights=a[inside], minlength=self.k)
+
+
+def solve_representative_svm(y, weights, C, config: RunConfig, *, U=None, Kpi=None
+                             ) -> RepresentativeSVM:
+    """Solve the weighted SVM (6) on explicit representatives ``U`` (linear kernel) or on their
+    kernel matrix ``Kpi``, with ``config.solver`` (a QP solver with duals through its Pyomo
+    model, or ``"libsvm"``), and certify it.
+
+    Raises
+    ------
+    SolverError
+        The solve did not end optimal (LIBSVM: never raised; its status is reported).
+    """
+    y = np.asarray(y, dtype=float)
+    weights = np.asarray(weights, dtype=float)
+    t0 = time.perf_counter()
+    solver = config.solver
+    w = None
+    if solver == "libsvm":
+        from sklearn.svm import SVC
+
+        options = {"tol": 1e-3, "cache_size": 200, **config.solver_options}
+        est = SVC(C=C, kernel="linear" if U is not None else "precomputed", **options)
+        est.fit(U if U is not None else Kpi, y, sample_weight=weights)
+        alpha = np.zeros(y.size)
+        alpha[est.support_] = est.dual_coef_[0] * y[est.support_]
+        b = float(est.intercept_[0])
+        status = "converged" if est.fit_status_ == 0 else "max_iter"
+    else:
+        model = (svm.create_instance(U, y, weights, C, form="dual") if U is not None
+                 else kernel_svm.create_instance(Kpi, y, weights, C))
+        _write(model, config)
+        outcome = solvers.solve_model(
+            model, solver, problem_class=solvers.ProblemClass.QP, need_duals=True,
+            time_limit=config.time_limit, threads=config.threads, tee=config.tee,
+            options=config.solver_options)
+        if not outcome.optimal:
+            release(model)
+            raise solvers.SolverError(
+                f"the weighted SVM (6) on {y.size} representatives: {solver} returned "
+                f"{outcome.status} ({outcome.message})")
+        _, b, alpha = svm.solution_from(model, outcome.duals)
+        release(model)
+        if b is None:
+            raise solvers.SolverError(f"{solver} returned no dual for the balance row (b)")
+        status = str(outcome.status)
+    seconds = time.perf_counter() - t0
+    if U is not None:
+        w = U.T @ (alpha * y)
+        data = as_classification_data(U, y, sample_weight=weights)
+        cert = svm_certificate(data, w, b, alpha, C=C, norm="l2", tol=config.tol,
+                               feasibility_tol=config.feasibility_tol, method="solver_duals")
+    else:
+        f = Kpi @ (alpha * y) + b
+        cert = _kernel_certificate(y, weights, f, alpha, Kpi, _Identity(y), C, config.tol,
+                                   config.feasibility_tol, "solver_duals")
+    return RepresentativeSVM(alpha, float(b), y, weights, w, cert, status, solver, seconds)
+
+
+def _write(model, config: RunConfig) -> None:
+    if config.write_models is None:
+        return
+    folder = Path(config.write_models)
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = folder / f"{len(list(folder.glob('*.lp'))) + 1:03d}_{model.name}"
+    for suffix in ("lp", "mps"):
+        model.write(f"{stem}.{suffix}", format=suffix, io_options={"symbolic_solver_labels": True})
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass
+class SCMIteration:
+    """One round of Algorithm 1."""
+
+    t: int
+    n_pos: int
+    n_neg: int
+    k_pos: int
+    k_neg: int
+    kmeans_iterations: int
+    kmeans_objective: float
+    svm_objective: float
+    svm_gap: float
+    svm_certified: bool
+    miss_rate: float
+    shrink: str
+    removed: int
+    vanished: int
+    stalled: bool
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class SCMResult:
+    """What :func:`solve_scm` returns.
+
+    The decision function is the kernel expansion
+    :math:`f(x) = \\sum_i \\beta_i K(x, s_i) + b` over the members :math:`s_i` of the support
+    clusters (for the linear kernel :math:`f(x) = w^\\top x + b`); :math:`f > 0` means the
+    positive (minority) class ``classes[1]``.
+
+    Attributes
+    ----------
+    termination : str
+        One of :data:`STOPS`.
+    message : str
+    classes : list
+        ``[negative label, positive label]``: the positive class is the minority class (the
+        paper's convention; the sorted second label on a tie).
+    support_vectors, dual_coef : ndarray
+        The expansion's rows :math:`s_i` and coefficients :math:`\\beta_i`.
+    intercept : float
+        :math:`b`.
+    w : ndarray or None
+        Linear kernel only.
+    kernel : callable
+    gamma : float or None
+        The kernel scale used (``"scale"`` resolved on the training data).
+    svm : RepresentativeSVM
+        The weighted SVM (6) behind the returned decision function, with its certificate.
+    full_certificate : Certificate or None
+        SCM's solution as an SVM on all training rows (centroid or singleton representatives):
+        its duality gap against the full SVM dual (2). ``None`` for pseudo-centres, whose lifted
+        duals are not feasible for (2).
+    kept : ndarray of bool
+        The training rows left after the last shrink.
+    history : list of SCMIteration
+    seconds : float
+    """
+
+    termination: str
+    message: str
+    classes: list
+    support_vectors: np.ndarray
+    dual_coef: np.ndarray
+    intercept: float
+    w: np.ndarray | None
+    kernel: object
+    gamma: float | None
+    svm: RepresentativeSVM
+    full_certificate: Certificate | None
+    kept: np.ndarray
+    history: list[SCMIteration]
+    seconds: float
+    config: dict = field(default_factory=dict)
+
+    @property
+    def certified(self) -> bool:
+        """Whether the weighted SVM (6) behind the decision function is certified optimal (not
+        a statement about the full-data SVM: see ``full_certificate``)."""
+        return self.svm.certificate.certified
+
+    def decision_function(self, X) -> np.ndarray:
+        """:math:`f(x)`; > 0 means ``classes[1]`` (the minority class)."""
+        X = np.asarray(X, dtype=float)
+        if self.w is not None:
+            return X @ self.w + self.intercept
+        out = np.empty(X.shape[0])
+        step = max(1, BLOCK_ENTRIES // max(1, self.support_vectors.shape[0]))
+        for s in range(0, X.shape[0], step):
+            K = kernel_matrix(self.kernel, X[s:s + step], self.support_vectors)
+            out[s:s + step] = K @ self.dual_coef
+        return out + self.intercept
+
+    def history_frame(self):
+        """The rounds as a pandas DataFrame."""
+        import pandas as pd
+
+        rows = []
+        for it in self.history:
+            row = {k: v for k, v in it.__dict__.items() if k != "seconds"}
+            row.update({f"sec_{k}": v for k, v in it.seconds.items()})
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def summary(self) -> str:
+        lines = [f"SCM: termination {self.termination}" + (f" ({self.message})" if self.message else ""),
+                 f"  rounds {len(self.history)}, {self.kept.sum()} of {self.kept.size} training rows "
+                 f"kept, {self.support_vectors.shape[0]} expansion rows, {self.seconds:.2f} s",
+                 "  weighted SVM (6) on the representatives, solver " + self.svm.solver + ":"]
+        lines += ["    " + line for line in self.svm.certificate.summary().splitlines()]
+        if self.full_certificate is not None:
+            c = self.full_certificate
+            lines.append(f"  as an SVM on all training rows: objective {c.primal_objective:.6g}, "
+                         f"dual bound {c.dual_objective:.6g}, relative gap {c.relative_gap:.3e} "
+                         "(a measure of SCM's distance to the full SVM, not certified)"
+                         if not c.certified else
+                         f"  as an SVM on all training rows: certified optimal (relative gap "
+                         f"{c.relative_gap:.3e})")
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- Algorithm 1
+
+
+def _positive_number(value, name, *, allow_zero=False, upper=None):
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    ok = ok and (value >= 0 if allow_zero else value > 0) and (upper is None or value <= upper)
+    if not ok:
+        bound = f" and at most {upper}" if upper is not None else ""
+        raise ValueError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} finite "
+                         f"number{bound}, got {value!r}")
+    return float(value)
+
+
+def _optional_count(value, name):
+    if value is None:
+        return None
+    if not (isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1):
+        raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
+    return int(value)
+
+
+def _resolve_kernel(kernel, gamma, degree, coef0, X):
+    """``(kfun, gamma, explicit)``; ``gamma="scale"`` is ``1 / (m Var(X))`` as in scikit-learn."""
+    if not callable(kernel) and kernel not in kernel_svm.KERNELS:
+        raise ValueError(f"kernel must be one of {kernel_svm.KERNELS} or a callable, got {kernel!r}")
+    if isinstance(gamma, str):
+        if gamma != "scale":
+            raise ValueError(f"gamma must be 'scale' or a positive number, got {gamma!r}")
+        var = float(X.var())
+        gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+    else:
+        gamma = _positive_number(gamma, "gamma")
+    if not (isinstance(degree, numbers.Integral) and not isinstance(degree, bool) and degree >= 1):
+        raise ValueError(f"degree must be a positive integer, got {degree!r}")
+    if kernel == "poly" and not (isinstance(coef0, numbers.Real) and coef0 >= 0):
+        raise ValueError(f"the polynomial kernel needs coef0 >= 0 to be positive semidefinite, "
+                         f"got {coef0!r}")
+    kfun = kernel_svm.kernel_function(kernel, gamma, int(degree), float(coef0))
+    return kfun, (None if kernel == "linear" or callable(kernel) else gamma), kernel == "linear"
+
+
+def _check_solver(name) -> None:
+    if name == "libsvm":
+        try:
+            import sklearn  # noqa: F401
+        except ImportError as exc:
+            raise solvers.SolverUnavailableError(
+                "solver='libsvm' uses scikit-learn's SVC: pip install scikit-learn") from exc
+        return
+    spec = solvers.check_solver(name, solvers.ProblemClass.QP, need_duals=True)
+    if spec is not None and not spec.duals:
+        raise solvers.SolverError(f"SCM reads b from a dual, which {name!r} does not return; use "
+                                  "solver='clarabel', 'highs', 'gurobi' or 'libsvm'")
+
+
+@dataclass
+class _Round:
+    """A solved round: the rows ``D`` it used, their clusters, representation and the SVM."""
+
+    D: np.ndarray
+    cluster_of: np.ndarray  # cluster of every row of D
+    R: sparse.csr_matrix  # len(D) x k representation (centroid weights or pseudo-centre picks)
+    Kpi: np.ndarray | None
+    rep: RepresentativeSVM
+    f: np.ndarray  # decision values on D
+    liftable: bool
+
+
+@common_options()
+def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int = 3,
+              coef0: float = 1.0, k_neg: int | None = None, k_pos: int | None = None,
+              clustering: str = "kernel", representative: str = "centroid", shrink: str = "eq11",
+              shrink_gamma: float = 1.3, ratio: float = 5.0, max_miss_rate: float | None = None,
+              rank_keep: float = 0.5, stall_fraction: float = 0.05, kmeans_iter: int = 10,
+              final: str = "last", **options) -> SCMResult:
+    r"""Support Cluster Machines (Yuan, Li & Zhang 2006, Algorithm 1) on rows ``X``, labels ``y``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, m)
+    y : array-like of shape (n,)
+        Two labels; the minority class is the positive class :math:`\mathcal D^+` (the sorted
+        second label on a tie).
+    C : float
+        The SVM's misclassification cost; cluster c's box is :math:`|\pi_c| C` (6).
+    kernel : {"rbf", "linear", "poly"} or callable
+        The SVM's kernel, also used by the kernel k-means (the paper's setting (a)).
+    gamma, degree, coef0
+        Kernel parameters as in scikit-learn's SVC (``gamma="scale"``: 1 / (m Var(X))).
+    k_neg : int, optional
+        :math:`k^-`, clusters of the negatives in every round (capped at their number); default
+        :math:`\lceil r_0 |\mathcal D^-_t| \rceil` with ``r0`` (default 0.1, the paper's
+        :math:`|\mathcal D^-| / 10`).
+    k_pos : int, optional
+        :math:`k^+`. Default: every positive its own cluster when the data are imbalanced
+        (:math:`|\mathcal D^-| >` ``ratio`` :math:`|\mathcal D^+|`), else
+        :math:`\lceil r_0 |\mathcal D^+| \rceil` (balanced data: both classes clustered and shrunk).
+    clustering : {"kernel", "input"}
+        k-means in feature space (SCMs) or in input space (SCMs_I).
+    representative : {"centroid", "pseudo"}
+        Feature-space centroid (8) or pseudo-centre (10).
+    shrink : {"eq11", "rank", "auto"}
+        Rule (11) with ``shrink_gamma``; the rank shrink; or (11) switching to the rank shrink in
+        a round where (11) stalls.
+    shrink_gamma : float
+        :math:`\gamma` of (11), default 1.3 (the paper's setting (c)).
+    ratio : float
+        Stop when :math:`|\mathcal D^-_t| \le` ``ratio`` :math:`|\mathcal D^+|` (setting (e): 5).
+    max_miss_rate : float, optional
+        The Neyman-Pearson rule: stop when the share of positives with :math:`f \le 0` exceeds it;
+        the last round within it is returned (the first round if none is).
+    rank_keep : float
+        Share of the clustered rows a rank shrink keeps, in (0, 1).
+    stall_fraction : float
+        A shrink that removes fewer than this share of the clustered rows is a stall.
+    kmeans_iter : int
+        Lloyd iterations of the kernel k-means per round.
+    final : {"last", "refit"}
+        Return the last round's decision function (Algorithm 1), or solve the weighted SVM once
+        more on the rows left after the last shrink, every row its own cluster.
+    solver : str
+        ``"clarabel"`` (default) or another QP solver with duals, through aidopt's Pyomo model of
+        (6); or ``"libsvm"``: scikit-learn's SVC (LIBSVM's SMO, ``sample_weight`` = the box weights
+        :math:`|\pi_c|`), stopped at its KKT tolerance (``solver_options={"tol": 1e-3}``); its
+        certificate is computed and reported all the same.
+    aid : bool
+        False: no clustering and no shrinking, the SVM on all rows (the paper's "Whole").
+    r0 : float
+        :math:`k / |\mathcal D|` of a clustered class (default 0.1).
+    max_iter, time_limit
+        Rounds of Algorithm 1, and wall-clock seconds (checked between rounds and passed to
+        every solve).
+
+    Returns
+    -------
+    SCMResult
+
+    Raises
+    ------
+    ValueError
+        Bad data (one class, NaN/inf, shapes) or parameters (``k_neg`` larger than the class,
+        ``shrink_gamma <= 0``, ...), before anything is computed.
+    """
+    t_start = time.perf_counter()
+    # ---------------------------------------------------------------- validation, before solving
+    config = RunConfig.from_kwargs(options, caller="solve_scm", solver="clarabel")
+    C = _positive_number(C, "C")
+    if clustering not in CLUSTERINGS:
+        raise ValueError(f"clustering must be one of {CLUSTERINGS}, got {clustering!r}")
+    if representative not in REPRESENTATIVES:
+        raise ValueError(f"representative must be one of {REPRESENTATIVES}, got {representative!r}")
+    if shrink not in SHRINKS:
+        raise ValueError(f"shrink must be one of {SHRINKS}, got {shrink!r}")
+    if final not in FINALS:
+        raise ValueError(f"final must be one of {FINALS}, got {final!r}")
+    shrink_gamma = _positive_number(shrink_gamma, "shrink_gamma (gamma of eq. 11)")
+    ratio = _positive_number(ratio, "ratio")
+    rank_keep = _positive_number(rank_keep, "rank_keep", upper=1.0)
+    if rank_keep >= 1.0:
+        raise ValueError(f"rank_keep must be below 1 (a rank shrink must remove rows), got {rank_keep}")
+    stall_fraction = _positive_number(stall_fraction, "stall_fraction", allow_zero=True, upper=1.0)
+    if max_miss_rate is not None:
+        max_miss_rate = _positive_number(max_miss_rate, "max_miss_rate", allow_zero=True, upper=1.0)
+    kmeans_iter = _optional_count(kmeans_iter, "kmeans_iter")
+    if kmeans_iter is None:
+        raise ValueError("kmeans_iter must be a positive integer")
+    k_neg, k_pos = _optional_count(k_neg, "k_neg"), _optional_count(k_pos, "k_pos")
+    data = as_classification_data(X, y)
+    if not np.all(data.s == 1):  # pragma: no cover - as_classification_data without weights
+        raise ValueError("solve_scm takes no sample weights")
+    Xd = data.X
+    counts = {s: int((data.y == s).sum()) for s in (-1.0, 1.0)}
+    flip = counts[1.0] > counts[-1.0]  # the positive class is the minority class
+    yy = -data.y if flip else data.y.copy()
+    classes = [data.classes[1], data.classes[0]] if flip else [data.classes[0], data.classes[1]]
+    pos, neg = np.flatnonzero(yy > 0), np.flatnonzero(yy < 0)
+    if k_neg is not None and k_neg > neg.size:
+        raise ValueError(f"k_neg = {k_neg} is larger than the negative (majority) class "
+                         f"({neg.size} rows)")
+    if k_pos is not None and k_pos > pos.size:
+        raise ValueError(f"k_pos = {k_pos} is larger than the positive (minority) class "
+                         f"({pos.size} rows)")
+    r0 = 0.1 if config.r0 is None else float(config.r0)
+    imbalanced = neg.size > ratio * pos.size
+    cluster_pos = k_pos is not None or not imbalanced
+    kfun, gamma_used, explicit = _resolve_kernel(kernel, gamma, degree, coef0, Xd)
+    _check_solver(config.solver)
+
+    from aidopt.log import run_logging
+
+    with run_logging(config.log):
+        gram = KernelGram(Xd, kfun, explicit=explicit)
+        # the k-means Gram: the SVM's kernel, or the input space's (SCMs_I)
+        kgram = gram if clustering == "kernel" or explicit else KernelGram(
+            Xd, kernel_svm.kernel_function("linear", 1.0), explicit=True)
+        rng = np.random.default_rng(config.seed)
+        logger.info("SCM | n=%d (positives %d, negatives %d) m=%d | kernel %s | C %g | "
+                    "clustering %s, representative %s, shrink %s (gamma %g), ratio %g | solver %s",
+                    Xd.shape[0], pos.size, neg.size, Xd.shape[1],
+                    kernel if isinstance(kernel, str) else "callable", C, clustering,
+                    representative, shrink, shrink_gamma, ratio, config.solver)
+        logger.info("%5s %7s %8s %6s %6s %4s %14s %10s %7s %8s %6s %8s", "round", "pos", "neg",
+                    "k+", "k-", "km", "SVM (6) obj", "(6) gap", "miss", "removed", "shrink", "time")
+        history: list[SCMIteration] = []
+        kept_neg = neg.copy()
+        kept_pos = pos.copy()
+        best: _Round | None = None
+        previous: _Round | None = None
+        stop, message = None, ""
+        t = 0
+        while True:
+            seconds: dict[str, float] = {}
+            clock = time.perf_counter()
+            D = np.concatenate([kept_pos, kept_neg])
+            if config.aid:
+                kp = (min(k_pos, kept_pos.size) if k_pos is not None else
+                      max(1, math.ceil(r0 * kept_pos.size))) if cluster_pos else kept_pos.size
+                kn = min(k_neg, kept_neg.size) if k_neg is not None else max(
+                    1, min(kept_neg.size, math.ceil(r0 * kept_neg.size)))
+            else:
+                kp, kn = kept_pos.size, kept_neg.size
+            km_pos = kernel_kmeans(kgram, kept_pos, kp, rng, kmeans_iter)
+            km_neg = kernel_kmeans(kgram, kept_neg, kn, rng, kmeans_iter)
+            seconds["cluster"] = time.perf_counter() - clock
+            try:
+                round_ = _solve_round(gram, D, km_pos, km_neg, kp, kn, yy, representative, C,
+                                      config, t_start, seconds, kgram is gram)
+            except solvers.SolverError:
+                if config.raise_on_failure or previous is None:
+                    raise
+                stop, message = "solver_failure", "a weighted SVM solve failed; the last round " \
+                    "is returned"
+                break
+            rep = round_.rep
+            f = round_.f
+            npos = kept_pos.size
+            miss = float(np.mean(f[:npos] <= 0.0)) if npos else 0.0
+            clock = time.perf_counter()
+            # ------------------------------------------------------------ shrinking (11)
+            shrinkable = [("neg", kept_neg, f[npos:])]
+            if cluster_pos and config.aid:
+                shrinkable.append(("pos", kept_pos, f[:npos]))
+            n_shrinkable = sum(rows.size for _, rows, _ in shrinkable)
+            b = rep.b
+            vanished = sum(int((np.abs(fv - b) <= 1e-3 * max(float(np.abs(fv - b).max(initial=0.0)),
+                                                                1e-300)).sum())
+                           for _, _, fv in shrinkable) if not explicit else 0
+            used = "eq11" if shrink in ("eq11", "auto") else "rank"
+            keep = {name: np.abs(fv) <= shrink_gamma for name, _, fv in shrinkable}
+            removed = sum(int((~keep[name]).sum()) for name, _, _ in shrinkable)
+            stalled = used == "eq11" and removed < stall_fraction * n_shrinkable
+            if stalled and shrink == "auto":
+                used = "rank"
+            if used == "rank":
+                keep = {}
+                for name, rows, fv in shrinkable:
+                    floor = math.ceil(ratio * npos) if (name == "neg" and not cluster_pos) else 1
+                    n_keep = min(rows.size, max(math.ceil(rank_keep * rows.size), floor))
+                    mask = np.zeros(rows.size, dtype=bool)
+                    mask[np.argsort(np.abs(fv), kind="stable")[:n_keep]] = True
+                    keep[name] = mask
+                removed = sum(int((~keep[name]).sum()) for name, _, _ in shrinkable)
+            seconds["shrink"] = time.perf_counter() - clock
+            history.append(SCMIteration(
+                t=t, n_pos=npos, n_neg=kept_neg.size, k_pos=kp, k_neg=kn,
+                kmeans_iterations=max(km_pos.iterations, km_neg.iterations),
+                kmeans_objective=km_pos.objective + km_neg.objective,
+                svm_objective=rep.objective, svm_gap=rep.certificate.relative_gap,
+                svm_certified=rep.certificate.certified, miss_rate=miss,
+                shrink=used if config.aid else "none", removed=removed if config.aid else 0,
+                vanished=vanished, stalled=bool(stalled and shrink == "eq11"),
+                seconds={k: round(v, 6) for k, v in seconds.items()}))
+            logger.info("%5d %7d %8d %6d %6d %4d %14.8g %10.2e %7.4f %8d %6s %8.2f", t, npos,
+                        kept_neg.size, kp, kn, history[-1].kmeans_iterations, rep.objective,
+                        rep.certificate.relative_gap, miss, history[-1].removed,
+                        history[-1].shrink, time.perf_counter() - t_start)
+            # ------------------------------------------------------------ stop rules
+            if not config.aid:
+                best, stop, message = round_, "direct", "aid=False: the SVM on all rows"
+                break
+            if max_miss_rate is not None and miss > max_miss_rate:
+                best = previous if previous is not None else round_
+                stop = "miss_rate"
+                message = (f"positive miss rate {miss:.4f} > {max_miss_rate:g} in round {t}; "
+                           + (f"round {t - 1} is returned" if previous is not None
+                              else "no earlier round: round 0 is returned"))
+                break
+            best = round_
+            if stalled and shrink == "eq11":
+                stop = "stalled"
+                message = (f"rule (11) removed {removed} of {n_shrinkable} clustered rows "
+                           f"(< {stall_fraction:g})")
+                if vanished:
+                    message += (f"; {vanished} of them have f = b within 1e-3 (the kernel vanished "
+                                f"far from every support cluster) and |b| = {abs(b):.3g}"
+                                + (f" <= gamma = {shrink_gamma:g}" if abs(b) <= shrink_gamma else ""))
+                message += "; shrink='rank' or 'auto' proceeds by rank"
+                break
+            for name, rows, _ in shrinkable:
+                if name == "neg":
+                    kept_neg = rows[keep[name]]
+                else:
+                    kept_pos = rows[keep[name]]
+            previous = round_
+            t += 1
+            if not cluster_pos and kept_neg.size <= ratio * kept_pos.size:
+                stop = "ratio"
+                message = f"{kept_neg.size} negatives <= {ratio:g} x {kept_pos.size} positives"
+                break
+            if config.max_iter is not None and t >= config.max_iter:
+                stop, message = "iteration_limit", f"max_iter = {config.max_iter} rounds"
+                break
+            if config.time_limit is not None and time.perf_counter() - t_start >= config.time_limit:
+                stop, message = "time_limit", f"time_limit = {config.time_limit:g} s"
+                break
+            if kept_neg.size == 0 or kept_pos.size == 0:
+                stop, message = "stalled", "a class was shrunk away"
+                break
+        if final == "refit" and stop != "direct" and stop != "miss_rate":
+            D = np.concatenate([kept_pos, kept_neg])
+            seconds = {}
+            km_pos = kernel_kmeans(kgram, kept_pos, kept_pos.size, rng, 1)
+            km_neg = kernel_kmeans(kgram, kept_neg, kept_neg.size, rng, 1)
+            best = _solve_round(gram, D, km_pos, km_neg, kept_pos.size, kept_neg.size, yy,
+                                representative, C, config, t_start, seconds, kgram is gram)
+            message += f"; refit on the {D.size} rows left"
+            logger.info("refit on %d rows: SVM (6) objective %.8g, gap %.2e", D.size,
+                        best.rep.objective, best.rep.certificate.relative_gap)
+        result = _result(best, gram, Xd, yy, C, config, stop, message, classes, kfun, gamma_used,
+                         kept_pos, kept_neg, history, t_start, explicit)
+        logger.info("-" * 100)
+        logger.info(result.summary())
+        return result
+
+
+def _solve_round(gram, D, km_pos, km_neg, kp, kn, yy, representative, C, config, t_start,
+                 seconds, same_kernel) -> _Round:
+    """Representatives of the clusters of ``D`` (positives first), the weighted SVM (6) on
+    them, and the decision values on ``D``."""
+    clock = time.perf_counter()
+    npos = km_pos.labels.size
+    cluster_of = np.concatenate([km_pos.labels, kp + km_neg.labels])
+    within = np.concatenate([km_pos.within, km_neg.within])
+    k = kp + kn
+    sizes = np.bincount(cluster_of, minlength=k).astype(float)
+    ypi = np.concatenate([np.ones(kp), -np.ones(kn)])
+    singletons = bool(np.all(sizes == 1))
+    if representative == "centroid" or singletons:
+        R = sparse.csr_matrix((1.0 / sizes[cluster_of], (np.arange(D.size), cluster_of)),
+                              shape=(D.size, k))
+    else:  # pseudo-centre (10): the member with the largest within-cluster kernel sum
+        if not same_kernel:  # (10) is defined with the SVM's kernel, not the input space's
+            within = _within_sums(gram, D, cluster_of, k)
+        order = np.lexsort((-within, cluster_of))
+        first = order[np.r_[True, cluster_of[order][1:] != cluster_of[order][:-1]]]
+        R = sparse.csr_matrix((np.ones(k), (first, cluster_of[first])), shape=(D.size, k))
+    if gram.explicit:
+        U = np.asarray(R.T @ gram.X[D])
+        Kpi = None
+    else:
+        U = None
+        Kpi = gram.sandwich(D, R)
+    seconds["represent"] = time.perf_counter() - clock
+    remaining = None if config.time_limit is None else config.time_limit - (time.perf_counter() - t_start)
+    if remaining is not None and remaining <= 0:
+        raise solvers.SolverError("time_limit reached before the weighted SVM could be solved")
+    import dataclasses
+
+    run_config = dataclasses.replace(config, time_limit=remaining)
+    rep = solve_representative_svm(ypi, sizes, C, run_config, U=U, Kpi=Kpi)
+    seconds["solve"] = rep.seconds
+    seconds["certify"] = time.perf_counter() - clock - seconds["represent"] - rep.seconds
+    clock = time.perf_counter()
+    beta = R @ (rep.alpha * ypi)
+    f = _decision(gram, D, beta, rep, U) + rep.b
+    seconds["predict"] = time.perf_counter() - clock
+    return _Round(D, cluster_of, R, Kpi, rep, f, representative == "centroid" or singletons)
+
+
+def _decision(gram, D, beta, rep, U) -> np.ndarray:
+    if rep.w is not None:
+        return gram.X[D] @ rep.w
+    support = np.flatnonzero(beta != 0.0)
+    return gram.times(D, D[support], beta[support])
+
+
+def _result(best: _Round, gram, Xd, yy, C, config, stop, message, classes, kfun, gamma_used,
+            kept_pos, kept_neg, history, t_start, explicit) -> SCMResult:
+    rep = best.rep
+    ypi = rep.y
+    boxes = rep.weights * C
+    active = rep.alpha > EXPANSION_CUTOFF * boxes
+    alpha_used = np.where(active, rep.alpha, 0.0)
+    beta = best.R @ (alpha_used * ypi)
+    rows = np.flatnonzero(beta != 0.0)
+    support_rows = best.D[rows]
+    full = None
+    if best.liftable:
+        # Theorem 2's lift: alpha_i = alpha_c / |pi_c| on the round's rows, 0 on the others
+        n = Xd.shape[0]
+        alpha_lift = np.zeros(n)
+        alpha_lift[best.D] = best.R @ rep.alpha
+        cluster_of = np.full(n, -1)
+        cluster_of[best.D] = best.cluster_of
+        f_all = (Xd @ rep.w if explicit else gram.times(np.arange(n), support_rows, beta[rows])) + rep.b
+        if explicit:
+            data = as_classification_data(Xd, yy)
+            full = svm_certificate(data, rep.w, rep.b, alpha_lift, C=C, norm="l2", tol=config.tol,
+                                   feasibility_tol=config.feasibility_tol, method="scm_lift")
+        else:
+            full = _kernel_certificate(yy, np.ones(n), f_all, alpha_lift, best.Kpi,
+                                       _ClusterSum(cluster_of, ypi.size, ypi), C, config.tol,
+                                       config.feasibility_tol, "scm_lift")
+    kept = np.zeros(Xd.shape[0], dtype=bool)
+    kept[kept_pos] = True
+    kept[kept_neg] = True
+    return SCMResult(
+        termination=stop, message=message, classes=list(classes),
+        support_vectors=Xd[support_rows], dual_coef=beta[rows], intercept=rep.b,
+        w=rep.w, kernel=kfun, gamma=gamma_used, svm=rep, full_certificate=full, kept=kept,
+        history=history, seconds=time.perf_counter() - t_start, config=config.as_dict())
+
+
+# --------------------------------------------------------------------------- estimator
+
+
+class SCMClassifier(_BaseEstimator):
+    """Support Cluster Machines (Yuan, Li & Zhang 2006) as a scikit-learn classifier.
+
+    ``fit`` runs :func:`solve_scm`; ``decision_function`` is the SCM's :math:`f` oriented so that
+    > 0 means ``classes_[1]`` (scikit-learn's convention, which ``average_precision`` scoring
+    reads), whichever class is the minority.
+
+    Parameters
+    ----------
+    C, kernel, gamma, degree, coef0, k_neg, k_pos, clustering, representative, shrink,
+    shrink_gamma, ratio, max_miss_rate, rank_keep, stall_fraction, kmeans_iter, final
+        As in :func:`solve_scm`.
+    solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
+    solver_options, threads, tee, raise_on_failure, fallback
+        The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    support_vectors_, dual_coef_ : the expansion :math:`f(x) = \\sum_i` ``dual_coef_[i]``
+        :math:`K(` ``support_vectors_[i]`` :math:`, x) +` ``intercept_`` (oriented to ``classes_[1]``).
+    intercept_ : ndarray of shape (1,)
+    coef_ : ndarray of shape (1, n_features)
+        Linear kernel only.
+    result_ : SCMResult
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> from aidopt.scm import SCMClassifier
+    >>> from aidopt.instances.scm import sine_set
+    >>> X, y = sine_set("D2", n_pos=50, n_neg=500, seed=0)
+    >>> clf = SCMClassifier(kernel="linear", C=1.0).fit(X, y)
+    >>> clf.result_.certified, clf.score(X, y) > 0.9
+    (True, True)
+    """
+
+    _params = {"C": 1.0, "kernel": "rbf", "gamma": "scale", "degree": 3, "coef0": 1.0,
+               "k_neg": None, "k_pos": None, "clustering": "kernel", "representative": "centroid",
+               "shrink": "eq11", "shrink_gamma": 1.3, "ratio": 5.0, "max_miss_rate": None,
+               "rank_keep": 0.5, "stall_fraction": 0.05, "kmeans_iter": 10, "final": "last"}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "classifier"
+        return tags
+
+    def fit(self, X, y):
+        """Fit by Algorithm 1; returns ``self``."""
+        result = solve_scm(X, y, **self._solve_kwargs())
+        self.result_ = result
+        sign = 1.0 if result.classes[1] > result.classes[0] else -1.0  # orient to classes_[1]
+        self.classes_ = np.asarray(sorted(result.classes))
+        self.n_features_in_ = int(np.shape(_to_float_matrix(X)[0])[1])
+        self.support_vectors_ = result.support_vectors
+        self.dual_coef_ = sign * result.dual_coef[None, :]
+        self.intercept_ = np.array([sign * result.intercept])
+        if result.w is not None:
+            self.coef_ = sign * np.asarray(result.w)[None, :]
+        self._sign = sign
+        if hasattr(X, "columns"):
+            self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        if result.svm.status not in ("optimal", "converged"):
+            warnings.warn(f"SCM's last weighted SVM ended {result.svm.status!r}", ConvergenceWarning,
+                          stacklevel=2)
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """Signed score; > 0 means ``classes_[1]``."""
+        X = self._check_X(X)
+        return self._sign * self.result_.decision_function(X)
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels (``classes_[1]`` where the decision function is > 0)."""
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    def score(self, X, y) -> float:
+        """Mean accuracy."""
+        return float(np.mean(self.predict(X) == np.asarray(y)))
+

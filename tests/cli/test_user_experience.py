@@ -1,0 +1,158 @@
+"""What a user sees: logging that follows the library convention, the fitted model in the CLI's
+output and ``summary()``, and output paths checked before any solve."""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import aidopt
+from aidopt.cli import main
+from aidopt.decomposition.aid import HEADER
+
+
+@pytest.fixture
+def lad_csv(tmp_path):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, 3))
+    y = 1.0 + X @ np.array([2.0, -1.0, 0.5]) + rng.laplace(scale=0.1, size=400)
+    frame = pd.DataFrame(X, columns=["age", "income", "score"])
+    frame["price"] = y
+    path = tmp_path / "lad.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture
+def svm_csv(tmp_path):
+    rng = np.random.default_rng(6)
+    y = np.where(rng.random(400) < 0.5, 1, -1)
+    X = rng.normal(size=(400, 2)) + 1.2 * y[:, None]
+    frame = pd.DataFrame(X, columns=["height", "weight"])
+    frame["label"] = y
+    path = tmp_path / "svm.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _small_lad():
+    rng = np.random.default_rng(0)
+    X = np.column_stack([np.ones(300), rng.normal(size=(300, 2))])
+    return X, X @ np.array([1.0, 2.0, -1.0]) + rng.laplace(size=300)
+
+
+# --------------------------------------------------------------------------- logging
+def test_run_prints_its_table_without_logging_configuration(capsys):
+    aidopt.solve_lad(*_small_lad(), log=True)
+    out = capsys.readouterr().out
+    assert out.count(HEADER) == 1
+
+
+def test_configured_logging_gets_the_table_once_and_stdout_nothing(capsys):
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    root = logging.getLogger()
+    old = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        aidopt.solve_lad(*_small_lad(), log=True)
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old)
+    assert HEADER not in capsys.readouterr().out  # not printed a second time by aidopt itself
+    assert stream.getvalue().count(HEADER) == 1
+
+
+def test_user_level_on_the_aidopt_logger_silences_a_run(capsys):
+    logger = logging.getLogger("aidopt")
+    logger.setLevel(logging.WARNING)
+    try:
+        aidopt.solve_lad(*_small_lad(), log=True)
+    finally:
+        logger.setLevel(logging.NOTSET)
+    assert HEADER not in capsys.readouterr().out
+    assert logger.level == logging.NOTSET and not [
+        h for h in logger.handlers if not isinstance(h, logging.NullHandler)]
+
+
+# --------------------------------------------------------------------------- the fitted model
+def test_lad_cli_prints_named_coefficients(lad_csv, capsys):
+    code = main(["lad", "--data", str(lad_csv), "--target", "price", "--fit-intercept", "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "coefficients:" in out
+    lines = {line.split()[0]: line.split()[1] for line in out.splitlines()
+             if line.strip().split()[:1] and line.strip().split()[0] in ("age", "income", "score")}
+    assert set(lines) == {"age", "income", "score"}
+    assert float(lines["age"]) == pytest.approx(2.0, abs=0.05)
+    assert float(lines["income"]) == pytest.approx(-1.0, abs=0.05)
+
+
+def test_svm_cli_prints_w_b_and_accuracy(svm_csv, capsys):
+    code = main(["svm", "--data", str(svm_csv), "--target", "label", "--C", "0.5"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "training accuracy" in out and "(offset b)" in out
+    assert "height" in out and "weight" in out
+    acc = float(out.split("training accuracy", 1)[1].split("%")[0])
+    assert 85.0 <= acc <= 100.0
+
+
+def test_summary_has_the_coefficient_table_and_explains_the_split_condition():
+    X, y = _small_lad()
+    res = aidopt.solve_lad(X, y, log=False)
+    text = res.summary()
+    assert "coefficients:" in text and "x0" in text
+    assert "fails" not in text  # the old confusing "paper's sign condition fails"
+    rows = res.coefficients()
+    np.testing.assert_allclose([v for _, v in rows], res.solution["beta"])
+
+
+def test_coefficient_table_rejects_wrong_standard_errors():
+    res = aidopt.solve_lad(*_small_lad(), log=False)
+    with pytest.raises(ValueError, match="standard errors"):
+        res.coefficient_table(standard_errors=[1.0])
+    assert "std. error" in res.coefficient_table(standard_errors=[0.1, 0.2, 0.3])
+
+
+# --------------------------------------------------------------------------- output paths
+@pytest.mark.parametrize("flag", ["--output", "--plot"])
+def test_output_into_a_missing_directory_fails_before_solving(lad_csv, tmp_path, capsys, flag):
+    target = tmp_path / "missing" / "out.file"
+    code = main(["lad", "--data", str(lad_csv), "--target", "price", flag, str(target)])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "does not exist" in captured.err
+    assert HEADER not in captured.out  # nothing was solved
+
+
+def test_write_models_onto_a_file_fails_before_solving(lad_csv, tmp_path, capsys):
+    existing = tmp_path / "models"
+    existing.write_text("not a directory")
+    code = main(["lad", "--data", str(lad_csv), "--target", "price", "--write-models", str(existing)])
+    captured = capsys.readouterr()
+    assert code == 2 and "not a directory" in captured.err and HEADER not in captured.out
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write into read-only directories")
+def test_read_only_directory_fails_before_solving(lad_csv, tmp_path, capsys):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        code = main(["lad", "--data", str(lad_csv), "--target", "price",
+                     "--output", str(locked / "r.json")])
+    finally:
+        locked.chmod(0o700)
+    assert code == 2 and "not writable" in capsys.readouterr().err
+
+
+def test_output_that_is_a_directory_fails(lad_csv, tmp_path, capsys):
+    code = main(["lad", "--data", str(lad_csv), "--target", "price", "--output", str(tmp_path)])
+    assert code == 2 and "is a directory" in capsys.readouterr().err
