@@ -112,8 +112,26 @@ EXPANSION_CUTOFF = 1e-9
 # --------------------------------------------------------------------------- kernel values
 
 
+def _span(idx):
+    """``idx`` as a slice when it is a contiguous increasing range (a view of a cached matrix
+    instead of a gather), else unchanged. ``slice`` and ``None`` (all) pass through."""
+    if idx is None or isinstance(idx, slice):
+        return slice(None) if idx is None else idx
+    idx = np.asarray(idx)
+    if idx.size and idx[-1] - idx[0] == idx.size - 1 and (idx.size == 1 or bool(np.all(np.diff(idx) == 1))):
+        return slice(int(idx[0]), int(idx[-1]) + 1)
+    return idx
+
+
+def _size(idx, n) -> int:
+    return len(range(n)[idx]) if isinstance(idx, slice) else int(np.asarray(idx).size)
+
+
 class KernelGram:
     """Kernel values among the rows of ``X``, cached as one matrix when it fits.
+
+    Row and column arguments are index arrays or slices; a contiguous range of a cached matrix is
+    read as a view.
 
     Parameters
     ----------
@@ -127,16 +145,28 @@ class KernelGram:
         Cache the n x n matrix when ``n * n`` is at most this.
     """
 
-    def __init__(self, X, kfun, *, explicit: bool = False, cache_entries: int = CACHE_ENTRIES):
+    def __init__(self, X, kfun, *, explicit: bool = False, cache_entries: int = CACHE_ENTRIES,
+                 K=None):
         self.X, self.kfun, self.explicit = X, kfun, explicit
-        n = X.shape[0]
-        self.K = None
-        if not explicit and n * n <= cache_entries:
+        self.n = X.shape[0]
+        self.K = K
+        if K is None and not explicit and self.n * self.n <= cache_entries:
             self.K = kernel_matrix(kfun, X, X)
 
+    def subset(self, rows) -> KernelGram:
+        """The Gram of ``X[rows]`` (a cached matrix is sliced, not recomputed)."""
+        rows = _span(rows)
+        if self.K is None:
+            return KernelGram(self.X[rows], self.kfun, explicit=self.explicit, cache_entries=0)
+        K = self.K[rows, rows] if isinstance(rows, slice) else self.K[np.ix_(rows, rows)]
+        return KernelGram(self.X[rows], self.kfun, explicit=self.explicit, K=K)
+
     def block(self, rows, cols) -> np.ndarray:
-        """``K[rows][:, cols]`` as a dense array."""
+        """``K[rows][:, cols]`` as a dense array (a view when both are ranges of a cached K)."""
+        rows, cols = _span(rows), _span(cols)
         if self.K is not None:
+            if isinstance(rows, slice) or isinstance(cols, slice):
+                return self.K[rows][:, cols] if isinstance(rows, slice) else self.K[:, cols][rows]
             return self.K[np.ix_(rows, cols)]
         if self.explicit:
             return self.X[rows] @ self.X[cols].T
@@ -144,7 +174,7 @@ class KernelGram:
 
     def diag(self, rows) -> np.ndarray:
         """:math:`K_{ii}` for ``rows``."""
-        rows = np.asarray(rows)
+        rows = np.arange(self.n)[_span(rows)]
         if self.K is not None:
             return self.K[rows, rows].copy()
         if self.explicit:
@@ -159,35 +189,36 @@ class KernelGram:
     def times(self, rows, cols, M) -> np.ndarray:
         """``K[rows][:, cols] @ M`` for a dense or sparse ``M`` (vector or matrix), computed in row
         blocks (through the features for the linear kernel)."""
-        rows, cols = np.asarray(rows), np.asarray(cols)
+        rows, cols = _span(rows), _span(cols)
+        n_rows, n_cols = _size(rows, self.n), _size(cols, self.n)
         vector = not sparse.issparse(M) and np.ndim(M) == 1
-        M2 = M if sparse.issparse(M) else np.asarray(M, dtype=float).reshape(cols.size, -1)
+        M2 = M if sparse.issparse(M) else np.asarray(M, dtype=float).reshape(n_cols, -1)
         if self.explicit:
             F = np.asarray(M2.T @ self.X[cols])  # p x m: the features of the columns combined
             out = self.X[rows] @ F.T
             return out[:, 0] if vector else out
-        out = np.empty((rows.size, M2.shape[1]))
-        step = max(1, BLOCK_ENTRIES // max(1, cols.size))
-        for start in range(0, rows.size, step):
-            Kb = self.block(rows[start:start + step], cols)
+        index = np.arange(self.n)[rows]
+        out = np.empty((n_rows, M2.shape[1]))
+        step = max(1, BLOCK_ENTRIES // max(1, n_cols))
+        for start in range(0, n_rows, step):
+            Kb = self.block(index[start:start + step], cols)
             out[start:start + step] = np.asarray(M2.T @ Kb.T).T
         return out[:, 0] if vector else out
 
-    def sandwich(self, rows, R) -> np.ndarray:
-        """:math:`R^\\top K_{rows, rows} R` for a sparse ``R`` (len(rows) x k), in row blocks."""
-        rows = np.asarray(rows)
+    def sandwich(self, R) -> np.ndarray:
+        """:math:`R^\\top K R` for a sparse ``R`` (n x k), in row blocks over the rows that
+        carry weight (pseudo-centres: k rows)."""
         R = sparse.csr_matrix(R)
-        used = np.unique(R.nonzero()[0])  # only rows that carry weight (pseudo-centres: k rows)
+        used = np.unique(R.nonzero()[0])
         Ru = R[used]
         if self.explicit:
-            F = np.asarray(Ru.T @ self.X[rows[used]])
+            F = np.asarray(Ru.T @ self.X[used])
             return F @ F.T
         out = np.zeros((R.shape[1], R.shape[1]))
         step = max(1, BLOCK_ENTRIES // max(1, used.size))
         for start in range(0, used.size, step):
-            part = used[start:start + step]
-            KR = np.asarray(Ru.T @ self.block(rows[part], rows[used]).T).T  # len(part) x k
-            out += np.asarray(Ru[start:start + step].T @ KR)
+            Kb = self.block(used[start:start + step], used)
+            out += np.asarray(Ru[start:start + step].T @ np.asarray(Ru.T @ Kb.T).T)
         return 0.5 * (out + out.T)
 
 
