@@ -234,16 +234,26 @@ def bench_lad(sizes, instance_set="A",
     )
 
 
+def _progress(method, case, out: dict) -> str:
+    """One line per finished run while a benchmark goes on (the table comes at the end)."""
+    if "skipped" in out:
+        return f"  {method} {case}: skipped ({out['skipped']})"
+    seconds = out.get("seconds")
+    verdict = out.get("termination", "")
+    return f"  {method} {case}: " + (f"{seconds:.2f} s" if seconds is not None else "") + (
+        f", {verdict}" if verdict else "")
+
+
 def side_by_side(cases, methods, run, row, lines, output=None) -> str:
     """Run AID, then each baseline, on every case (one subprocess at a time, never two at once);
     append one table row per baseline to ``lines``; print the table and append it to ``output``."""
     print(lines[0], flush=True)
     for case in cases:
         aid = run("aid", case)
-        print(f"aid {case}: {aid}", flush=True)
+        print(_progress("aid", case, aid), flush=True)
         for method in methods:
             base = run(method, case)
-            print(f"{method} {case}: {base}", flush=True)
+            print(_progress(method, case, base), flush=True)
             lines.append(row(case, aid, method, base))
     table = "\n".join(lines)
     print(table)

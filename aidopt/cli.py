@@ -266,15 +266,23 @@ def build_parser() -> argparse.ArgumentParser:
     from aidopt import __version__
 
     parser = argparse.ArgumentParser(
-        prog="aidopt", description="Exact large-scale ML optimization with AID and certificates"
+        prog="aidopt", description="Exact large-scale ML optimization with AID and certificates",
+        epilog="exit codes: 0 certified optimal (or the run's accepted verdict), 1 finished "
+               "without a certificate (a limit, a gap, a failed solve: see the summary), 2 an "
+               "error before or during the run (one line on stderr), 130 interrupted (Ctrl-C: the "
+               "best solution so far is printed)",
     )
     parser.add_argument("--version", action="version", version=f"aidopt {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("demo", help="AID on a built-in LAD instance (HiGHS), with certificate")
-    p.add_argument("--set", default="A", choices=["A", "B", "C"], help="paper instance set")
-    p.add_argument("--n", type=int, default=100_000)
-    p.add_argument("--m", type=int, default=20)
+    p = sub.add_parser("demo", help="AID on a built-in LAD instance (HiGHS unless --solver), "
+                       "with the iteration table and the certificate")
+    p.add_argument("--set", default="A", choices=["A", "B", "C"],
+                   help="synthetic set: A Gaussian design and noise, B uniform design with "
+                        "Student-t noise, C integer design with ties and outliers (default A)")
+    p.add_argument("--n", type=int, default=100_000, help="rows (default 100000)")
+    p.add_argument("--m", type=int, default=20,
+                   help="columns, the first is the intercept (default 20)")
     _common_solve_args(p)
     p.set_defaults(func=cmd_demo)
 

@@ -82,6 +82,8 @@ def _to_float_matrix(X, name="X"):
     """Numeric 2-d float64 array from numpy, pandas, lists or scipy sparse; names of columns."""
     names = None
     if hasattr(X, "columns") and hasattr(X, "dtypes"):  # pandas DataFrame
+        if len(X) == 0:
+            raise ValueError(f"{name} has no rows (columns {[str(c) for c in X.columns]} only)")
         bad = [str(c) for c, dt in X.dtypes.items() if dt.kind not in "biuf"]
         if bad:
             raise TypeError(f"{name} has non-numeric columns {bad}: encode or drop them first")
@@ -95,6 +97,10 @@ def _to_float_matrix(X, name="X"):
     return np.ascontiguousarray(arr, dtype=float), names
 
 
+#: magnitudes from which the LP/QP solvers read a coefficient as infinite (HiGHS: 1e20)
+HUGE = 1e20
+
+
 def _check_finite(arr, name):
     bad = ~np.isfinite(arr)
     if bad.any():
@@ -102,6 +108,14 @@ def _check_finite(arr, name):
         raise ValueError(
             f"{name} contains {int(bad.sum())} NaN or infinite value(s) (first at index "
             f"{tuple(int(i) for i in where)}); remove or impute them before solving"
+        )
+    huge = np.abs(arr) >= HUGE
+    if huge.any():
+        where = np.argwhere(huge)[0]
+        raise ValueError(
+            f"{name} has {int(huge.sum())} value(s) of magnitude >= {HUGE:g} (first at index "
+            f"{tuple(int(i) for i in where)}), which the solvers read as infinite: scale the "
+            "data (e.g. divide each column by its largest absolute value) before solving"
         )
 
 
@@ -507,10 +521,19 @@ def load_table(path, target: str | None = None):
     if suffix in (".svm", ".svmlight", ".libsvm", ".txt"):
         X, y = read_svmlight(path)
         return X, y, None
+    if path.stat().st_size == 0:
+        raise ValueError(f"data file {path} is empty")
     if suffix in (".csv", ".tsv"):
-        frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", na_values=["?"])
+        try:
+            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", na_values=["?"])
+        except pd.errors.EmptyDataError as exc:
+            raise ValueError(f"data file {path} has no columns") from exc
     elif suffix in (".parquet", ".pq"):
-        frame = pd.read_parquet(path)
+        try:
+            frame = pd.read_parquet(path)
+        except ImportError as exc:
+            raise ImportError("reading Parquet needs pyarrow: pip install 'aidopt[parquet]' "
+                              "(or pip install pyarrow)") from exc
     else:
         raise ValueError(f"unsupported data file type {suffix!r}: use csv, parquet, npz or svmlight")
     target = target if target is not None else frame.columns[-1]

@@ -57,6 +57,7 @@ optimal (it rarely is; the paper's Theorem 3 bounds the difference by
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import numbers
@@ -244,47 +245,54 @@ def _indicator(labels, k, normalized: bool):
     return sparse.csr_matrix((values, (np.arange(labels.size), labels)), shape=(labels.size, k))
 
 
-def _within_sums(gram: KernelGram, rows, labels, k) -> np.ndarray:
-    """:math:`r_i = \\sum_{j \\in \\pi(i)} K_{ij}`: the kernel only between rows of one cluster,
-    clusters packed into blocks of about ``sqrt(BLOCK_ENTRIES)`` rows."""
-    if gram.explicit:
-        sums = np.asarray(_indicator(labels, k, False).T @ gram.X[rows])  # k x m cluster sums
-        return np.einsum("ij,ij->i", gram.X[rows], sums[labels])
+def _within_sums(g: KernelGram, labels, k) -> np.ndarray:
+    """:math:`r_i = \\sum_{j \\in \\pi(i)} K_{ij}` over all rows of ``g``: only kernel values
+    between rows of one cluster are read (the pairs themselves from a cached matrix, else the
+    kernel on groups of whole clusters of about 256 rows)."""
+    if g.explicit:
+        sums = np.asarray(_indicator(labels, k, False).T @ g.X)  # k x m cluster sums
+        return np.einsum("ij,ij->i", g.X, sums[labels])
     order = np.argsort(labels, kind="stable")
     ordered = labels[order]
-    side = int(math.isqrt(BLOCK_ENTRIES))
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])  # first row of each cluster
-    group_of_cluster = starts // side
-    bounds = np.r_[starts[np.r_[True, group_of_cluster[1:] != group_of_cluster[:-1]]], ordered.size]
+    sizes = np.bincount(labels, minlength=k)
+    starts = np.r_[0, np.cumsum(sizes)[:-1]]  # first position of each cluster in ``order``
+    pairs = int((sizes.astype(np.int64) ** 2).sum())
+    if g.K is not None and pairs <= BLOCK_ENTRIES:
+        reps = sizes[ordered]  # row ordered[p] pairs with the reps members of its cluster
+        i = np.repeat(order, reps)
+        offset = np.arange(pairs) - np.repeat(np.cumsum(reps) - reps, reps)
+        j = order[np.repeat(starts[ordered], reps) + offset]
+        return np.bincount(i, weights=g.K[i, j], minlength=labels.size)
+    group = starts[np.flatnonzero(sizes)] // 256
+    cut = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    bounds = np.r_[starts[np.flatnonzero(sizes)][cut], labels.size]
     r = np.empty(labels.size)
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        pos = order[a:b]
-        lab = ordered[a:b]
+        pos, lab = order[a:b], ordered[a:b]
         step = max(1, BLOCK_ENTRIES // pos.size)
         for s in range(0, pos.size, step):
-            Kb = gram.block(rows[pos[s:s + step]], rows[pos])
+            Kb = g.block(pos[s:s + step], pos)
             r[pos[s:s + step]] = (Kb * (lab[s:s + step, None] == lab[None, :])).sum(axis=1)
     return r
 
 
-def _seed(gram: KernelGram, rows, k, rng, diag) -> np.ndarray:
+def _seed(g: KernelGram, k, rng, diag) -> np.ndarray:
     """k-means++ seeding in feature space (squared distances
     :math:`K_{ii} + K_{cc} - 2K_{ic}`); returns each row's nearest seed."""
-    n = rows.size
+    n = g.n
     first = int(rng.integers(n))
-    d2 = np.maximum(diag + diag[first] - 2.0 * gram.block(rows, rows[[first]])[:, 0], 0.0)
+    d2 = np.maximum(diag + diag[first] - 2.0 * g.block(None, [first])[:, 0], 0.0)
     closest = np.zeros(n, dtype=np.int64)
     taken = np.zeros(n, dtype=bool)
     taken[first] = True
     for c in range(1, k):
         total = float(d2.sum())
         if total > 0:
-            idx = int(np.searchsorted(np.cumsum(d2), rng.random() * total, side="right"))
-            idx = min(idx, n - 1)
+            idx = min(int(np.searchsorted(np.cumsum(d2), rng.random() * total, side="right")), n - 1)
         else:  # every row coincides with a seed (duplicates): any row not taken yet
             idx = int(rng.choice(np.flatnonzero(~taken)))
         taken[idx] = True
-        d = np.maximum(diag + diag[idx] - 2.0 * gram.block(rows, rows[[idx]])[:, 0], 0.0)
+        d = np.maximum(diag + diag[idx] - 2.0 * g.block(None, [idx])[:, 0], 0.0)
         better = d < d2
         better[idx] = True
         d2[better] = d[better]
@@ -292,28 +300,28 @@ def _seed(gram: KernelGram, rows, k, rng, diag) -> np.ndarray:
     return closest
 
 
-def _assign(gram: KernelGram, rows, labels, k, diag, within):
+def _assign(g: KernelGram, labels, k, diag, within):
     """One Lloyd assignment: every row to the centroid nearest in feature space; returns the new
-    labels and each row's squared distance to its new (old-partition) centroid."""
+    labels and each row's squared distance to its (old-partition) centroid."""
     sizes = np.bincount(labels, minlength=k).astype(float)
     h = np.bincount(labels, weights=within, minlength=k) / sizes**2  # ||m_c||^2
-    new = np.empty(rows.size, dtype=np.int64)
-    dmin = np.empty(rows.size)
-    if gram.explicit:
-        centroids = np.asarray(_indicator(labels, k, True).T @ gram.X[rows])
+    new = np.empty(g.n, dtype=np.int64)
+    dmin = np.empty(g.n)
+    if g.explicit:
+        centroids = np.asarray(_indicator(labels, k, True).T @ g.X)
         step = max(1, BLOCK_ENTRIES // max(1, k))
-        for s in range(0, rows.size, step):
-            D = h[None, :] - 2.0 * (gram.X[rows[s:s + step]] @ centroids.T)
-            new[s:s + step] = D.argmin(axis=1)
-            dmin[s:s + step] = D[np.arange(D.shape[0]), new[s:s + step]]
     else:
-        S = _indicator(labels, k, True)
-        step = max(1, BLOCK_ENTRIES // max(1, rows.size, k))
-        for s in range(0, rows.size, step):
-            G = np.asarray(S.T @ gram.block(rows, rows[s:s + step])).T  # block x k (K symmetric)
-            D = h[None, :] - 2.0 * G
-            new[s:s + step] = D.argmin(axis=1)
-            dmin[s:s + step] = D[np.arange(D.shape[0]), new[s:s + step]]
+        St = _indicator(labels, k, True).T.tocsr()
+        step = max(1, BLOCK_ENTRIES // max(1, g.n, k))
+    for s in range(0, g.n, step):
+        block = slice(s, min(g.n, s + step))
+        if g.explicit:
+            G = g.X[block] @ centroids.T
+        else:  # K is symmetric: (K S)[block] = (S' K[:, block])'
+            G = np.asarray(St @ g.block(None, block)).T
+        D = h[None, :] - 2.0 * G
+        new[block] = D.argmin(axis=1)
+        dmin[block] = D[np.arange(D.shape[0]), new[block]]
     return new, np.maximum(dmin + diag, 0.0)
 
 
@@ -338,35 +346,33 @@ def _fill_empty(labels, dist, k) -> None:
 
 
 def kernel_kmeans(gram: KernelGram, rows, k: int, rng, max_iter: int = 10) -> KMeansResult:
-    """Kernel k-means (4) of ``rows`` into ``k`` non-empty clusters: k-means++ seeding and Lloyd
-    iterations in feature space (Dhillon, Guan & Kulis 2004), the kernel in blocks.
+    """Kernel k-means (4) of ``rows`` of ``gram`` into ``k`` non-empty clusters: k-means++
+    seeding and Lloyd iterations in feature space (Dhillon, Guan & Kulis 2004), the kernel read in
+    blocks.
 
     The paper uses Dhillon et al.'s multilevel graph algorithm (graclus) on an
-    :math:`\\epsilon`-ball sparsified kernel graph; this is the plain algorithm it accelerates, on
-    the dense kernel (Theorem 1: the same objective).
+    :math:`\\epsilon`-ball sparsified kernel graph; this is the plain algorithm it accelerates,
+    on the dense kernel (Theorem 1: the same objective).
     """
-    rows = np.asarray(rows)
-    n = rows.size
+    g = gram.subset(rows)
+    n = g.n
     if not 1 <= k <= n:
         raise ValueError(f"k must be in 1..{n} (the rows to cluster), got {k}")
+    diag = g.diag(None)
     if k == n:  # every row its own cluster: nothing to iterate
-        diag = gram.diag(rows)
         return KMeansResult(np.arange(n), 0.0, 0, True, diag)
-    diag = gram.diag(rows)
-    labels = _seed(gram, rows, k, rng, diag)
-    dist = np.zeros(n)
-    _fill_empty(labels, np.maximum(diag, 0.0), k)
+    labels = _seed(g, k, rng, diag)
+    _fill_empty(labels, diag.copy(), k)
     converged, iterations = False, 0
     for iterations in range(1, max_iter + 1):
-        within = _within_sums(gram, rows, labels, k)
-        new, dist = _assign(gram, rows, labels, k, diag, within)
+        new, dist = _assign(g, labels, k, diag, _within_sums(g, labels, k))
         _fill_empty(new, dist, k)
         changed = int((new != labels).sum())
         labels = new
         if changed == 0:
             converged = True
             break
-    within = _within_sums(gram, rows, labels, k)
+    within = _within_sums(g, labels, k)
     sizes = np.bincount(labels, minlength=k).astype(float)
     objective = float(diag.sum() - (np.bincount(labels, weights=within, minlength=k) / sizes).sum())
     return KMeansResult(labels, max(objective, 0.0), iterations, converged, within)
@@ -845,21 +851,25 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
     from aidopt.log import run_logging
 
     with run_logging(config.log):
-        gram = KernelGram(Xd, kfun, explicit=explicit)
+        # positives first: every class is a contiguous range of the (cached) Gram matrix
+        order = np.concatenate([pos, neg])
+        Xp, yp = Xd[order], yy[order]
+        n, n_pos = Xp.shape[0], pos.size
+        gram = KernelGram(Xp, kfun, explicit=explicit)
         # the k-means Gram: the SVM's kernel, or the input space's (SCMs_I)
         kgram = gram if clustering == "kernel" or explicit else KernelGram(
-            Xd, kernel_svm.kernel_function("linear", 1.0), explicit=True)
+            Xp, kernel_svm.kernel_function("linear", 1.0), explicit=True)
         rng = np.random.default_rng(config.seed)
         logger.info("SCM | n=%d (positives %d, negatives %d) m=%d | kernel %s | C %g | "
-                    "clustering %s, representative %s, shrink %s (gamma %g), ratio %g | solver %s",
-                    Xd.shape[0], pos.size, neg.size, Xd.shape[1],
+                    "clustering %s, representative %s, shrink %s (gamma %g), ratio %g | solver %s"
+                    "%s", n, n_pos, n - n_pos, Xp.shape[1],
                     kernel if isinstance(kernel, str) else "callable", C, clustering,
-                    representative, shrink, shrink_gamma, ratio, config.solver)
+                    representative, shrink, shrink_gamma, ratio, config.solver,
+                    "" if config.aid else " | aid=False: one SVM on all rows")
         logger.info("%5s %7s %8s %6s %6s %4s %14s %10s %7s %8s %6s %8s", "round", "pos", "neg",
                     "k+", "k-", "km", "SVM (6) obj", "(6) gap", "miss", "removed", "shrink", "time")
         history: list[SCMIteration] = []
-        kept_neg = neg.copy()
-        kept_pos = pos.copy()
+        kept_pos, kept_neg = np.arange(n_pos), np.arange(n_pos, n)
         best: _Round | None = None
         previous: _Round | None = None
         stop, message = None, ""
@@ -868,68 +878,63 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
             seconds: dict[str, float] = {}
             clock = time.perf_counter()
             D = np.concatenate([kept_pos, kept_neg])
+            npos, nneg = kept_pos.size, kept_neg.size
             if config.aid:
-                kp = (min(k_pos, kept_pos.size) if k_pos is not None else
-                      max(1, math.ceil(r0 * kept_pos.size))) if cluster_pos else kept_pos.size
-                kn = min(k_neg, kept_neg.size) if k_neg is not None else max(
-                    1, min(kept_neg.size, math.ceil(r0 * kept_neg.size)))
+                kp = (min(k_pos, npos) if k_pos is not None else math.ceil(r0 * npos)) \
+                    if cluster_pos else npos
+                kn = min(k_neg, nneg) if k_neg is not None else math.ceil(r0 * nneg)
             else:
-                kp, kn = kept_pos.size, kept_neg.size
-            km_pos = kernel_kmeans(kgram, kept_pos, kp, rng, kmeans_iter)
-            km_neg = kernel_kmeans(kgram, kept_neg, kn, rng, kmeans_iter)
+                kp, kn = npos, nneg
+            g = gram.subset(D)  # this round's rows (a view in round 0, one gather later)
+            kg = g if kgram is gram else kgram.subset(D)
+            km_pos = kernel_kmeans(kg, slice(0, npos), kp, rng, kmeans_iter)
+            km_neg = kernel_kmeans(kg, slice(npos, D.size), kn, rng, kmeans_iter)
             seconds["cluster"] = time.perf_counter() - clock
             try:
-                round_ = _solve_round(gram, D, km_pos, km_neg, kp, kn, yy, representative, C,
-                                      config, t_start, seconds, kgram is gram)
+                round_ = _solve_round(g, D, km_pos, km_neg, representative, C, config, t_start,
+                                      seconds, kg is g)
             except solvers.SolverError:
                 if config.raise_on_failure or previous is None:
                     raise
-                stop, message = "solver_failure", "a weighted SVM solve failed; the last round " \
-                    "is returned"
+                stop, message = "solver_failure", "a weighted SVM solve failed; the last round is returned"
                 break
-            rep = round_.rep
-            f = round_.f
-            npos = kept_pos.size
-            miss = float(np.mean(f[:npos] <= 0.0)) if npos else 0.0
+            rep, f = round_.rep, round_.f
+            miss = float(np.mean(f[:npos] <= 0.0))
             clock = time.perf_counter()
             # ------------------------------------------------------------ shrinking (11)
-            shrinkable = [("neg", kept_neg, f[npos:])]
-            if cluster_pos and config.aid:
-                shrinkable.append(("pos", kept_pos, f[:npos]))
-            n_shrinkable = sum(rows.size for _, rows, _ in shrinkable)
-            b = rep.b
-            vanished = sum(int((np.abs(fv - b) <= 1e-3 * max(float(np.abs(fv - b).max(initial=0.0)),
-                                                                1e-300)).sum())
-                           for _, _, fv in shrinkable) if not explicit else 0
-            used = "eq11" if shrink in ("eq11", "auto") else "rank"
-            keep = {name: np.abs(fv) <= shrink_gamma for name, _, fv in shrinkable}
-            removed = sum(int((~keep[name]).sum()) for name, _, _ in shrinkable)
-            stalled = used == "eq11" and removed < stall_fraction * n_shrinkable
-            if stalled and shrink == "auto":
-                used = "rank"
+            shrinkable = {"neg": (kept_neg, f[npos:])}
+            if cluster_pos:
+                shrinkable["pos"] = (kept_pos, f[:npos])
+            n_shrinkable = sum(rows.size for rows, _ in shrinkable.values())
+            vanished = 0 if explicit else sum(
+                int((np.abs(fv - rep.b) <= 1e-3 * max(float(np.abs(fv - rep.b).max()), 1e-300)).sum())
+                for _, fv in shrinkable.values())
+            keep = {name: np.abs(fv) <= shrink_gamma for name, (_, fv) in shrinkable.items()}
+            removed = sum(int((~mask).sum()) for mask in keep.values())
+            stalled = shrink != "rank" and removed < stall_fraction * n_shrinkable
+            used = "rank" if shrink == "rank" or (stalled and shrink == "auto") else "eq11"
             if used == "rank":
-                keep = {}
-                for name, rows, fv in shrinkable:
+                for name, (rows, fv) in shrinkable.items():
                     floor = math.ceil(ratio * npos) if (name == "neg" and not cluster_pos) else 1
                     n_keep = min(rows.size, max(math.ceil(rank_keep * rows.size), floor))
-                    mask = np.zeros(rows.size, dtype=bool)
-                    mask[np.argsort(np.abs(fv), kind="stable")[:n_keep]] = True
-                    keep[name] = mask
-                removed = sum(int((~keep[name]).sum()) for name, _, _ in shrinkable)
+                    keep[name] = np.zeros(rows.size, dtype=bool)
+                    keep[name][np.argsort(np.abs(fv), kind="stable")[:n_keep]] = True
+                removed = sum(int((~mask).sum()) for mask in keep.values())
             seconds["shrink"] = time.perf_counter() - clock
             history.append(SCMIteration(
-                t=t, n_pos=npos, n_neg=kept_neg.size, k_pos=kp, k_neg=kn,
+                t=t, n_pos=npos, n_neg=nneg, k_pos=kp, k_neg=kn,
                 kmeans_iterations=max(km_pos.iterations, km_neg.iterations),
                 kmeans_objective=km_pos.objective + km_neg.objective,
                 svm_objective=rep.objective, svm_gap=rep.certificate.relative_gap,
                 svm_certified=rep.certificate.certified, miss_rate=miss,
                 shrink=used if config.aid else "none", removed=removed if config.aid else 0,
-                vanished=vanished, stalled=bool(stalled and shrink == "eq11"),
+                vanished=vanished, stalled=bool(stalled and config.aid),
                 seconds={k: round(v, 6) for k, v in seconds.items()}))
-            logger.info("%5d %7d %8d %6d %6d %4d %14.8g %10.2e %7.4f %8d %6s %8.2f", t, npos,
-                        kept_neg.size, kp, kn, history[-1].kmeans_iterations, rep.objective,
+            logger.info("%5d %7d %8d %6d %6d %4d %14.8g %10.2e %7.4f %8d %6s %8.2f", t, npos, nneg,
+                        kp, kn, history[-1].kmeans_iterations, rep.objective,
                         rep.certificate.relative_gap, miss, history[-1].removed,
-                        history[-1].shrink, time.perf_counter() - t_start)
+                        history[-1].shrink + ("!" if stalled and config.aid else ""),
+                        time.perf_counter() - t_start)
             # ------------------------------------------------------------ stop rules
             if not config.aid:
                 best, stop, message = round_, "direct", "aid=False: the SVM on all rows"
@@ -945,20 +950,22 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
             if stalled and shrink == "eq11":
                 stop = "stalled"
                 message = (f"rule (11) removed {removed} of {n_shrinkable} clustered rows "
-                           f"(< {stall_fraction:g})")
+                           f"(< {stall_fraction:g} of them)")
                 if vanished:
-                    message += (f"; {vanished} of them have f = b within 1e-3 (the kernel vanished "
-                                f"far from every support cluster) and |b| = {abs(b):.3g}"
-                                + (f" <= gamma = {shrink_gamma:g}" if abs(b) <= shrink_gamma else ""))
+                    message += (f"; {vanished} have f = b within 1e-3 (the kernel vanished far "
+                                f"from every support cluster) and |b| = {abs(rep.b):.3g}"
+                                + (f" <= gamma = {shrink_gamma:g}" if abs(rep.b) <= shrink_gamma
+                                   else ""))
                 message += "; shrink='rank' or 'auto' proceeds by rank"
                 break
-            for name, rows, _ in shrinkable:
-                if name == "neg":
-                    kept_neg = rows[keep[name]]
-                else:
-                    kept_pos = rows[keep[name]]
+            kept_neg = kept_neg[keep["neg"]]
+            if "pos" in keep:
+                kept_pos = kept_pos[keep["pos"]]
             previous = round_
             t += 1
+            if kept_neg.size == 0 or kept_pos.size == 0:
+                stop, message = "stalled", "the shrink removed a whole class; the last round is returned"
+                break
             if not cluster_pos and kept_neg.size <= ratio * kept_pos.size:
                 stop = "ratio"
                 message = f"{kept_neg.size} negatives <= {ratio:g} x {kept_pos.size} positives"
@@ -969,34 +976,30 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
             if config.time_limit is not None and time.perf_counter() - t_start >= config.time_limit:
                 stop, message = "time_limit", f"time_limit = {config.time_limit:g} s"
                 break
-            if kept_neg.size == 0 or kept_pos.size == 0:
-                stop, message = "stalled", "a class was shrunk away"
-                break
-        if final == "refit" and stop != "direct" and stop != "miss_rate":
+        if final == "refit" and stop in ("ratio", "stalled", "iteration_limit", "time_limit") \
+                and best is previous:
             D = np.concatenate([kept_pos, kept_neg])
-            seconds = {}
-            km_pos = kernel_kmeans(kgram, kept_pos, kept_pos.size, rng, 1)
-            km_neg = kernel_kmeans(kgram, kept_neg, kept_neg.size, rng, 1)
-            best = _solve_round(gram, D, km_pos, km_neg, kept_pos.size, kept_neg.size, yy,
-                                representative, C, config, t_start, seconds, kgram is gram)
+            g = gram.subset(D)
+            singles = [KMeansResult(np.arange(m), 0.0, 0, True, np.zeros(m))
+                       for m in (kept_pos.size, kept_neg.size)]
+            best = _solve_round(g, D, *singles, representative, C, config, t_start, {}, True)
             message += f"; refit on the {D.size} rows left"
             logger.info("refit on %d rows: SVM (6) objective %.8g, gap %.2e", D.size,
                         best.rep.objective, best.rep.certificate.relative_gap)
-        result = _result(best, gram, Xd, yy, C, config, stop, message, classes, kfun, gamma_used,
-                         kept_pos, kept_neg, history, t_start, explicit)
+        result = _result(best, gram, yp, order, C, config, stop, message, classes, kfun,
+                         gamma_used, np.concatenate([kept_pos, kept_neg]), history, t_start)
         logger.info("-" * 100)
         logger.info(result.summary())
         return result
 
 
-def _solve_round(gram, D, km_pos, km_neg, kp, kn, yy, representative, C, config, t_start,
-                 seconds, same_kernel) -> _Round:
-    """Representatives of the clusters of ``D`` (positives first), the weighted SVM (6) on
-    them, and the decision values on ``D``."""
+def _solve_round(g: KernelGram, D, km_pos, km_neg, representative, C, config, t_start, seconds,
+                 same_kernel) -> _Round:
+    """Representatives of the clusters of the round's rows ``D`` (positives first; ``g`` is
+    their Gram), the weighted SVM (6) on them, and the decision values on ``D``."""
     clock = time.perf_counter()
-    npos = km_pos.labels.size
+    kp, kn = int(km_pos.labels.max(initial=-1)) + 1, int(km_neg.labels.max(initial=-1)) + 1
     cluster_of = np.concatenate([km_pos.labels, kp + km_neg.labels])
-    within = np.concatenate([km_pos.within, km_neg.within])
     k = kp + kn
     sizes = np.bincount(cluster_of, minlength=k).astype(float)
     ypi = np.concatenate([np.ones(kp), -np.ones(kn)])
@@ -1005,75 +1008,67 @@ def _solve_round(gram, D, km_pos, km_neg, kp, kn, yy, representative, C, config,
         R = sparse.csr_matrix((1.0 / sizes[cluster_of], (np.arange(D.size), cluster_of)),
                               shape=(D.size, k))
     else:  # pseudo-centre (10): the member with the largest within-cluster kernel sum
-        if not same_kernel:  # (10) is defined with the SVM's kernel, not the input space's
-            within = _within_sums(gram, D, cluster_of, k)
+        within = (np.concatenate([km_pos.within, km_neg.within]) if same_kernel
+                  else _within_sums(g, cluster_of, k))  # (10) uses the SVM's kernel
         order = np.lexsort((-within, cluster_of))
         first = order[np.r_[True, cluster_of[order][1:] != cluster_of[order][:-1]]]
         R = sparse.csr_matrix((np.ones(k), (first, cluster_of[first])), shape=(D.size, k))
-    if gram.explicit:
-        U = np.asarray(R.T @ gram.X[D])
-        Kpi = None
-    else:
-        U = None
-        Kpi = gram.sandwich(D, R)
+    U = np.asarray(R.T @ g.X) if g.explicit else None
+    Kpi = None if g.explicit else g.sandwich(R)
     seconds["represent"] = time.perf_counter() - clock
-    remaining = None if config.time_limit is None else config.time_limit - (time.perf_counter() - t_start)
-    if remaining is not None and remaining <= 0:
-        raise solvers.SolverError("time_limit reached before the weighted SVM could be solved")
-    import dataclasses
-
-    run_config = dataclasses.replace(config, time_limit=remaining)
-    rep = solve_representative_svm(ypi, sizes, C, run_config, U=U, Kpi=Kpi)
+    remaining = None
+    if config.time_limit is not None:
+        remaining = config.time_limit - (time.perf_counter() - t_start)
+        if remaining <= 0:
+            raise solvers.SolverError("time_limit reached before the weighted SVM was solved")
+    rep = solve_representative_svm(ypi, sizes, C, dataclasses.replace(config, time_limit=remaining),
+                                   U=U, Kpi=Kpi)
     seconds["solve"] = rep.seconds
     seconds["certify"] = time.perf_counter() - clock - seconds["represent"] - rep.seconds
     clock = time.perf_counter()
-    beta = R @ (rep.alpha * ypi)
-    f = _decision(gram, D, beta, rep, U) + rep.b
+    if rep.w is not None:
+        f = g.X @ rep.w + rep.b
+    else:
+        beta = R @ (rep.alpha * ypi)
+        support = np.flatnonzero(beta != 0.0)
+        f = (g.times(None, None, beta) if support.size > D.size // 4
+             else g.times(None, support, beta[support])) + rep.b
     seconds["predict"] = time.perf_counter() - clock
     return _Round(D, cluster_of, R, Kpi, rep, f, representative == "centroid" or singletons)
 
 
-def _decision(gram, D, beta, rep, U) -> np.ndarray:
-    if rep.w is not None:
-        return gram.X[D] @ rep.w
-    support = np.flatnonzero(beta != 0.0)
-    return gram.times(D, D[support], beta[support])
-
-
-def _result(best: _Round, gram, Xd, yy, C, config, stop, message, classes, kfun, gamma_used,
-            kept_pos, kept_neg, history, t_start, explicit) -> SCMResult:
+def _result(best: _Round, gram: KernelGram, yp, order, C, config, stop, message, classes, kfun,
+            gamma_used, kept, history, t_start) -> SCMResult:
+    """The decision function of ``best`` over the (class-ordered) training rows, the full-data
+    certificate of its lift, and the result in the caller's row order (``order``)."""
     rep = best.rep
     ypi = rep.y
-    boxes = rep.weights * C
-    active = rep.alpha > EXPANSION_CUTOFF * boxes
-    alpha_used = np.where(active, rep.alpha, 0.0)
+    alpha_used = np.where(rep.alpha > EXPANSION_CUTOFF * rep.weights * C, rep.alpha, 0.0)
     beta = best.R @ (alpha_used * ypi)
     rows = np.flatnonzero(beta != 0.0)
-    support_rows = best.D[rows]
+    support = best.D[rows]  # rows of the class-ordered data
     full = None
-    if best.liftable:
-        # Theorem 2's lift: alpha_i = alpha_c / |pi_c| on the round's rows, 0 on the others
-        n = Xd.shape[0]
+    n = gram.n
+    if best.liftable:  # Theorem 2's lift: alpha_i = alpha_c / |pi_c| on the round's rows, else 0
         alpha_lift = np.zeros(n)
         alpha_lift[best.D] = best.R @ rep.alpha
-        cluster_of = np.full(n, -1)
-        cluster_of[best.D] = best.cluster_of
-        f_all = (Xd @ rep.w if explicit else gram.times(np.arange(n), support_rows, beta[rows])) + rep.b
-        if explicit:
-            data = as_classification_data(Xd, yy)
+        if gram.explicit:
+            data = as_classification_data(gram.X, yp)
             full = svm_certificate(data, rep.w, rep.b, alpha_lift, C=C, norm="l2", tol=config.tol,
                                    feasibility_tol=config.feasibility_tol, method="scm_lift")
         else:
-            full = _kernel_certificate(yy, np.ones(n), f_all, alpha_lift, best.Kpi,
+            cluster_of = np.full(n, -1)
+            cluster_of[best.D] = best.cluster_of
+            f_all = gram.times(None, support, beta[rows]) + rep.b
+            full = _kernel_certificate(yp, np.ones(n), f_all, alpha_lift, best.Kpi,
                                        _ClusterSum(cluster_of, ypi.size, ypi), C, config.tol,
                                        config.feasibility_tol, "scm_lift")
-    kept = np.zeros(Xd.shape[0], dtype=bool)
-    kept[kept_pos] = True
-    kept[kept_neg] = True
+    kept_mask = np.zeros(n, dtype=bool)
+    kept_mask[order[kept]] = True
     return SCMResult(
         termination=stop, message=message, classes=list(classes),
-        support_vectors=Xd[support_rows], dual_coef=beta[rows], intercept=rep.b,
-        w=rep.w, kernel=kfun, gamma=gamma_used, svm=rep, full_certificate=full, kept=kept,
+        support_vectors=gram.X[support], dual_coef=beta[rows], intercept=rep.b,
+        w=rep.w, kernel=kfun, gamma=gamma_used, svm=rep, full_certificate=full, kept=kept_mask,
         history=history, seconds=time.perf_counter() - t_start, config=config.as_dict())
 
 

@@ -478,8 +478,9 @@ class Run:
         self.n_models += 1
         stem = Path(self.config.write_models) / f"{self.n_models:03d}_{model.name}"
         for suffix in ("lp", "mps"):
-            model.write(f"{stem}.{suffix}", format=suffix,
-                        io_options={"symbolic_solver_labels": True})
+            # the format comes from the suffix (.lp: CPLEX LP, .mps: MPS); passing format="lp"
+            # made Pyomo warn that the file name does not match the format
+            model.write(f"{stem}.{suffix}", io_options={"symbolic_solver_labels": True})
 
     # ------------------------------------------------------------ failures and interrupts
     def failure(self, outcome: solvers.SolveOutcome) -> tuple[str, str]:
