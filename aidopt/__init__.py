@@ -21,6 +21,9 @@ from aidopt.facility import solve_facility_location  # noqa: E402
 from aidopt.gsvm import solve_gsvm  # noqa: E402
 from aidopt.lpc import solve_lp_chunked, solve_lsvm_lpc  # noqa: E402
 from aidopt.results import AIDResult, Certificate, Termination  # noqa: E402
+from aidopt.s2rlsc import solve_s2rlsc  # noqa: E402
+from aidopt.s2rlsc_estimator import S2RLSCClassifier  # noqa: E402
+from aidopt.scm import SCMClassifier, solve_scm  # noqa: E402
 from aidopt.solvers import SolverCapabilityError, SolverError, SolverUnavailableError  # noqa: E402
 
 __all__ = [
@@ -31,7 +34,9 @@ __all__ = [
     "GSVMClassifier",
     "LADRegressor",
     "RankWarning",
+    "S2RLSCClassifier",
     "S3VMClassifier",
+    "SCMClassifier",
     "SVMClassifier",
     "SolverCapabilityError",
     "SolverError",
@@ -45,6 +50,8 @@ __all__ = [
     "solve_lad",
     "solve_lp_chunked",
     "solve_lsvm_lpc",
+    "solve_s2rlsc",
     "solve_s3vm",
+    "solve_scm",
     "solve_svm",
 ]

@@ -295,8 +295,8 @@ def solve_s3vm(
     aid : bool, default True
         ``False`` solves the full MIP directly (its bound is the MIP solver's).
     max_iter : int, optional
-        Iteration limit: 1 and 5 are the paper's AID1 and AID5. r0 defaults to 0.05 for
-        n <= 10^4, else 0.01.
+        Iteration limit: 1 and 5 are the paper's AID1 and AID5. r0 defaults to 0.01 for
+        n <= 10^4, else 0.0001 (the paper's smaller rates; at least 12 clusters).
 
     Returns
     -------

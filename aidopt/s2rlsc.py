@@ -61,6 +61,7 @@ __all__ = [
     "RANK_TOL",
     "Band",
     "RLSCFitness",
+    "NaiveFitness",
     "SearchOutcome",
     "S2RLSCResult",
     "kernel_function",
@@ -235,6 +236,40 @@ class RLSCFitness:
         return (self.V * np.sqrt(self.eig)) / self.d[:, None]
 
 
+class NaiveFitness(RLSCFitness):
+    r"""The direct way of section 3.1.1 (the baseline of Fig. 8): :math:`G = (DKD + \lambda
+    I)^{-1}` by one O(n³) inverse, then :math:`F(y) = \lambda y'DGDy = y'My` in O(n²) per
+    evaluation, with no eigendecomposition. :func:`local_search` evaluates every candidate as
+    ``y'My`` with it (``naive`` is implied)."""
+
+    def __init__(self, K, d, lam: float):
+        d = np.asarray(d, dtype=float)
+        n = d.size
+        G = np.linalg.inv(d[:, None] * np.asarray(K, dtype=float) * d[None, :] + lam * np.eye(n))
+        self._K = np.asarray(K, dtype=float)
+        self._M = lam * d[:, None] * (0.5 * (G + G.T)) * d[None, :]
+        super().__init__(np.zeros((n, 0)), np.zeros(0), d, lam)
+
+    def with_lam(self, lam: float) -> NaiveFitness:
+        return type(self)(self._K, self.d, lam)
+
+    def __call__(self, y) -> float:
+        y = np.asarray(y, dtype=float)
+        return float(y @ self._M @ y)
+
+    def coefficients(self, y) -> np.ndarray:
+        return self._M @ np.asarray(y, dtype=float) / self.lam  # D G D y
+
+    def decision(self, y) -> np.ndarray:
+        return self._K @ self.coefficients(y)
+
+    def matrix(self) -> np.ndarray:
+        return self._M
+
+    def factor(self) -> np.ndarray:
+        raise NotImplementedError("NaiveFitness keeps no factor of K; use RLSCFitness")
+
+
 def _objective_J(K, d, lam, c, y) -> float:
     """:math:`J(c, y) = \\|D(y - Kc)\\|^2 + \\lambda c'Kc` written out (tests, docs)."""
     res = d * (y - K @ c)
@@ -333,7 +368,7 @@ def nystrom_fitness(kfun, X, d, lam: float, landmarks, rank_tol: float = RANK_TO
 
 @numba.njit(cache=True)
 def _seed(seed):  # pragma: no cover - compiled
-    np.random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 - numba has its own generator, seeded this way
 
 
 @numba.njit(cache=True)
@@ -355,7 +390,7 @@ def _mutate(y, free, cw, j, count, nplus, k_lo, k_hi):  # pragma: no cover - com
     if available <= 0:
         return _NO_MOVE, count, nplus
     while True:
-        q = np.random.randint(0, u)
+        q = np.random.randint(0, u)  # noqa: NPY002 - numba
         if y[free[q]] == -yj:
             break
     c2 = c1 + yj * cw[q]  # y_q = -yj flips to yj
@@ -507,8 +542,8 @@ def _mu_plus_nu(V, omega, d, free, cw, k_lo, k_hi, Y, S, Fp, CNT, NPL, state, nu
     while since < patience and gens < max_gens and done < budget:
         m = 0
         for _ in range(nu):
-            par = np.random.randint(0, mu)
-            j = np.random.randint(0, u)
+            par = np.random.randint(0, mu)  # noqa: NPY002 - numba
+            j = np.random.randint(0, u)  # noqa: NPY002 - numba
             q, c2, n2 = _mutate(Y[par], free, cw, j, CNT[par], NPL[par], k_lo, k_hi)
             if q == _NO_MOVE:
                 continue
@@ -576,6 +611,10 @@ def _mu_plus_nu(V, omega, d, free, cw, k_lo, k_hi, Y, S, Fp, CNT, NPL, state, nu
 # the search driver
 
 
+class _NoStart(ValueError):
+    """No random initial labelling in the band was found (weighted counts only)."""
+
+
 @dataclass
 class SearchOutcome:
     """The best labelling of a restarted local search.
@@ -604,21 +643,25 @@ class SearchOutcome:
     stop: str
 
 
-def _initial(rng, y, free, cw, b_c: float, band: Band) -> np.ndarray | None:
+def _initial(rng, y, free, cw, b_c: float, band: Band, attempts: int = 20) -> np.ndarray | None:
     """Random labels inside the band (footnote 3): :math:`y_i = +1` with probability b_c, then
-    random coordinates of the excess label flipped until the count is in the band (with unit
-    weights: the nearest edge). ``None`` when weighted counts cannot be brought into the band."""
-    z = np.where(rng.random(free.size) < b_c, 1.0, -1.0)
-    count = float(cw[z > 0].sum())
-    for _ in range(4 * free.size + 4):
-        if count > band.k_hi + _BAND_TOL:
-            j = rng.choice(np.flatnonzero(z > 0))
-            z[j] = -1.0
-            count -= cw[j]
-        elif count < band.k_lo - _BAND_TOL:
-            j = rng.choice(np.flatnonzero(z < 0))
-            z[j] = 1.0
-            count += cw[j]
+    random coordinates of the excess label flipped, never past the band, until the count is in
+    it (with unit weights: the nearest edge of the band, the paper's draw conditioned into the
+    band). With count weights (clusters) a flip that would jump over the band is not taken; a
+    draw that gets stuck is repeated, ``None`` after ``attempts`` draws."""
+    lo, hi = band.k_lo - _BAND_TOL, band.k_hi + _BAND_TOL
+    for _ in range(attempts):
+        z = np.where(rng.random(free.size) < b_c, 1.0, -1.0)
+        count = float(cw[z > 0].sum())
+        while not lo <= count <= hi:
+            sign = 1.0 if count > hi else -1.0  # flip a +1 (too many) or a -1 (too few)
+            room = count - band.k_lo if sign > 0 else band.k_hi - count
+            movable = np.flatnonzero((z == sign) & (cw <= room + _BAND_TOL))
+            if movable.size == 0:
+                break
+            j = rng.choice(movable)
+            z[j] = -sign
+            count -= sign * cw[j]
         else:
             out = np.array(y, dtype=float)
             out[free] = z
@@ -634,7 +677,7 @@ def _count(y, free, cw) -> tuple[float, int]:
 def local_search(fitness: RLSCFitness, y, free, band: Band, *, search: str = "mu+nu", mu: int = 5,
                  nu: int = 25, restarts: int = 10, patience: int | None = None,
                  max_iter: int | None = None, seed=0, time_limit: float | None = None,
-                 starts=(), weights=None, naive: bool = False) -> SearchOutcome:
+                 starts=(), weights=None, naive: bool | None = None) -> SearchOutcome:
     """Restarted (μ+ν)-EA (Algorithm 2) or (1+1)-EA on the fitness; the best labelling wins.
 
     Parameters
@@ -664,8 +707,9 @@ def local_search(fitness: RLSCFitness, y, free, band: Band, *, search: str = "mu
         its population for the (μ+ν)-EA); the other runs start at random (:func:`_initial`).
     weights : ndarray (u,), optional
         Count weight of each free coordinate (cluster sizes for an aggregated problem; 1).
-    naive : bool
-        Evaluate every candidate as ``y'My`` in O(n²) (the baseline of the paper's Fig. 8).
+    naive : bool, optional
+        Evaluate every candidate as ``y'My`` in O(n²) (the baseline of the paper's Fig. 8);
+        default: only for a :class:`NaiveFitness`.
     """
     if search not in SEARCHES:
         raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
@@ -673,6 +717,10 @@ def local_search(fitness: RLSCFitness, y, free, band: Band, *, search: str = "mu
     free = np.ascontiguousarray(free, dtype=np.int64)
     y = np.array(y, dtype=float)
     cw = np.ones(free.size) if weights is None else np.ascontiguousarray(weights, dtype=float)
+    if naive is None:
+        naive = isinstance(fitness, NaiveFitness)
+    elif not naive and isinstance(fitness, NaiveFitness):
+        raise ValueError("a NaiveFitness has no eigenpairs for the O(r) update: use naive=True")
     n, r = fitness.n, fitness.r
     V, omega, d = fitness.V, np.ascontiguousarray(fitness.omega), fitness.d
     patience = n if patience is None else int(patience)
@@ -683,11 +731,20 @@ def local_search(fitness: RLSCFitness, y, free, band: Band, *, search: str = "mu
     cost = n * n if naive else r + 8
     rng = np.random.default_rng(seed)
     best_y, best_F, per_restart, evals, stop = None, math.inf, [], 0, "patience"
+    for start in starts:
+        start = np.asarray(start, dtype=float)
+        fixed = np.setdiff1d(np.arange(n), free)
+        if (start.shape != (n,) or not np.isin(start, (-1.0, 1.0)).all()
+                or not np.array_equal(start[fixed], y[fixed])
+                or not band.contains(_count(start, free, cw)[0])):
+            raise ValueError("a start must be a -1 / +1 labelling of all n points that keeps the "
+                             "fixed labels and meets the band")
 
     def fresh():
         out = _initial(rng, y, free, cw, band.b_c, band)
         if out is None:
-            raise ValueError("no random labelling meets the band with these count weights")
+            raise _NoStart("no random labelling found that meets the band with these count "
+                           "weights")
         return out
 
     try:
@@ -721,7 +778,7 @@ def local_search(fitness: RLSCFitness, y, free, band: Band, *, search: str = "mu
                 for a in range(mu):
                     Y[a] = first if (a == 0 and first is not None) else fresh()
                 S = np.ascontiguousarray((Y * d) @ V)
-                Fp = fitness.const - (S * S) @ omega
+                Fp = np.array([fitness(row) for row in Y])
                 counts = [_count(Y[a], free, cw) for a in range(mu)]
                 CNT = np.array([c for c, _ in counts], dtype=float)
                 NPL = np.array([p for _, p in counts], dtype=np.int64)
@@ -801,11 +858,13 @@ def aggregated_start(fitness: RLSCFitness, y, free, band: Band, n_clusters: int,
     y_agg = np.concatenate([np.asarray(y, dtype=float)[fixed], np.ones(k)])
     free_agg = np.arange(fixed.size, fixed.size + k)
     out = {"clusters": int(k), "y": None, "fitness_aggregated": math.nan, "fitness": math.nan}
-    if _initial(np.random.default_rng(0), y_agg, free_agg, sizes, band.b_c, band) is None:
+    try:
+        res = local_search(agg, y_agg, free_agg, band, search=search, mu=mu, nu=nu,
+                           restarts=restarts, seed=int(rng.integers(2**31 - 1)),
+                           time_limit=time_limit, weights=sizes)
+    except _NoStart:  # no labelling of the clusters found in the band: no warm start
         out["seconds"] = time.perf_counter() - t0
         return out
-    res = local_search(agg, y_agg, free_agg, band, search=search, mu=mu, nu=nu, restarts=restarts,
-                       seed=int(rng.integers(2**31 - 1)), time_limit=time_limit, weights=sizes)
     lifted = np.array(y, dtype=float)
     lifted[free] = res.y[free_agg][labels]
     out.update(y=lifted, fitness_aggregated=res.fitness, fitness=fitness(lifted),
@@ -973,14 +1032,20 @@ class S2RLSCResult:
         return np.where(self.decision_function(X) >= 0, 1.0, -1.0)
 
     def to_dict(self) -> dict:
-        params = {k: (v if not callable(v) else getattr(v, "__name__", "callable"))
-                  for k, v in self.params.items()}
+        def plain(value):
+            if isinstance(value, np.ndarray):
+                return value.tolist()
+            if isinstance(value, dict):
+                return {k: plain(v) for k, v in value.items()}
+            return getattr(value, "__name__", "callable") if callable(value) else value
+
+        params, search = plain(self.params), plain(self.search)
         return {
             "problem": "s2rlsc", "termination": self.termination.value, "method": self.method,
             "found_by": self.found_by, "fitness": self.fitness, "bound": self.bound,
             "gap": self.gap, "mode": self.mode, "band": self.band.to_dict(),
             "labels": self.labels.tolist(), "coef": self.coef.tolist(),
-            "search": self.search, "mip": self.mip, "params": params, "seconds": self.seconds,
+            "search": search, "mip": self.mip, "params": params, "seconds": self.seconds,
             "message": self.message,
         }
 
@@ -1295,7 +1360,7 @@ def solve_s2rlsc(
         mip = {"solver": out.solver, "status": str(out.status), "objective": out.objective,
                "bound": out.bound, "seconds": out.seconds, "fitness": F_mip,
                "mip_gap": mip_gap(out.objective, out.bound)}
-        if y_mip is not None and F_mip < F:
+        if y_mip is not None and F_mip < F - _ACCEPT_RTOL * fitness.const:  # not a rounding tie
             labels, F, found_by = y_mip, F_mip, "miqp"
         if out.bound is not None and math.isfinite(out.bound):
             bound = min(float(out.bound), F)

@@ -41,15 +41,15 @@ stop. A round whose shrink removes fewer than ``stall_fraction`` of the clustere
 stall: ``shrink="eq11"`` stops there (termination ``"stalled"``, with the count of rows whose
 :math:`|f - b|` vanished), ``shrink="auto"`` switches that round to the rank shrink, and
 ``shrink="rank"`` always uses it: keep the ``rank_keep`` share of the clustered rows with the
-smallest :math:`|f(x)|` (rule (11)'s order with a data-dependent :math:`\gamma`), never fewer than
-``ratio`` times the positives.
+smallest margin :math:`y_i f(x_i)` (the likeliest support vectors: inside or beyond the margin
+first), never fewer than ``ratio`` times the positives, so every round removes rows.
 
 **What is certified.** The weighted SVM (6) of every round: its duality gap and dual
 feasibility, checked with the exact kernel matrix of the representatives
 (:func:`aidopt.decomposition.svm.hinge_certificate`). For centroid representatives the round's
 :math:`\alpha_{\pi c}` spread as :math:`\alpha_i = \alpha_{\pi c}/|\pi_c|` over the cluster (and
 0 on shrunk rows) is feasible for the SVM dual (2) on **all** training rows and gives the same
-:math:`w`, so :attr:`SCMResult.full_certificate` reports SCM's duality gap as an SVM on the full
+:math:`w`, so ``SCMResult.full_certificate`` reports SCM's duality gap as an SVM on the full
 training set: an a-posteriori measure of how far SCM is from the full SVM, not a claim that it is
 optimal (it rarely is; the paper's Theorem 3 bounds the difference by
 :math:`\|Q - \tilde Q\|_F`). SCM itself is a heuristic: its stop rules prove nothing.
@@ -67,11 +67,12 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numba
 import numpy as np
 from scipy import sparse
 
 from aidopt import solvers
-from aidopt.data import _to_float_matrix, as_classification_data
+from aidopt.data import as_classification_data
 from aidopt.decomposition.run import RunConfig, common_options, release
 from aidopt.decomposition.svm import certificate as svm_certificate
 from aidopt.decomposition.svm import hinge_certificate
@@ -101,8 +102,9 @@ STOPS = ("ratio", "miss_rate", "stalled", "iteration_limit", "time_limit", "solv
 its threshold; the shrink stalled (``shrink="eq11"``); ``max_iter`` / ``time_limit``; a solve
 failed (``raise_on_failure=False``); or ``aid=False`` (one SVM on all rows, no clustering)."""
 
-#: kernel entries kept in memory: the whole training Gram matrix is cached when it fits (512 MB)
-CACHE_ENTRIES = 1 << 26
+#: kernel entries kept in memory: the whole training Gram matrix is cached when it fits (1 GB,
+#: n <= 11,585 rows; LIBSVM is given the same in the benchmark). Set it lower on a small machine
+CACHE_ENTRIES = 1 << 27
 #: kernel entries computed per block when the Gram matrix is not cached (32 MB)
 BLOCK_ENTRIES = 1 << 22
 #: a representative whose alpha is at most this share of its box |pi_c| C is left out of the
@@ -147,20 +149,25 @@ class KernelGram:
     """
 
     def __init__(self, X, kfun, *, explicit: bool = False, cache_entries: int = CACHE_ENTRIES,
-                 K=None):
-        self.X, self.kfun, self.explicit = X, kfun, explicit
+                 check: bool = True, K=None):
+        self.X, self.kfun, self.explicit, self.check = X, kfun, explicit, check
         self.n = X.shape[0]
         self.K = K
         if K is None and not explicit and self.n * self.n <= cache_entries:
-            self.K = kernel_matrix(kfun, X, X)
+            self.K = self._values(X, X)
+
+    def _values(self, A, B) -> np.ndarray:
+        """``kfun(A, B)``; checked (shape, finite) unless the kernel is known to be safe."""
+        return kernel_matrix(self.kfun, A, B) if self.check else self.kfun(A, B)
 
     def subset(self, rows) -> KernelGram:
-        """The Gram of ``X[rows]`` (a cached matrix is sliced, not recomputed)."""
+        """The Gram of ``X[rows]``: a cached matrix is sliced, not recomputed; otherwise the
+        subset's matrix is cached when it fits (a shrunk round's rows often do)."""
         rows = _span(rows)
         if self.K is None:
-            return KernelGram(self.X[rows], self.kfun, explicit=self.explicit, cache_entries=0)
+            return KernelGram(self.X[rows], self.kfun, explicit=self.explicit, check=self.check)
         K = self.K[rows, rows] if isinstance(rows, slice) else self.K[np.ix_(rows, rows)]
-        return KernelGram(self.X[rows], self.kfun, explicit=self.explicit, K=K)
+        return KernelGram(self.X[rows], self.kfun, explicit=self.explicit, check=self.check, K=K)
 
     def block(self, rows, cols) -> np.ndarray:
         """``K[rows][:, cols]`` as a dense array (a view when both are ranges of a cached K)."""
@@ -171,7 +178,7 @@ class KernelGram:
             return self.K[np.ix_(rows, cols)]
         if self.explicit:
             return self.X[rows] @ self.X[cols].T
-        return kernel_matrix(self.kfun, self.X[rows], self.X[cols])
+        return self._values(self.X[rows], self.X[cols])
 
     def diag(self, rows) -> np.ndarray:
         """:math:`K_{ii}` for ``rows``."""
@@ -184,7 +191,7 @@ class KernelGram:
         out = np.empty(rows.size)
         for start in range(0, rows.size, 256):
             part = rows[start:start + 256]
-            out[start:start + 256] = np.diagonal(kernel_matrix(self.kfun, self.X[part], self.X[part]))
+            out[start:start + 256] = np.diagonal(self._values(self.X[part], self.X[part]))
         return out
 
     def times(self, rows, cols, M) -> np.ndarray:
@@ -300,29 +307,50 @@ def _seed(g: KernelGram, k, rng, diag) -> np.ndarray:
     return closest
 
 
+@numba.njit(cache=True)
+def _nearest_centroid(K, labels, inv_sizes, h, diag, new, dist):  # pragma: no cover - compiled
+    """For every row i of the kernel block ``K`` (rows x all n): the cluster c minimizing
+    :math:`\\|\\phi_i - m_c\\|^2 = K_{ii} - 2\\sum_{j \\in \\pi_c} K_{ij}/|\\pi_c| + h_c`,
+    reading each kernel row once."""
+    k = h.shape[0]
+    G = np.empty(k)
+    for i in range(K.shape[0]):
+        G[:] = 0.0
+        for j in range(K.shape[1]):
+            G[labels[j]] += K[i, j]
+        best, value = 0, np.inf
+        for c in range(k):
+            v = h[c] - 2.0 * G[c] * inv_sizes[c]
+            if v < value:
+                best, value = c, v
+        new[i] = best
+        dist[i] = max(value + diag[i], 0.0)
+
+
 def _assign(g: KernelGram, labels, k, diag, within):
     """One Lloyd assignment: every row to the centroid nearest in feature space; returns the new
     labels and each row's squared distance to its (old-partition) centroid."""
     sizes = np.bincount(labels, minlength=k).astype(float)
     h = np.bincount(labels, weights=within, minlength=k) / sizes**2  # ||m_c||^2
     new = np.empty(g.n, dtype=np.int64)
-    dmin = np.empty(g.n)
+    dist = np.empty(g.n)
     if g.explicit:
         centroids = np.asarray(_indicator(labels, k, True).T @ g.X)
         step = max(1, BLOCK_ENTRIES // max(1, k))
-    else:
-        St = _indicator(labels, k, True).T.tocsr()
-        step = max(1, BLOCK_ENTRIES // max(1, g.n, k))
+        for s in range(0, g.n, step):
+            block = slice(s, min(g.n, s + step))
+            D = h[None, :] - 2.0 * (g.X[block] @ centroids.T)
+            new[block] = D.argmin(axis=1)
+            dist[block] = np.maximum(D[np.arange(D.shape[0]), new[block]] + diag[block], 0.0)
+        return new, dist
+    labels = np.ascontiguousarray(labels, dtype=np.int64)
+    step = max(1, BLOCK_ENTRIES // max(1, g.n))
     for s in range(0, g.n, step):
         block = slice(s, min(g.n, s + step))
-        if g.explicit:
-            G = g.X[block] @ centroids.T
-        else:  # K is symmetric: (K S)[block] = (S' K[:, block])'
-            G = np.asarray(St @ g.block(None, block)).T
-        D = h[None, :] - 2.0 * G
-        new[block] = D.argmin(axis=1)
-        dmin[block] = D[np.arange(D.shape[0]), new[block]]
-    return new, np.maximum(dmin + diag, 0.0)
+        # one memory layout for the compiled kernel: a copy of a cached block's view is cheap
+        _nearest_centroid(np.ascontiguousarray(g.block(block, None)), labels, 1.0 / sizes, h,
+                          diag[block], new[block], dist[block])
+    return new, dist
 
 
 def _fill_empty(labels, dist, k) -> None:
@@ -364,14 +392,12 @@ def kernel_kmeans(gram: KernelGram, rows, k: int, rng, max_iter: int = 10) -> KM
     labels = _seed(g, k, rng, diag)
     _fill_empty(labels, diag.copy(), k)
     converged, iterations = False, 0
-    for iterations in range(1, max_iter + 1):
+    while iterations < max_iter and not converged:
+        iterations += 1
         new, dist = _assign(g, labels, k, diag, _within_sums(g, labels, k))
         _fill_empty(new, dist, k)
-        changed = int((new != labels).sum())
+        converged = bool(np.array_equal(new, labels))
         labels = new
-        if changed == 0:
-            converged = True
-            break
     within = _within_sums(g, labels, k)
     sizes = np.bincount(labels, minlength=k).astype(float)
     objective = float(diag.sum() - (np.bincount(labels, weights=within, minlength=k) / sizes).sum())
@@ -400,6 +426,10 @@ class RepresentativeSVM:
         The solver's verdict (``SolveStatus``; LIBSVM: ``"converged"`` or ``"max_iter"``).
     solver : str
     seconds : float
+    psd_residual : float or None
+        For a user kernel: :math:`\\max(0, -\\lambda_{min}/\\lambda_{max})` of the representative
+        kernel, which weak duality needs to be 0 (checked by the certificate); ``None`` for the
+        built-in kernels, positive semidefinite by construction.
     """
 
     alpha: np.ndarray
@@ -411,6 +441,7 @@ class RepresentativeSVM:
     status: str
     solver: str
     seconds: float
+    psd_residual: float | None = None
 
     @property
     def objective(self) -> float:
@@ -425,18 +456,19 @@ def _weighted_data(y, s):
 
 
 def _kernel_certificate(y, s, f, alpha, Kpi, aggregate, C, tol, feasibility_tol, method,
-                        ) -> Certificate:
+                        psd_residual=None) -> Certificate:
     """:func:`hinge_certificate` for a kernel expansion :math:`f = \\sum_c \\alpha_c y_c
     K_\\pi(\\cdot, c) + b` whose dual vector ``alpha`` aggregates to the representatives by
-    ``aggregate(alpha) -> alpha_pi`` (the identity for (6) itself)."""
-    lam = np.linalg.eigvalsh(Kpi)
+    ``aggregate(alpha) -> alpha_pi`` (the identity for (6) itself). ``psd_residual`` (user
+    kernels): weak duality needs a positive semidefinite kernel, so it is a checked residual."""
 
     def dual_value(a, residuals):
         coef = aggregate(a) * ypi
-        # weak duality needs a positive semidefinite kernel: a negative eigenvalue of the
-        # representative kernel proves that a (user) kernel is not
-        residuals["kernel PSD (min eig / max eig)"] = max(0.0, -lam[0] / max(lam[-1], 1e-300))
-        return float(a.sum()) - 0.5 * float(coef @ Kpi @ coef), ["kernel PSD (min eig / max eig)"]
+        checked = []
+        if psd_residual is not None:
+            residuals["kernel PSD (min eig / max eig)"] = psd_residual
+            checked.append("kernel PSD (min eig / max eig)")
+        return float(a.sum()) - 0.5 * float(coef @ Kpi @ coef), checked
 
     ypi = aggregate.y
     coef0 = aggregate(np.asarray(alpha, dtype=float)) * ypi
@@ -468,11 +500,12 @@ class _ClusterSum:
         return np.bincount(self.cluster_of[inside], weights=a[inside], minlength=self.k)
 
 
-def solve_representative_svm(y, weights, C, config: RunConfig, *, U=None, Kpi=None
-                             ) -> RepresentativeSVM:
+def solve_representative_svm(y, weights, C, config: RunConfig, *, U=None, Kpi=None,
+                             psd_check: bool = False) -> RepresentativeSVM:
     """Solve the weighted SVM (6) on explicit representatives ``U`` (linear kernel) or on their
     kernel matrix ``Kpi``, with ``config.solver`` (a QP solver with duals through its Pyomo
-    model, or ``"libsvm"``), and certify it.
+    model, or ``"libsvm"``), and certify it (``psd_check``: a user kernel, whose
+    representative matrix is checked for positive semidefiniteness).
 
     Raises
     ------
@@ -518,11 +551,15 @@ def solve_representative_svm(y, weights, C, config: RunConfig, *, U=None, Kpi=No
         data = as_classification_data(U, y, sample_weight=weights)
         cert = svm_certificate(data, w, b, alpha, C=C, norm="l2", tol=config.tol,
                                feasibility_tol=config.feasibility_tol, method="solver_duals")
-    else:
+    psd = None
+    if U is None:
+        if psd_check:
+            lam = np.linalg.eigvalsh(Kpi)
+            psd = max(0.0, float(-lam[0] / max(lam[-1], 1e-300)))
         f = Kpi @ (alpha * y) + b
         cert = _kernel_certificate(y, weights, f, alpha, Kpi, _Identity(y), C, config.tol,
-                                   config.feasibility_tol, "solver_duals")
-    return RepresentativeSVM(alpha, float(b), y, weights, w, cert, status, solver, seconds)
+                                   config.feasibility_tol, "solver_duals", psd)
+    return RepresentativeSVM(alpha, float(b), y, weights, w, cert, status, solver, seconds, psd)
 
 
 def _write(model, config: RunConfig) -> None:
@@ -596,6 +633,11 @@ class SCMResult:
         The training rows left after the last shrink.
     history : list of SCMIteration
     seconds : float
+    cluster_of : ndarray of int
+        The cluster (the row of ``svm.alpha``) of every training row in the round behind the
+        decision function, -1 for rows shrunk before it.
+    pseudo_centres : ndarray of int or None
+        The training row of each cluster's pseudo-centre (10) (``representative="pseudo"``).
     """
 
     termination: str
@@ -613,6 +655,8 @@ class SCMResult:
     history: list[SCMIteration]
     seconds: float
     config: dict = field(default_factory=dict)
+    cluster_of: np.ndarray | None = None
+    pseudo_centres: np.ndarray | None = None
 
     @property
     def certified(self) -> bool:
@@ -642,6 +686,41 @@ class SCMResult:
             row.update({f"sec_{k}": v for k, v in it.seconds.items()})
             rows.append(row)
         return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict:
+        """Everything but the kernel function, as plain Python values."""
+        from dataclasses import asdict
+
+        def cert(c):
+            return None if c is None else {k: v for k, v in asdict(c).items() if k != "dual_values"}
+
+        return {
+            "termination": self.termination, "message": self.message,
+            "classes": [c.item() if hasattr(c, "item") else c for c in self.classes],
+            "intercept": self.intercept, "gamma": self.gamma,
+            "w": None if self.w is None else np.asarray(self.w).tolist(),
+            "support_vectors": self.support_vectors.tolist(), "dual_coef": self.dual_coef.tolist(),
+            "svm": {"alpha": self.svm.alpha.tolist(), "b": self.svm.b, "y": self.svm.y.tolist(),
+                    "weights": self.svm.weights.tolist(), "status": self.svm.status,
+                    "solver": self.svm.solver, "seconds": self.svm.seconds,
+                    "certificate": cert(self.svm.certificate)},
+            "full_certificate": cert(self.full_certificate),
+            "kept": np.flatnonzero(self.kept).tolist(),
+            "cluster_of": None if self.cluster_of is None else self.cluster_of.tolist(),
+            "history": [it.__dict__ for it in self.history], "seconds": self.seconds,
+            "config": self.config,
+        }
+
+    def to_json(self, path=None) -> str:
+        """Serialise :meth:`to_dict` (non-finite floats as strings); write to ``path`` if given."""
+        import json
+
+        from aidopt.results import _json_safe
+
+        text = json.dumps(_json_safe(self.to_dict()), indent=2)
+        if path is not None:
+            Path(path).write_text(text)
+        return text
 
     def summary(self) -> str:
         lines = [f"SCM: termination {self.termination}" + (f" ({self.message})" if self.message else ""),
@@ -726,6 +805,7 @@ class _Round:
     rep: RepresentativeSVM
     f: np.ndarray  # decision values on D
     liftable: bool
+    centres: np.ndarray | None = None  # pseudo-centres (10): their positions in D
 
 
 @common_options()
@@ -828,8 +908,6 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
         raise ValueError("kmeans_iter must be a positive integer")
     k_neg, k_pos = _optional_count(k_neg, "k_neg"), _optional_count(k_pos, "k_pos")
     data = as_classification_data(X, y)
-    if not np.all(data.s == 1):  # pragma: no cover - as_classification_data without weights
-        raise ValueError("solve_scm takes no sample weights")
     Xd = data.X
     counts = {s: int((data.y == s).sum()) for s in (-1.0, 1.0)}
     flip = counts[1.0] > counts[-1.0]  # the positive class is the minority class
@@ -855,7 +933,8 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
         order = np.concatenate([pos, neg])
         Xp, yp = Xd[order], yy[order]
         n, n_pos = Xp.shape[0], pos.size
-        gram = KernelGram(Xp, kfun, explicit=explicit)
+        # rbf and linear values of finite data are finite: only other kernels are checked
+        gram = KernelGram(Xp, kfun, explicit=explicit, check=kernel not in ("rbf", "linear"))
         # the k-means Gram: the SVM's kernel, or the input space's (SCMs_I)
         kgram = gram if clustering == "kernel" or explicit else KernelGram(
             Xp, kernel_svm.kernel_function("linear", 1.0), explicit=True)
@@ -892,7 +971,13 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
             seconds["cluster"] = time.perf_counter() - clock
             try:
                 round_ = _solve_round(g, D, km_pos, km_neg, representative, C, config, t_start,
-                                      seconds, kg is g)
+                                      seconds, kg is g, callable(kernel))
+            except solvers.TimeLimitReached:
+                if previous is None:
+                    raise
+                stop, message = "time_limit", f"time_limit = {config.time_limit:g} s"
+                best = previous
+                break
             except solvers.SolverError:
                 if config.raise_on_failure or previous is None:
                     raise
@@ -902,24 +987,12 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
             miss = float(np.mean(f[:npos] <= 0.0))
             clock = time.perf_counter()
             # ------------------------------------------------------------ shrinking (11)
-            shrinkable = {"neg": (kept_neg, f[npos:])}
-            if cluster_pos:
-                shrinkable["pos"] = (kept_pos, f[:npos])
-            n_shrinkable = sum(rows.size for rows, _ in shrinkable.values())
-            vanished = 0 if explicit else sum(
-                int((np.abs(fv - rep.b) <= 1e-3 * max(float(np.abs(fv - rep.b).max()), 1e-300)).sum())
-                for _, fv in shrinkable.values())
-            keep = {name: np.abs(fv) <= shrink_gamma for name, (_, fv) in shrinkable.items()}
-            removed = sum(int((~mask).sum()) for mask in keep.values())
-            stalled = shrink != "rank" and removed < stall_fraction * n_shrinkable
-            used = "rank" if shrink == "rank" or (stalled and shrink == "auto") else "eq11"
-            if used == "rank":
-                for name, (rows, fv) in shrinkable.items():
-                    floor = math.ceil(ratio * npos) if (name == "neg" and not cluster_pos) else 1
-                    n_keep = min(rows.size, max(math.ceil(rank_keep * rows.size), floor))
-                    keep[name] = np.zeros(rows.size, dtype=bool)
-                    keep[name][np.argsort(np.abs(fv), kind="stable")[:n_keep]] = True
-                removed = sum(int((~mask).sum()) for mask in keep.values())
+            values = {"neg": f[npos:], **({"pos": f[:npos]} if cluster_pos else {})}
+            keep, removed, used, stalled, vanished = _shrink(
+                values, rep.b, shrink=shrink, gamma=shrink_gamma, rank_keep=rank_keep,
+                stall_fraction=stall_fraction,
+                floor_neg=1 if cluster_pos else math.ceil(ratio * npos), explicit=explicit)
+            n_shrinkable = sum(v.size for v in values.values())
             seconds["shrink"] = time.perf_counter() - clock
             history.append(SCMIteration(
                 t=t, n_pos=npos, n_neg=nneg, k_pos=kp, k_neg=kn,
@@ -964,7 +1037,10 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
             previous = round_
             t += 1
             if kept_neg.size == 0 or kept_pos.size == 0:
-                stop, message = "stalled", "the shrink removed a whole class; the last round is returned"
+                stop, message = "stalled", "the shrink removed every row of a class; the last round is returned"
+                break
+            if removed == 0:  # a rank shrink at its floor (balanced data: one row per class)
+                stop, message = "stalled", "the rank shrink removed no row"
                 break
             if not cluster_pos and kept_neg.size <= ratio * kept_pos.size:
                 stop = "ratio"
@@ -976,13 +1052,14 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
             if config.time_limit is not None and time.perf_counter() - t_start >= config.time_limit:
                 stop, message = "time_limit", f"time_limit = {config.time_limit:g} s"
                 break
-        if final == "refit" and stop in ("ratio", "stalled", "iteration_limit", "time_limit") \
-                and best is previous:
+        if final == "refit" and stop in ("ratio", "stalled", "iteration_limit") \
+                and kept_pos.size and kept_neg.size:
             D = np.concatenate([kept_pos, kept_neg])
             g = gram.subset(D)
             singles = [KMeansResult(np.arange(m), 0.0, 0, True, np.zeros(m))
                        for m in (kept_pos.size, kept_neg.size)]
-            best = _solve_round(g, D, *singles, representative, C, config, t_start, {}, True)
+            best = _solve_round(g, D, *singles, representative, C, config, t_start, {}, True,
+                                callable(kernel))
             message += f"; refit on the {D.size} rows left"
             logger.info("refit on %d rows: SVM (6) objective %.8g, gap %.2e", D.size,
                         best.rep.objective, best.rep.certificate.relative_gap)
@@ -993,8 +1070,39 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
         return result
 
 
+def _shrink(values, b, *, shrink, gamma, rank_keep, stall_fraction, floor_neg, explicit):
+    """Shrink the clustered classes (``values``: ``"neg"`` / ``"pos"`` -> their decision values
+    :math:`f`). Rule (11) keeps :math:`|f| \\le \\gamma`; a round that removes fewer than
+    ``stall_fraction`` of the rows (or none) stalls; the rank shrink keeps the ``rank_keep`` share
+    with the smallest margin :math:`y f`, at least ``floor_neg`` negatives.
+
+    Returns
+    -------
+    keep : dict of boolean masks, removed : int, used : {"eq11", "rank"}, stalled : bool,
+    vanished : int
+        The rows with :math:`f = b` within :math:`10^{-3}` of the largest :math:`|f - b|` (the
+        kernel vanished: no support cluster sees them); 0 for the linear kernel.
+    """
+    n = sum(v.size for v in values.values())
+    vanished = 0 if explicit else sum(
+        int((np.abs(v - b) <= 1e-3 * max(float(np.abs(v - b).max()), 1e-300)).sum())
+        for v in values.values() if v.size)
+    keep = {name: np.abs(v) <= gamma for name, v in values.items()}
+    removed = sum(int((~mask).sum()) for mask in keep.values())
+    stalled = shrink != "rank" and (removed == 0 or removed < stall_fraction * n)
+    used = "rank" if shrink == "rank" or (stalled and shrink == "auto") else "eq11"
+    if used == "rank":  # keep the rows nearest to (or beyond) the margin: small y f
+        for name, v in values.items():
+            floor = floor_neg if name == "neg" else 1
+            n_keep = min(v.size, max(math.ceil(rank_keep * v.size), floor))
+            keep[name] = np.zeros(v.size, dtype=bool)
+            keep[name][np.argsort(-v if name == "neg" else v, kind="stable")[:n_keep]] = True
+        removed = sum(int((~mask).sum()) for mask in keep.values())
+    return keep, removed, used, stalled, vanished
+
+
 def _solve_round(g: KernelGram, D, km_pos, km_neg, representative, C, config, t_start, seconds,
-                 same_kernel) -> _Round:
+                 same_kernel, psd_check) -> _Round:
     """Representatives of the clusters of the round's rows ``D`` (positives first; ``g`` is
     their Gram), the weighted SVM (6) on them, and the decision values on ``D``."""
     clock = time.perf_counter()
@@ -1020,9 +1128,11 @@ def _solve_round(g: KernelGram, D, km_pos, km_neg, representative, C, config, t_
     if config.time_limit is not None:
         remaining = config.time_limit - (time.perf_counter() - t_start)
         if remaining <= 0:
-            raise solvers.SolverError("time_limit reached before the weighted SVM was solved")
+            raise solvers.TimeLimitReached(
+                f"time_limit = {config.time_limit:g} s reached before the weighted SVM (6) of this "
+                "round was solved")
     rep = solve_representative_svm(ypi, sizes, C, dataclasses.replace(config, time_limit=remaining),
-                                   U=U, Kpi=Kpi)
+                                   U=U, Kpi=Kpi, psd_check=psd_check)
     seconds["solve"] = rep.seconds
     seconds["certify"] = time.perf_counter() - clock - seconds["represent"] - rep.seconds
     clock = time.perf_counter()
@@ -1034,7 +1144,8 @@ def _solve_round(g: KernelGram, D, km_pos, km_neg, representative, C, config, t_
         f = (g.times(None, None, beta) if support.size > D.size // 4
              else g.times(None, support, beta[support])) + rep.b
     seconds["predict"] = time.perf_counter() - clock
-    return _Round(D, cluster_of, R, Kpi, rep, f, representative == "centroid" or singletons)
+    centres = None if representative == "centroid" or singletons else first
+    return _Round(D, cluster_of, R, Kpi, rep, f, representative == "centroid" or singletons, centres)
 
 
 def _result(best: _Round, gram: KernelGram, yp, order, C, config, stop, message, classes, kfun,
@@ -1059,17 +1170,23 @@ def _result(best: _Round, gram: KernelGram, yp, order, C, config, stop, message,
         else:
             cluster_of = np.full(n, -1)
             cluster_of[best.D] = best.cluster_of
-            f_all = gram.times(None, support, beta[rows]) + rep.b
+            exact = best.R @ (rep.alpha * ypi)  # the certificate's f: every alpha, none cut off
+            nz = np.flatnonzero(exact != 0.0)
+            f_all = gram.times(None, best.D[nz], exact[nz]) + rep.b
             full = _kernel_certificate(yp, np.ones(n), f_all, alpha_lift, best.Kpi,
                                        _ClusterSum(cluster_of, ypi.size, ypi), C, config.tol,
-                                       config.feasibility_tol, "scm_lift")
+                                       config.feasibility_tol, "scm_lift", rep.psd_residual)
     kept_mask = np.zeros(n, dtype=bool)
     kept_mask[order[kept]] = True
+    cluster_of = np.full(n, -1)
+    cluster_of[order[best.D]] = best.cluster_of
     return SCMResult(
         termination=stop, message=message, classes=list(classes),
         support_vectors=gram.X[support], dual_coef=beta[rows], intercept=rep.b,
         w=rep.w, kernel=kfun, gamma=gamma_used, svm=rep, full_certificate=full, kept=kept_mask,
-        history=history, seconds=time.perf_counter() - t_start, config=config.as_dict())
+        history=history, seconds=time.perf_counter() - t_start, config=config.as_dict(),
+        cluster_of=cluster_of,
+        pseudo_centres=None if best.centres is None else order[best.D[best.centres]])
 
 
 # --------------------------------------------------------------------------- estimator
@@ -1126,22 +1243,26 @@ class SCMClassifier(_BaseEstimator):
         """Fit by Algorithm 1; returns ``self``."""
         result = solve_scm(X, y, **self._solve_kwargs())
         self.result_ = result
-        sign = 1.0 if result.classes[1] > result.classes[0] else -1.0  # orient to classes_[1]
         self.classes_ = np.asarray(sorted(result.classes))
-        self.n_features_in_ = int(np.shape(_to_float_matrix(X)[0])[1])
+        # SCM's f > 0 means the minority class result.classes[1]; orient it to classes_[1]
+        self._sign = 1.0 if result.classes[1] == self.classes_[1] else -1.0
+        self.n_features_in_ = int(result.support_vectors.shape[1])
         self.support_vectors_ = result.support_vectors
-        self.dual_coef_ = sign * result.dual_coef[None, :]
-        self.intercept_ = np.array([sign * result.intercept])
+        self.dual_coef_ = self._sign * result.dual_coef[None, :]
+        self.intercept_ = np.array([self._sign * result.intercept])
         if result.w is not None:
-            self.coef_ = sign * np.asarray(result.w)[None, :]
-        self._sign = sign
+            self.coef_ = self._sign * np.asarray(result.w)[None, :]
         if hasattr(X, "columns"):
             self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        if result.svm.status not in ("optimal", "converged"):
-            warnings.warn(f"SCM's last weighted SVM ended {result.svm.status!r}", ConvergenceWarning,
-                          stacklevel=2)
+        svm_ = result.svm
+        if svm_.status not in ("optimal", "converged") or (
+                svm_.solver != "libsvm" and not svm_.certificate.certified):
+            warnings.warn(
+                f"SCM's last weighted SVM (6) ended {svm_.status!r} with relative gap "
+                f"{svm_.certificate.relative_gap:.2e}: not certified optimal", ConvergenceWarning,
+                stacklevel=2)
         return self
 
     def decision_function(self, X) -> np.ndarray:
@@ -1151,7 +1272,8 @@ class SCMClassifier(_BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """Class labels (``classes_[1]`` where the decision function is > 0)."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        f = self.decision_function(X)  # checks that the classifier is fitted
+        return self.classes_[(f > 0).astype(int)]
 
     def score(self, X, y) -> float:
         """Mean accuracy."""

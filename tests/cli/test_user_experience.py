@@ -156,3 +156,33 @@ def test_read_only_directory_fails_before_solving(lad_csv, tmp_path, capsys):
 def test_output_that_is_a_directory_fails(lad_csv, tmp_path, capsys):
     code = main(["lad", "--data", str(lad_csv), "--target", "price", "--output", str(tmp_path)])
     assert code == 2 and "is a directory" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- messages
+def test_header_only_and_empty_files_say_so(tmp_path, capsys):
+    header = tmp_path / "h.csv"
+    header.write_text("a,b,y\n")
+    empty = tmp_path / "e.csv"
+    empty.write_text("")
+    assert main(["lad", "--data", str(header)]) == 2
+    assert "no rows" in capsys.readouterr().err
+    assert main(["lad", "--data", str(empty)]) == 2
+    assert "is empty" in capsys.readouterr().err
+
+
+def test_huge_values_ask_for_scaling():
+    X, y = _small_lad()
+    with pytest.raises(ValueError, match="scale the data"):
+        aidopt.solve_lad(X * 1e300, y, log=False)
+    with pytest.raises(ValueError, match="scale the data"):
+        aidopt.solve_lad(X, y * 1e21, log=False)
+
+
+def test_help_documents_exit_codes_and_demo_options(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "exit codes" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    out = capsys.readouterr().out
+    assert "(default A)" in out and "rows (default 100000)" in out
