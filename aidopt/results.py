@@ -223,20 +223,11 @@ class AIDResult:
 
     def to_json(self, path=None) -> str:
         """Serialise to JSON (non-finite floats as strings); write to ``path`` when given."""
-        text = json.dumps(_json_safe(self.to_dict()), indent=2)
-        if path is not None:
-            Path(path).write_text(text)
-        return text
+        return json_text(self.to_dict(), path)
 
     def plot(self, path=None):
         """Convergence plot: F_t and E_best (log scale), relative gap and r_t against t."""
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError as exc:  # pragma: no cover - depends on the extra
-            raise ImportError("plotting needs matplotlib: pip install 'aidopt[plot]'") from exc
+        plt = pyplot()
         frame = self.history_frame()
         fig, axes = plt.subplots(1, 3, figsize=(12, 3.5))
         axes[0].plot(frame.t, frame.F_t, "o-", label="F_t (aggregated optimum)")
@@ -334,6 +325,27 @@ class AIDResult:
             f"AIDResult(problem={self.problem!r}, termination={self.termination.value!r}, "
             f"objective={self.objective:.10g}, gap={self.gap:.2e}, certified={self.certified})"
         )
+
+
+def json_text(data: dict, path=None) -> str:
+    """``data`` as indented JSON (non-finite floats as strings); written to ``path`` when given."""
+    text = json.dumps(_json_safe(data), indent=2)
+    if path is not None:
+        Path(path).write_text(text)
+    return text
+
+
+def pyplot():
+    """``matplotlib.pyplot`` on the non-interactive Agg backend, or an ImportError naming the
+    extra to install."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - depends on the extra
+        raise ImportError("plotting needs matplotlib: pip install 'aidopt[plot]'") from exc
+    return plt
 
 
 def _json_safe(obj):

@@ -39,7 +39,6 @@ Public entry points: :func:`solve_s2rlsc` (returns :class:`S2RLSCResult`), the e
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 import time
@@ -52,7 +51,7 @@ import numpy as np
 
 from aidopt.data import _check_finite, _rows
 from aidopt.decomposition.run import RunConfig, common_options
-from aidopt.results import Termination, _json_safe
+from aidopt.results import Termination, json_text, pyplot
 
 __all__ = [
     "SEARCHES",
@@ -1051,20 +1050,11 @@ class S2RLSCResult:
 
     def to_json(self, path=None) -> str:
         """Serialise to JSON (non-finite floats as strings); write to ``path`` when given."""
-        text = json.dumps(_json_safe(self.to_dict()), indent=2)
-        if path is not None:
-            Path(path).write_text(text)
-        return text
+        return json_text(self.to_dict(), path)
 
     def plot(self, path=None):
         """The fitness of every restart (sorted), the returned fitness and the MIQP bound."""
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError as exc:  # pragma: no cover - depends on the extra
-            raise ImportError("plotting needs matplotlib: pip install 'aidopt[plot]'") from exc
+        plt = pyplot()
         fig, ax = plt.subplots(figsize=(6, 3.5))
         values = np.sort(np.asarray(self.search.get("restart_fitness", []), dtype=float))
         ax.plot(np.arange(1, values.size + 1), values, "o-", label="restarts (sorted)")

@@ -713,14 +713,9 @@ class SCMResult:
 
     def to_json(self, path=None) -> str:
         """Serialise :meth:`to_dict` (non-finite floats as strings); write to ``path`` if given."""
-        import json
+        from aidopt.results import json_text
 
-        from aidopt.results import _json_safe
-
-        text = json.dumps(_json_safe(self.to_dict()), indent=2)
-        if path is not None:
-            Path(path).write_text(text)
-        return text
+        return json_text(self.to_dict(), path)
 
     def summary(self) -> str:
         lines = [f"SCM: termination {self.termination}" + (f" ({self.message})" if self.message else ""),

@@ -381,6 +381,39 @@ def _natural_residual(u, g, upper):  # pragma: no cover - compiled
     return r
 
 
+@numba.njit(cache=True, inline="always")
+def _gradient(X, d, v, i):  # pragma: no cover - compiled
+    """``(g_i, E_ii)``: ``g_i = H_i v - 1 = d_i (X_i w - gamma) - 1`` and ``E_ii = ||X_i||^2 + 1``."""
+    n = X.shape[1]
+    s = 0.0
+    e2 = 1.0
+    for k in range(n):
+        x = X[i, k]
+        s += x * v[k]
+        e2 += x * x
+    return d[i] * (s - v[n]) - 1.0, e2
+
+
+@numba.njit(cache=True, inline="always")
+def _step(X, d, u, upper, v, omega, i, g, e2):  # pragma: no cover - compiled
+    """The projected step (1.55) of component ``i``, ``v += H_i' delta``; returns ``delta``."""
+    old = u[i]
+    t = old - omega * g / e2
+    if t < 0.0:
+        t = 0.0
+    elif t > upper[i]:
+        t = upper[i]
+    delta = t - old
+    if delta != 0.0:
+        u[i] = t
+        c = delta * d[i]
+        n = X.shape[1]
+        for k in range(n):
+            v[k] += c * X[i, k]
+        v[n] -= c
+    return delta
+
+
 @numba.njit(cache=True)
 def _sweep_rows(X, d, u, upper, v, omega):  # pragma: no cover - compiled
     """One pass of (1.55) over the rows of a block, in order; returns an estimate of the residual.
@@ -396,30 +429,11 @@ def _sweep_rows(X, d, u, upper, v, omega):  # pragma: no cover - compiled
     nonincreasing; here ``alpha = omega / E_jj``). It is only used to decide when to compute the
     exact residual, which needs a pass over the data.
     """
-    b, n = X.shape
     est = 0.0
-    for i in range(b):
-        di = d[i]
-        s = 0.0
-        e2 = 1.0
-        for k in range(n):
-            x = X[i, k]
-            s += x * v[k]
-            e2 += x * x
-        gi = di * (s - v[n]) - 1.0
-        old = u[i]
-        t = old - omega * gi / e2
-        if t < 0.0:
-            t = 0.0
-        elif t > upper[i]:
-            t = upper[i]
-        delta = t - old
+    for i in range(X.shape[0]):
+        g, e2 = _gradient(X, d, v, i)
+        delta = _step(X, d, u, upper, v, omega, i, g, e2)
         if delta != 0.0:
-            u[i] = t
-            c = delta * di
-            for k in range(n):
-                v[k] += c * X[i, k]
-            v[n] -= c
             a = abs(delta) * (e2 / omega if e2 > omega else 1.0)
             if a > est:
                 est = a
@@ -428,7 +442,7 @@ def _sweep_rows(X, d, u, upper, v, omega):  # pragma: no cover - compiled
 
 @numba.njit(cache=True)
 def _seed_numba(seed):  # pragma: no cover - compiled
-    np.random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 - numba's own generator state inside compiled code
 
 
 @numba.njit(cache=True)
@@ -444,21 +458,13 @@ def _sweep_active(X, d, u, upper, v, omega, active, n_active, pg_hi, pg_lo, shri
     (LIBLINEAR's shrinking, Hsieh et al. 2008).
     """
     if shuffle:
-        np.random.shuffle(active[:n_active])
-    n = X.shape[1]
+        np.random.shuffle(active[:n_active])  # noqa: NPY002 - numba's generator (seeded above)
     hi = -np.inf
     lo = np.inf
     k = 0
     while k < n_active:
         i = active[k]
-        di = d[i]
-        s = 0.0
-        e2 = 1.0
-        for c in range(n):
-            x = X[i, c]
-            s += x * v[c]
-            e2 += x * x
-        g = di * (s - v[n]) - 1.0
+        g, e2 = _gradient(X, d, v, i)
         ui = u[i]
         pg = g
         if ui <= 0.0:
@@ -482,18 +488,7 @@ def _sweep_active(X, d, u, upper, v, omega, active, n_active, pg_hi, pg_lo, shri
         if pg < lo:
             lo = pg
         if pg != 0.0:
-            t = ui - omega * g / e2
-            if t < 0.0:
-                t = 0.0
-            elif t > upper[i]:
-                t = upper[i]
-            delta = t - ui
-            if delta != 0.0:
-                u[i] = t
-                c2 = delta * di
-                for c in range(n):
-                    v[c] += c2 * X[i, c]
-                v[n] -= c2
+            _step(X, d, u, upper, v, omega, i, g, e2)
         k += 1
     return n_active, hi, lo
 

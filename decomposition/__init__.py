@@ -11,5 +11,6 @@ from .run import AIDConfig, Run, RunConfig
 from .s3vm import S3VMProblem
 from .svm import SVMProblem
 
-__all__ = ["AggregateOutputProblem", "AIDConfig", "AIDProblem", "Iterate", "LADProblem", "Lifted", "ModifiedSVMProblem", "Partition", "Run",
-           "RunConfig", "S3VMProblem", "SVMProblem", "Split", "Stop", "solve", "solve_direct"]
+__all__ = ["AggregateOutputProblem", "AIDConfig", "AIDProblem", "Iterate", "LADProblem", "Lifted",
+           "ModifiedSVMProblem", "Partition", "Run", "RunConfig", "S3VMProblem", "SVMProblem",
+           "Split", "Stop", "solve", "solve_direct"]

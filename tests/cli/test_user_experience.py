@@ -10,10 +10,10 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
+from aidopt.decomposition.aid import HEADER
 
 import aidopt
 from aidopt.cli import main
-from aidopt.decomposition.aid import HEADER
 
 
 @pytest.fixture

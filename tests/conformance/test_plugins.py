@@ -6,8 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from aidopt.decomposition import (AggregateOutputProblem, LADProblem, ModifiedSVMProblem,
-                                  S3VMProblem, SVMProblem)
+from aidopt.decomposition import AggregateOutputProblem, LADProblem, ModifiedSVMProblem, S3VMProblem, SVMProblem
 from aidopt.decomposition.facility import FacilityProblem
 from aidopt.decomposition.facility_radius import FacilityRadiusProblem
 from aidopt.decomposition.kernel_svm import KernelSVMProblem

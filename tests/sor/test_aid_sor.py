@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from aidopt.decomposition import ModifiedSVMProblem, RunConfig, solve
+from aidopt.decomposition.protocol import Iterate
 
 import aidopt
 from aidopt.data import as_classification_data
-from aidopt.decomposition import ModifiedSVMProblem, RunConfig, solve
-from aidopt.decomposition.protocol import Iterate
 from aidopt.results import Termination
 from aidopt.sor import sor_linear
 
