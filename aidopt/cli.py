@@ -56,6 +56,7 @@ def check_outputs(args) -> None:
 
     check_writable(getattr(args, "output", None), "--output")
     check_writable(getattr(args, "plot", None), "--plot")
+    check_writable(getattr(args, "transduction", None), "--transduction")
     models = getattr(args, "write_models", None)
     if models is not None:
         target = Path(models)

@@ -186,3 +186,10 @@ def test_help_documents_exit_codes_and_demo_options(capsys):
         main(["demo", "--help"])
     out = capsys.readouterr().out
     assert "(default A)" in out and "rows (default 100000)" in out
+
+
+def test_transduction_path_is_checked_before_solving(tmp_path, capsys):
+    data = tmp_path / "ssl.csv"
+    data.write_text("a,b,y\n0,1,1\n1,0,-1\n0.5,0.5,\n")
+    code = main(["s3vm", "--data", str(data), "--transduction", str(tmp_path / "no" / "t.txt")])
+    assert code == 2 and "does not exist" in capsys.readouterr().err
