@@ -127,7 +127,9 @@ def test_dataframe_feature_names(data):
     frame = pd.DataFrame(X, columns=["a", "b", "c"])
     est = LADRegressor(fit_intercept=True).fit(frame, pd.Series(y))
     assert list(est.feature_names_in_) == ["a", "b", "c"]
-    np.testing.assert_allclose(est.predict(frame), est.predict(X))
+    # scikit-learn's convention: an array without the names fitted on still predicts, with a warning
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        np.testing.assert_allclose(est.predict(frame), est.predict(X))
     assert est.result_.solution["feature_names"] == ["a", "b", "c", "intercept"]
 
 
