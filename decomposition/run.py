@@ -30,6 +30,7 @@ import inspect
 import logging
 import math
 import numbers
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,9 @@ BUILTIN_METHODS = {"sor": solvers.SolverSpec(
     module="aidopt.sor", notes="successive overrelaxation sweeps (aidopt.sor)", backend="native")}
 """Methods aidopt runs itself, named as ``solver``: a run with one checks no external solver.
 A plug-in offers one through :attr:`~.protocol.AIDProblem.native_methods`."""
+
+#: seconds between the "still solving" lines of a long single solve (``Run.alive``)
+HEARTBEAT = 30.0
 
 _quiet = logging.getLogger("aidopt.quiet")
 _quiet.propagate = False
@@ -390,11 +394,38 @@ class Run:
         write it first when ``write_models`` is set."""
         self.write(model)
         solver = solver or self.config.solver
-        return solvers.solve_model(
-            model, solver, problem_class=problem_class or self.problem_class,
-            need_duals=need_duals, time_limit=self.remaining(), threads=self.config.threads,
-            tee=self.config.tee, options=self.options_for(solver),
-        )
+        with self.alive(f"{solver} solving {model.name}"):
+            return solvers.solve_model(
+                model, solver, problem_class=problem_class or self.problem_class,
+                need_duals=need_duals, time_limit=self.remaining(), threads=self.config.threads,
+                tee=self.config.tee, options=self.options_for(solver),
+            )
+
+    @contextlib.contextmanager
+    def alive(self, what: str, every: float | None = None):
+        """While the block runs, log ``what`` with the elapsed seconds every ``every`` seconds
+        (default :data:`HEARTBEAT`), so a long single solve is not silence. A thread does it:
+        it runs while the solver releases the GIL (HiGHS and Clarabel do; ``tee=True`` shows
+        the solver's own progress for the others). Nothing when the run's log is off."""
+        every = HEARTBEAT if every is None else every
+        if not self.config.log or self.config.tee or every <= 0:
+            yield
+            return
+        done = threading.Event()
+        start = time.perf_counter()
+
+        def beat():
+            while not done.wait(every):
+                self.log.info("  ... %s: %.0f s (run %.0f s)", what,
+                              time.perf_counter() - start, self.elapsed())
+
+        thread = threading.Thread(target=beat, name="aidopt-heartbeat", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
 
     def persistent(self, model, solver: str | None = None, problem_class=None):
         """A warm-start handle on ``model`` (see :func:`aidopt.solvers.persistent`); its solves

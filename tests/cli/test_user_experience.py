@@ -193,3 +193,17 @@ def test_transduction_path_is_checked_before_solving(tmp_path, capsys):
     data.write_text("a,b,y\n0,1,1\n1,0,-1\n0.5,0.5,\n")
     code = main(["s3vm", "--data", str(data), "--transduction", str(tmp_path / "no" / "t.txt")])
     assert code == 2 and "does not exist" in capsys.readouterr().err
+
+
+def test_a_long_solve_says_it_is_alive(capsys, monkeypatch):
+    from aidopt.decomposition import run as run_module
+
+    monkeypatch.setattr(run_module, "HEARTBEAT", 0.05)
+    rng = np.random.default_rng(1)
+    X = np.column_stack([np.ones(20000), rng.normal(size=(20000, 8))])
+    y = X @ rng.normal(size=9) + rng.laplace(size=20000)
+    aidopt.solve_lad(X, y, aid=False, log=True)
+    out = capsys.readouterr().out
+    assert "... highs solving" in out
+    aidopt.solve_lad(X, y, aid=False, log=False)
+    assert "solving" not in capsys.readouterr().out
