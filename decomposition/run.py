@@ -92,7 +92,8 @@ class RunConfig:
                             "for the problem).")
     seed: int = _opt(0, "Seed of every random choice (samples, k-means centres).")
     write_models: str | None = _opt(None, "Directory to write every solved model into as .lp and "
-                                    ".mps.", flag="--write-models")
+                                    ".mps, numbered in solve order (NNN_<model name>; an initial "
+                                    "sample or LP-phase solve counts).", flag="--write-models")
     log: bool = _opt(True, "Print the iteration table and the termination block.", flag="--quiet")
     solver_options: dict = _opt(None, "Options passed through untouched to the solver "
                                 "(CLI: --option KEY=VALUE, repeatable).", flag="--option",
