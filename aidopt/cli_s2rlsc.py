@@ -1,5 +1,5 @@
 """``aidopt s2rlsc``: semi- / unsupervised RLSC by local search (or exactly, small u) on a data
-file. The lead registers it in :mod:`aidopt.cli` with ``add_parser(sub)``."""
+file; :func:`add_parser` adds the command to the ``aidopt`` subparsers."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def add_parser(sub) -> None:
                    help="aggregated warm start with K clusters (or a share of u in (0, 1))")
     p.add_argument("--method", default="search", choices=METHODS,
                    help="exact: also solve the convex MIQP (Gurobi within its licence, else "
-                        "SCIP); small numbers of unlabelled rows only")
+                        "SCIP); small numbers of unlabelled rows only (at most 400)")
     p.add_argument("--mode", default="auto", choices=["auto", "semi-supervised", "clustering"])
     p.add_argument("--transduction", metavar="FILE", default=None,
                    help="write the -1 / +1 label of every row, one per line")

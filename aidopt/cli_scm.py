@@ -13,7 +13,7 @@ def _optional_float(text: str):
 def add_parser(sub) -> None:
     """Add the ``scm`` command to the ``aidopt`` subparsers."""
     from aidopt.decomposition.run import add_arguments
-    from aidopt.scm import CLUSTERINGS, FINALS, REPRESENTATIVES, SHRINKS
+    from aidopt.scm import CLUSTERINGS, FINALS, REPRESENTATIVES, SHRINK_SIDES, SHRINKS
 
     p = sub.add_parser(
         "scm", help="Support Cluster Machines for large imbalanced data (Yuan, Li & Zhang 2006)",
@@ -40,12 +40,16 @@ def add_parser(sub) -> None:
     p.add_argument("--clustering", default="kernel", choices=CLUSTERINGS,
                    help="kernel: k-means in feature space (SCMs); input: in input space (SCMs_I)")
     p.add_argument("--representative", default="centroid", choices=REPRESENTATIVES,
-                   help="centroid: feature-space centroid (8); pseudo: pseudo-centre (10)")
+                   help="centroid: feature-space centroid (8); pseudo: the member nearest to "
+                        "the centroid (the pseudo-centre (10) for RBF)")
     p.add_argument("--shrink", default="eq11", choices=SHRINKS,
                    help="eq11: rule (11); rank: keep the rows nearest the margin; auto: (11), by "
                         "rank in a round where (11) stalls")
     p.add_argument("--shrink-gamma", dest="shrink_gamma", type=float, default=1.3,
                    help="gamma of rule (11) (default 1.3)")
+    p.add_argument("--shrink-side", dest="shrink_side", default="both", choices=SHRINK_SIDES,
+                   help="both: rule (11) removes |f| > gamma (default); margin: only y f > gamma "
+                        "(rows far on the correct side)")
     p.add_argument("--ratio", type=float, default=5.0,
                    help="stop when negatives <= ratio x positives (default 5)")
     p.add_argument("--max-miss-rate", dest="max_miss_rate", type=_optional_float, default=None,
@@ -79,7 +83,7 @@ def run(args) -> int:
         X, y, C=args.C, kernel=args.kernel, gamma=gamma, degree=args.degree, coef0=args.coef0,
         k_neg=args.k_neg, k_pos=args.k_pos, clustering=args.clustering,
         representative=args.representative, shrink=args.shrink, shrink_gamma=args.shrink_gamma,
-        ratio=args.ratio, max_miss_rate=args.max_miss_rate, rank_keep=args.rank_keep,
+        shrink_side=args.shrink_side, ratio=args.ratio, max_miss_rate=args.max_miss_rate, rank_keep=args.rank_keep,
         stall_fraction=args.stall_fraction, kmeans_iter=args.kmeans_iter, final=args.final,
         **_options(args))
     if args.output:

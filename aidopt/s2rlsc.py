@@ -58,6 +58,7 @@ __all__ = [
     "METHODS",
     "KERNELS",
     "RANK_TOL",
+    "EXACT_MAX_U",
     "Band",
     "RLSCFitness",
     "NaiveFitness",
@@ -83,6 +84,12 @@ rounding noise of the eigensolver); the fitness then changes by at most
 PSD_TOL = 1e-8
 """A kernel matrix with an eigenvalue below ``-PSD_TOL`` times the largest is refused (not a
 Mercer kernel on these points); smaller negative values are rounding and are set to 0."""
+EXACT_MAX_U = 400
+"""The largest u for ``method="exact"``: the MIQP objective has :math:`u(u+1)/2` quadratic terms,
+built one by one as Pyomo expressions (80,000 at u = 400), and the MIP solvers prove optimality
+within minutes only for tens of unlabelled points (docs/s2rlsc.md). Checked before any kernel is
+built."""
+_SYM_BLOCK_ENTRIES = 1 << 20  # entries per row block of K(X, X) when it is built and symmetrised
 _BAND_TOL = 1e-9  # band decisions on counts: |k - u b_c| < u eps - _BAND_TOL max(1, u)
 _NO_MOVE = -2  # _mutate: no valid mutation of this coordinate
 _ACCEPT_RTOL = 1e-12  # a move must lower F by more than this times (1 + lam') to count
@@ -174,18 +181,30 @@ class RLSCFitness:
         return self.V.shape[1]
 
     @classmethod
-    def from_kernel(cls, K, d, lam: float, rank_tol: float = RANK_TOL) -> RLSCFitness:
-        """Eigendecomposition of :math:`DKD` (O(n³), Theorem 1)."""
+    def from_kernel(cls, K, d, lam: float, rank_tol: float = RANK_TOL, *,
+                    overwrite: bool = False) -> RLSCFitness:
+        """Eigendecomposition of :math:`DKD` (O(n³), Theorem 1).
+
+        ``K`` must be symmetric: only its lower triangle is read. ``overwrite=True`` scales a
+        float64 ``K`` into :math:`\\bar K = DKD` in place (its values are lost) instead of
+        copying it: the n x n arrays alive at once are then K and the eigenvectors.
+        """
         d = np.asarray(d, dtype=float)
-        Kbar = d[:, None] * np.asarray(K, dtype=float) * d[None, :]
-        eig, V = np.linalg.eigh(0.5 * (Kbar + Kbar.T))
+        Kbar = np.asarray(K, dtype=float) if overwrite else np.array(K, dtype=float)
+        if not Kbar.flags.writeable:
+            Kbar = Kbar.copy()
+        Kbar *= d[:, None]
+        Kbar *= d[None, :]
+        eig, V = np.linalg.eigh(Kbar, UPLO="L")
+        del Kbar  # (a caller's K with overwrite=True stays alive in the caller)
         top = max(float(np.abs(eig).max(initial=0.0)), np.finfo(float).tiny)
         if eig.min(initial=0.0) < -PSD_TOL * top:
             raise ValueError(
                 f"the kernel matrix is not positive semidefinite on these points (eigenvalue "
                 f"{eig.min():.3g} of DKD against a largest {top:.3g}): S2RLSC needs a Mercer kernel")
-        keep = np.flatnonzero(eig > rank_tol * top)[::-1]
-        return cls(V[:, keep], eig[keep], d, lam)
+        kept = int((eig > rank_tol * top).sum())  # the largest (eigh sorts ascending)
+        V = np.ascontiguousarray(V[:, ::-1][:, :kept])  # descending; one copy, C order
+        return cls(V, eig[::-1][:kept].copy(), d, lam)
 
     @classmethod
     def from_factor(cls, L, d, lam: float, rank_tol: float = RANK_TOL) -> RLSCFitness:
@@ -318,13 +337,34 @@ def kernel_function(kernel="linear", sigma: float | None = None, X=None):
 
 
 def _symmetric_kernel(kfun, A) -> np.ndarray:
+    """K(A, A), computed and checked (shape, real, finite: :func:`aidopt.gsvm.kernel_matrix`) in
+    row blocks, then checked symmetric (1e-10 relative) and symmetrised in place, block by block:
+    the only n x n array is K itself (scratch: a few blocks of ``_SYM_BLOCK_ENTRIES``)."""
     from aidopt.gsvm import kernel_matrix
 
-    K = kernel_matrix(kfun, A, A)
-    scale = max(float(np.abs(K).max(initial=0.0)), np.finfo(float).tiny)
-    if np.abs(K - K.T).max(initial=0.0) > 1e-10 * scale:
-        raise ValueError("the kernel matrix K(X, X) is not symmetric: S2RLSC needs a Mercer kernel")
-    return 0.5 * (K + K.T)
+    n = A.shape[0]
+    step = max(1, _SYM_BLOCK_ENTRIES // max(1, n))
+    K = np.empty((n, n))
+    for a in range(0, n, step):
+        try:
+            K[a:a + step] = kernel_matrix(kfun, A[a:a + step], A)
+        except ValueError as exc:
+            if step >= n:
+                raise
+            raise ValueError(f"{exc} (K(X, X) computed in row blocks: this is the block of rows "
+                             f"{a}..{min(n, a + step) - 1}, its indices count from row {a})") from exc
+    scale = max(float(K.max(initial=0.0)), -float(K.min(initial=0.0)), np.finfo(float).tiny)
+    for a in range(0, n, step):
+        rows = slice(a, min(n, a + step))
+        upper = K[rows, a:]  # the block row from the diagonal on, and its mirror block column
+        mirror = K[a:, rows].T
+        if np.abs(upper - mirror).max(initial=0.0) > 1e-10 * scale:
+            raise ValueError("the kernel matrix K(X, X) is not symmetric: S2RLSC needs a Mercer "
+                             "kernel")
+        upper += mirror
+        upper *= 0.5
+        K[a:, rows] = upper.T
+    return K
 
 
 def nystrom_fitness(kfun, X, d, lam: float, landmarks, rank_tol: float = RANK_TOL):
@@ -378,6 +418,14 @@ def _mutate(y, free, cw, j, count, nplus, k_lo, k_hi):  # pragma: no cover - com
     position q of the opposite label (a swap: the count of +1 labels changes by the difference of
     the two weights, 0 for points). ``q = _NO_MOVE``: no valid mutation (no such partner, or a
     weighted swap that still leaves the band).
+
+    The partner is drawn by rejection: u / a expected draws, a the free positions labelled
+    ``-y_j``. A swap is needed only at a band edge (unit weights): at the upper edge a = k_hi
+    :math:`\\approx u (b_c + \\varepsilon)`, at the lower edge a = u - k_lo
+    :math:`\\approx u (1 - b_c + \\varepsilon)`, so about :math:`1 / (b_c + \\varepsilon)` draws of a
+    few ns each against the O(r) evaluation of the move. Per-label index lists (O(1) per draw,
+    an O(u) copy per individual) would pay only for bands with :math:`b_c + \\varepsilon` below
+    about 1 / r.
     """
     u = free.shape[0]
     yj = y[free[j]]
@@ -645,9 +693,10 @@ class SearchOutcome:
 def _initial(rng, y, free, cw, b_c: float, band: Band, attempts: int = 20) -> np.ndarray | None:
     """Random labels inside the band (footnote 3): :math:`y_i = +1` with probability b_c, then
     random coordinates of the excess label flipped, never past the band, until the count is in
-    it (with unit weights: the nearest edge of the band, the paper's draw conditioned into the
-    band). With count weights (clusters) a flip that would jump over the band is not taken; a
-    draw that gets stuck is repeated, ``None`` after ``attempts`` draws."""
+    it. With unit weights this projects an outside count onto the nearest edge of the band (not
+    a draw conditioned on the band: the edge counts are more likely than under conditioning).
+    With count weights (clusters) a flip that would jump over the band is not taken; a draw that
+    gets stuck is repeated, ``None`` after ``attempts`` draws."""
     lo, hi = band.k_lo - _BAND_TOL, band.k_hi + _BAND_TOL
     for _ in range(attempts):
         z = np.where(rng.random(free.size) < b_c, 1.0, -1.0)
@@ -875,6 +924,14 @@ def aggregated_start(fitness: RLSCFitness, y, free, band: Band, n_clusters: int,
 # the exact MIQP
 
 
+def _check_exact_size(method: str, u: int) -> None:
+    if method == "exact" and u > EXACT_MAX_U:
+        raise ValueError(
+            f"method='exact' builds an MIQP with u(u+1)/2 = {u * (u + 1) // 2} quadratic terms "
+            f"for u = {u} unlabelled points; at most EXACT_MAX_U = {EXACT_MAX_U} are accepted "
+            "(MIP solvers prove optimality only for tens): use method='search'")
+
+
 def _miqp_solver(name: str | None, u: int) -> str:
     """The MIQP solver: the one asked for, else Gurobi when installed and its licence fits
     (u <= 200 binaries with quadratic terms under the pip licence), else SCIP."""
@@ -896,7 +953,8 @@ def _miqp_solver(name: str | None, u: int) -> str:
 def solve_miqp(fitness: RLSCFitness, y, free, band: Band, *, solver: str | None = None,
                time_limit: float | None = None, threads=None, tee: bool = False,
                options: dict | None = None, fallback: bool = True, write: str | None = None):
-    """Solve the labelling MIQP :math:`\\min y'My` over the band (:mod:`aidopt.models.s2rlsc`).
+    """Solve the labelling MIQP :math:`\\min y'My` over the band (:mod:`aidopt.models.s2rlsc`);
+    ``ValueError`` for more than :data:`EXACT_MAX_U` free points.
 
     Returns
     -------
@@ -913,6 +971,7 @@ def solve_miqp(fitness: RLSCFitness, y, free, band: Band, *, solver: str | None 
     from aidopt.models import s2rlsc as model_module
 
     free = np.asarray(free, dtype=np.int64)
+    _check_exact_size("exact", free.size)
     name = _miqp_solver(solver, free.size)
     model = model_module.create_instance(fitness.matrix(), y, free, band.k_lo, band.k_hi)
     if write is not None:
@@ -1200,7 +1259,7 @@ def solve_s2rlsc(
     sigma : float, optional
         RBF width; default 0.1 s with s the paper's distance scale (:func:`rbf_scale`).
     lam : float, default 1
-        :math:`\lambda`, the weight of :math:`\|f\|^2` (the seed's section 4.4 value).
+        :math:`\lambda`, the weight of :math:`\|f\|^2` (Gieseke et al. (2012), section 4.4).
     lam_prime : float, default 1
         :math:`\lambda'`, the weight of the unlabelled loss (semi-supervised only; (7) has none).
     eps : float, default 0.1
@@ -1227,7 +1286,8 @@ def solve_s2rlsc(
         ``"exact"`` also solves the convex MIQP (:mod:`aidopt.models.s2rlsc`) with ``solver``
         (default Gurobi within its licence, else SCIP) and keeps the better labelling; it is
         ``certified_optimal`` when the MIP solver's bound is within ``tol``. Small u only (tens
-        of unlabelled points).
+        of unlabelled points): more than :data:`EXACT_MAX_U` (400) unlabelled points is refused
+        with ``ValueError`` before any kernel is built.
     mode : {"auto", "semi-supervised", "clustering"}
         ``"auto"``: clustering when no point is labelled.
     solver, tol, max_iter, time_limit, seed, write_models, log, solver_options, threads, tee,
@@ -1277,6 +1337,7 @@ def solve_s2rlsc(
     free = np.flatnonzero(~labelled)
     u, l = free.size, int(labelled.sum())
     clustering = l == 0
+    _check_exact_size(method, u)
     if r is not None:
         r = _positive("r", r, integer=True)
         if r > n:
@@ -1310,7 +1371,7 @@ def solve_s2rlsc(
     d = np.where(labelled, math.sqrt(1.0 / max(l, 1)), math.sqrt(w_u))
     rng = np.random.default_rng(config.seed)
     if r is None:
-        fitness = RLSCFitness.from_kernel(_symmetric_kernel(kfun, X), d, lam)
+        fitness = RLSCFitness.from_kernel(_symmetric_kernel(kfun, X), d, lam, overwrite=True)
         landmarks = None
     else:
         landmarks = np.sort(rng.choice(n, size=r, replace=False))

@@ -3,13 +3,14 @@ scikit-learn estimator, on :func:`aidopt.s2rlsc.solve_s2rlsc`."""
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
 
 from aidopt.estimators import ConvergenceWarning, _BaseEstimator
 from aidopt.results import Termination
-from aidopt.s2rlsc import solve_s2rlsc
+from aidopt.s2rlsc import kernel_function, solve_s2rlsc
 
 __all__ = ["S2RLSCClassifier"]
 
@@ -73,6 +74,9 @@ class S2RLSCClassifier(_BaseEstimator):
     _params = {"kernel": "linear", "sigma": None, "lam": 1.0, "lam_prime": 1.0, "eps": 0.1,
                "b_c": None, "r": None, "search": "mu+nu", "mu": 5, "nu": 25, "restarts": 10,
                "patience": None, "aggregate": None, "method": "search", "mode": "auto"}
+    #: the kernel function of the fit (a local function): left out of pickles and rebuilt from
+    #: ``_kernel_spec`` (:meth:`_BaseEstimator.__getstate__` / :meth:`_restore`)
+    _transient = ("_kfun",)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -83,6 +87,9 @@ class S2RLSCClassifier(_BaseEstimator):
         """Fit on labelled and unlabelled points together; returns ``self``."""
         result = solve_s2rlsc(X, y, **self._solve_kwargs())
         self.result_ = result
+        # the width as used (the default 0.1 s resolved on X): the kernel can be rebuilt
+        self._kernel_spec = (self.kernel, result.params["sigma"])
+        self._kfun = result.predictor[0]
         self.classes_ = np.array([-1, 1])
         self.n_features_in_ = int(result.predictor[1].shape[1])
         self.transduction_ = result.labels.astype(int)
@@ -97,15 +104,36 @@ class S2RLSCClassifier(_BaseEstimator):
                           f"{result.gap:.2e}): not proven optimal", ConvergenceWarning, stacklevel=2)
         return self
 
+    def __getstate__(self):
+        state = super().__getstate__()  # without _kfun
+        result = state.get("result_")
+        if result is not None:
+            state["result_"] = dataclasses.replace(result, predictor=(None, *result.predictor[1:]))
+        return state
+
+    def _restore(self) -> None:
+        """The kernel function of the fit, in ``_kfun`` and ``result_.predictor`` (after
+        unpickling)."""
+        kernel, sigma = self._kernel_spec
+        self._kfun = kernel_function(kernel, sigma if kernel == "rbf" else None)
+        self.result_.predictor = (self._kfun, *self.result_.predictor[1:])
+
     def decision_function(self, X) -> np.ndarray:
-        """:math:`f(x) = \\sum_i c^*_i k(x_i, x)` (Nyström: :math:`\\tilde k`); > 0 means +1."""
-        if not hasattr(self, "result_"):
-            raise RuntimeError("this S2RLSCClassifier is not fitted yet; call fit first")
+        """:math:`f(x) = \\sum_i c^*_i k(x_i, x)` (Nyström: :math:`\\tilde k`); > 0 means +1.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        ValueError
+            NaN / inf, or other features (count, or names with scikit-learn) than in fit.
+        """
+        X = self._check_X(X)  # before result_ is read: NotFittedError
         return self.result_.decision_function(X)
 
     def predict(self, X) -> np.ndarray:
         """Labels -1 / +1 (0 counts as +1)."""
-        return np.where(self.decision_function(X) >= 0, 1, -1)
+        return np.where(self.decision_function(X) >= 0, 1, -1)  # checks that it is fitted
 
     def score(self, X, y) -> float:
         """Mean accuracy against labels -1 / +1."""

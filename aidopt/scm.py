@@ -18,22 +18,27 @@ n rows with every row replaced by its cluster's representative. Theorem 4: the b
 representative (smallest :math:`\|Q - \tilde Q\|_F`) is the feature-space centroid (8)
 :math:`\Phi(u_c) = m_c`, used through the precomputed kernel
 :math:`\langle m_h, m_l\rangle = \sum_{i \in \pi_h}\sum_{j \in \pi_l} K_{ij} / (|\pi_h||\pi_l|)`;
-the paper's implementation uses the pseudo-centre (10)
-:math:`u_c = \arg\max_{x_i \in \pi_c} \sum_{x_j \in \pi_c} K(x_i, x_j)`. Theorem 5: kernel
-k-means (4) is the relaxed minimizer of :math:`\|Q - \tilde Q\|_F`.
+the paper's implementation uses the pseudo-centre, the member nearest to the centroid in feature
+space, :math:`\arg\min_{x_i \in \pi_c} \|\Phi(x_i) - m_c\|^2 = \arg\min_{x_i \in \pi_c}
+K_{ii} - 2\sum_{x_j \in \pi_c} K(x_i, x_j) / |\pi_c|`, which is (10)
+:math:`u_c = \arg\max_{x_i \in \pi_c} \sum_{x_j \in \pi_c} K(x_i, x_j)` when :math:`K_{ii}` is
+constant (RBF). Theorem 5: kernel k-means (4) is the relaxed minimizer of :math:`\|Q - \tilde Q\|_F`.
 
 One round of Algorithm 1 (:func:`solve_scm`):
 
 1. partition the majority class :math:`\mathcal D^-` by kernel k-means (4) into
    :math:`k^- = \lceil r_0 |\mathcal D^-| \rceil` clusters (:math:`r_0 = 0.1`: the paper's
    :math:`k^- = |\mathcal D^-| / 10`); on imbalanced data every positive is its own cluster
-   (:math:`k^+ = |\mathcal D^+|`); on balanced data both classes are clustered;
+   (:math:`k^+ = |\mathcal D^+|`, or ``k_pos`` clusters); on balanced data both classes are
+   clustered;
 2. solve (6) on the representatives and report its certificate;
 3. evaluate :math:`f(x) = \langle w, \Phi(x)\rangle + b` on the current rows;
-4. shrink (11): remove the clustered rows with :math:`|f(x)| > \gamma` (:math:`\gamma = 1.3`);
-5. stop when the negatives are at most ``ratio`` (5) times the positives, when the positive miss
-   rate exceeds ``max_miss_rate`` (the Neyman-Pearson rule), when the shrink stalls, or at
-   ``max_iter`` / ``time_limit``.
+4. shrink (11): remove the rows with :math:`|f(x)| > \gamma` (:math:`\gamma = 1.3`; with
+   ``shrink_side="margin"`` only those with :math:`y f(x) > \gamma`) from the majority class, and
+   on balanced data from both classes;
+5. stop when the negatives are at most ``ratio`` (5) times the positives (imbalanced data), when
+   the positive miss rate exceeds ``max_miss_rate`` (the Neyman-Pearson rule), when the shrink
+   stalls, or at ``max_iter`` / ``time_limit``.
 
 **Stall.** With an RBF kernel, :math:`f(x) \to b` far from every support cluster; when
 :math:`|b| \le \gamma` rule (11) never removes those rows and the loop cannot reach its ratio
@@ -42,17 +47,24 @@ stall: ``shrink="eq11"`` stops there (termination ``"stalled"``, with the count 
 :math:`|f - b|` vanished), ``shrink="auto"`` switches that round to the rank shrink, and
 ``shrink="rank"`` always uses it: keep the ``rank_keep`` share of the clustered rows with the
 smallest margin :math:`y_i f(x_i)` (the likeliest support vectors: inside or beyond the margin
-first), never fewer than ``ratio`` times the positives, so every round removes rows.
+first), never fewer than ``ratio`` times the positives, so every round removes rows. On balanced
+data, where both classes are shrunk, it keeps the rows nearest the margin (smallest
+:math:`|y_i f(x_i) - 1|`: the most misclassified rows of both classes alone give an inverted
+SVM), and no class goes below its round-0 number of clusters, in the rank shrink or in rule (11);
+a round at those floors removes nothing and ends the loop (``"stalled"``).
 
 **What is certified.** The weighted SVM (6) of every round: its duality gap and dual
 feasibility, checked with the exact kernel matrix of the representatives
-(:func:`aidopt.decomposition.svm.hinge_certificate`). For centroid representatives the round's
-:math:`\alpha_{\pi c}` spread as :math:`\alpha_i = \alpha_{\pi c}/|\pi_c|` over the cluster (and
-0 on shrunk rows) is feasible for the SVM dual (2) on **all** training rows and gives the same
-:math:`w`, so ``SCMResult.full_certificate`` reports SCM's duality gap as an SVM on the full
-training set: an a-posteriori measure of how far SCM is from the full SVM, not a claim that it is
+(:func:`aidopt.decomposition.svm.hinge_certificate`). The round's :math:`\alpha_{\pi c}` spread
+as :math:`\alpha_i = \alpha_{\pi c}/|\pi_c|` over the cluster (and 0 on shrunk rows) is feasible
+for the SVM dual (2) on **all** training rows, so ``SCMResult.full_certificate`` reports SCM's
+duality gap as an SVM on the full training set (weak duality: SCM's :math:`(w, b)` against that
+dual point): an a-posteriori measure of how far SCM is from the full SVM, not a claim that it is
 optimal (it rarely is; the paper's Theorem 3 bounds the difference by
-:math:`\|Q - \tilde Q\|_F`). SCM itself is a heuristic: its stop rules prove nothing.
+:math:`\|Q - \tilde Q\|_F`). For centroid representatives the lift has SCM's :math:`w`; for
+pseudo-centres its :math:`w = \sum_c \alpha_{\pi c} y_c m_c` differs from SCM's
+:math:`\sum_c \alpha_{\pi c} y_c \Phi(u_c)`, so the gap is valid but looser. SCM itself is a
+heuristic: its stop rules prove nothing.
 """
 
 from __future__ import annotations
@@ -81,7 +93,8 @@ from aidopt.gsvm import kernel_matrix
 from aidopt.models import kernel_svm, svm
 from aidopt.results import Certificate
 
-__all__ = ["CLUSTERINGS", "REPRESENTATIVES", "SHRINKS", "FINALS", "STOPS", "KernelGram",
+__all__ = ["CLUSTERINGS", "REPRESENTATIVES", "SHRINKS", "SHRINK_SIDES", "FINALS", "STOPS",
+           "KernelGram", "kernel_diagonal",
            "KMeansResult", "kernel_kmeans", "RepresentativeSVM", "solve_representative_svm",
            "SCMIteration", "SCMResult", "solve_scm", "SCMClassifier"]
 
@@ -93,20 +106,31 @@ k-means in the input space (the paper's SCMs_I)."""
 REPRESENTATIVES = ("centroid", "pseudo")
 """``"centroid"``: the feature-space centroid (8) (Theorem 4); ``"pseudo"``: the pseudo-centre (10)."""
 SHRINKS = ("eq11", "rank", "auto")
+SHRINK_SIDES = ("both", "margin")
+"""Where rule (11) removes rows: ``"both"``: :math:`|f(x)| > \\gamma` (the rule as printed: far on
+the correct side and deep on the wrong side); ``"margin"``: only :math:`y f(x) > \\gamma`, far on
+the correct side (rows beyond the margin on the wrong side are support vectors and stay)."""
 FINALS = ("last", "refit")
 """``"last"``: the decision function of the last round (Algorithm 1); ``"refit"``: one more
 weighted SVM on the rows left after the last shrink, every row its own cluster."""
 STOPS = ("ratio", "miss_rate", "stalled", "iteration_limit", "time_limit", "solver_failure",
          "direct")
 """Why :func:`solve_scm` stopped: the imbalance ratio was reached; the positive miss rate exceeded
-its threshold; the shrink stalled (``shrink="eq11"``); ``max_iter`` / ``time_limit``; a solve
+its threshold; the shrink stalled (rule (11) removed too few rows with ``shrink="eq11"``, or
+every shrunk class is at its floor); ``max_iter`` / ``time_limit``; a solve
 failed (``raise_on_failure=False``); or ``aid=False`` (one SVM on all rows, no clustering)."""
 
-#: kernel entries kept in memory: the whole training Gram matrix is cached when it fits (1 GB,
-#: n <= 11,585 rows; LIBSVM is given the same in the benchmark). Set it lower on a small machine
-CACHE_ENTRIES = 1 << 27
+#: kernel entries kept in memory: the whole training Gram matrix is cached when it fits (256 MB,
+#: n <= 5,792 rows), and so is the Gram matrix of a shrunk round that fits: the peak is two such
+#: matrices, at most ``2 * 8 * CACHE_ENTRIES`` bytes (512 MB). Read when a :class:`KernelGram` is
+#: made: set ``aidopt.scm.CACHE_ENTRIES`` lower on a small machine, higher to cache larger sets
+CACHE_ENTRIES = 1 << 25
 #: kernel entries computed per block when the Gram matrix is not cached (32 MB)
 BLOCK_ENTRIES = 1 << 22
+#: ``final="refit"`` solves (6) on every row left, each its own cluster: with an interior-point
+#: solver (Clarabel) on a dense kernel matrix that is :math:`O(n^3)` per iteration, so it is
+#: skipped (with a warning) above this many rows unless ``solver="libsvm"``
+REFIT_MAX_ROWS = 2000
 #: a representative whose alpha is at most this share of its box |pi_c| C is left out of the
 #: kernel expansion used for prediction (interior-point solvers never return exact zeros)
 EXPANSION_CUTOFF = 1e-9
@@ -130,6 +154,19 @@ def _size(idx, n) -> int:
     return len(range(n)[idx]) if isinstance(idx, slice) else int(np.asarray(idx).size)
 
 
+def kernel_diagonal(kernel, gamma=None, degree: int = 3, coef0: float = 1.0):
+    """``X -> K(x_i, x_i)`` for the named kernels of :mod:`aidopt.models.kernel_svm` without
+    evaluating any pair: 1 for ``"rbf"``, :math:`\\|x_i\\|^2` for ``"linear"`` and
+    :math:`(\\gamma\\|x_i\\|^2 + c_0)^d` for ``"poly"``; ``None`` for a callable kernel."""
+    if kernel == "rbf":
+        return lambda X: np.ones(X.shape[0])
+    if kernel == "linear":
+        return lambda X: np.einsum("ij,ij->i", X, X)
+    if kernel == "poly":
+        return lambda X: (gamma * np.einsum("ij,ij->i", X, X) + coef0) ** degree
+    return None
+
+
 class KernelGram:
     """Kernel values among the rows of ``X``, cached as one matrix when it fits.
 
@@ -144,16 +181,22 @@ class KernelGram:
     explicit : bool
         The kernel is the linear one, :math:`K = XX^\\top`: products are taken through the
         features (:math:`K M = X (X^\\top M)`), nothing of size n x n is formed.
-    cache_entries : int
-        Cache the n x n matrix when ``n * n`` is at most this.
+    cache_entries : int, optional
+        Cache the n x n matrix when ``n * n`` is at most this (default :data:`CACHE_ENTRIES`, read
+        at construction).
+    diag : callable, optional
+        ``diag(A)`` -> :math:`K(a_i, a_i)` (:func:`kernel_diagonal`); without it an uncached
+        diagonal is read from small blocks of ``kfun``.
     """
 
-    def __init__(self, X, kfun, *, explicit: bool = False, cache_entries: int = CACHE_ENTRIES,
-                 check: bool = True, K=None):
+    def __init__(self, X, kfun, *, explicit: bool = False, cache_entries: int | None = None,
+                 check: bool = True, K=None, diag=None):
         self.X, self.kfun, self.explicit, self.check = X, kfun, explicit, check
+        self.cache_entries = CACHE_ENTRIES if cache_entries is None else int(cache_entries)
+        self.diag_fun = diag
         self.n = X.shape[0]
         self.K = K
-        if K is None and not explicit and self.n * self.n <= cache_entries:
+        if K is None and not explicit and self.n * self.n <= self.cache_entries:
             self.K = self._values(X, X)
 
     def _values(self, A, B) -> np.ndarray:
@@ -164,10 +207,12 @@ class KernelGram:
         """The Gram of ``X[rows]``: a cached matrix is sliced, not recomputed; otherwise the
         subset's matrix is cached when it fits (a shrunk round's rows often do)."""
         rows = _span(rows)
+        like = dict(explicit=self.explicit, check=self.check, cache_entries=self.cache_entries,
+                    diag=self.diag_fun)
         if self.K is None:
-            return KernelGram(self.X[rows], self.kfun, explicit=self.explicit, check=self.check)
+            return KernelGram(self.X[rows], self.kfun, **like)
         K = self.K[rows, rows] if isinstance(rows, slice) else self.K[np.ix_(rows, rows)]
-        return KernelGram(self.X[rows], self.kfun, explicit=self.explicit, check=self.check, K=K)
+        return KernelGram(self.X[rows], self.kfun, K=K, **like)
 
     def block(self, rows, cols) -> np.ndarray:
         """``K[rows][:, cols]`` as a dense array (a view when both are ranges of a cached K)."""
@@ -188,10 +233,12 @@ class KernelGram:
         if self.explicit:
             Xr = self.X[rows]
             return np.einsum("ij,ij->i", Xr, Xr)
-        out = np.empty(rows.size)
-        for start in range(0, rows.size, 256):
-            part = rows[start:start + 256]
-            out[start:start + 256] = np.diagonal(self._values(self.X[part], self.X[part]))
+        if self.diag_fun is not None:
+            return np.asarray(self.diag_fun(self.X[rows]), dtype=float)
+        out = np.empty(rows.size)  # a callable kernel: the diagonals of small blocks
+        for start in range(0, rows.size, 32):
+            part = rows[start:start + 32]
+            out[start:start + 32] = np.diagonal(self._values(self.X[part], self.X[part]))
         return out
 
     def times(self, rows, cols, M) -> np.ndarray:
@@ -456,11 +503,15 @@ def _weighted_data(y, s):
 
 
 def _kernel_certificate(y, s, f, alpha, Kpi, aggregate, C, tol, feasibility_tol, method,
-                        psd_residual=None) -> Certificate:
+                        psd_residual=None, Kdual=None) -> Certificate:
     """:func:`hinge_certificate` for a kernel expansion :math:`f = \\sum_c \\alpha_c y_c
     K_\\pi(\\cdot, c) + b` whose dual vector ``alpha`` aggregates to the representatives by
-    ``aggregate(alpha) -> alpha_pi`` (the identity for (6) itself). ``psd_residual`` (user
-    kernels): weak duality needs a positive semidefinite kernel, so it is a checked residual."""
+    ``aggregate(alpha) -> alpha_pi`` (the identity for (6) itself). ``Kpi`` gives the primal's
+    :math:`\\|w\\|^2`; ``Kdual`` (default ``Kpi``) the dual's quadratic term of the aggregated
+    alpha (the centroids' kernel when the representatives are pseudo-centres). ``psd_residual``
+    (user kernels): weak duality needs a positive semidefinite kernel, so it is a checked
+    residual."""
+    Kdual = Kpi if Kdual is None else Kdual
 
     def dual_value(a, residuals):
         coef = aggregate(a) * ypi
@@ -468,7 +519,7 @@ def _kernel_certificate(y, s, f, alpha, Kpi, aggregate, C, tol, feasibility_tol,
         if psd_residual is not None:
             residuals["kernel PSD (min eig / max eig)"] = psd_residual
             checked.append("kernel PSD (min eig / max eig)")
-        return float(a.sum()) - 0.5 * float(coef @ Kpi @ coef), checked
+        return float(a.sum()) - 0.5 * float(coef @ Kdual @ coef), checked
 
     ypi = aggregate.y
     coef0 = aggregate(np.asarray(alpha, dtype=float)) * ypi
@@ -625,10 +676,11 @@ class SCMResult:
         The kernel scale used (``"scale"`` resolved on the training data).
     svm : RepresentativeSVM
         The weighted SVM (6) behind the returned decision function, with its certificate.
-    full_certificate : Certificate or None
-        SCM's solution as an SVM on all training rows (centroid or singleton representatives):
-        its duality gap against the full SVM dual (2). ``None`` for pseudo-centres, whose lifted
-        duals are not feasible for (2).
+    full_certificate : Certificate
+        SCM's solution as an SVM on all training rows: its duality gap against the lifted dual
+        point of (2) (Theorem 2's :math:`\\alpha_i = \\alpha_{\\pi c}/|\\pi_c|`), a valid bound
+        by weak duality. For pseudo-centres the lift's :math:`w` (the centroids') differs from
+        SCM's, so the gap is looser.
     kept : ndarray of bool
         The training rows left after the last shrink.
     history : list of SCMIteration
@@ -799,7 +851,6 @@ class _Round:
     Kpi: np.ndarray | None
     rep: RepresentativeSVM
     f: np.ndarray  # decision values on D
-    liftable: bool
     centres: np.ndarray | None = None  # pseudo-centres (10): their positions in D
 
 
@@ -807,7 +858,8 @@ class _Round:
 def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int = 3,
               coef0: float = 1.0, k_neg: int | None = None, k_pos: int | None = None,
               clustering: str = "kernel", representative: str = "centroid", shrink: str = "eq11",
-              shrink_gamma: float = 1.3, ratio: float = 5.0, max_miss_rate: float | None = None,
+              shrink_gamma: float = 1.3, shrink_side: str = "both", ratio: float = 5.0,
+              max_miss_rate: float | None = None,
               rank_keep: float = 0.5, stall_fraction: float = 0.05, kmeans_iter: int = 10,
               final: str = "last", **options) -> SCMResult:
     r"""Support Cluster Machines (Yuan, Li & Zhang 2006, Algorithm 1) on rows ``X``, labels ``y``.
@@ -832,41 +884,55 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
         :math:`k^+`. Default: every positive its own cluster when the data are imbalanced
         (:math:`|\mathcal D^-| >` ``ratio`` :math:`|\mathcal D^+|`), else
         :math:`\lceil r_0 |\mathcal D^+| \rceil` (balanced data: both classes clustered and shrunk).
+        It only sets the number of clusters: whether the positives are shrunk and whether the
+        ratio stop applies depend on the imbalance alone (imbalanced: positives never shrunk,
+        ratio stop; balanced: both classes shrunk, no ratio stop).
     clustering : {"kernel", "input"}
         k-means in feature space (SCMs) or in input space (SCMs_I).
     representative : {"centroid", "pseudo"}
-        Feature-space centroid (8) or pseudo-centre (10).
+        Feature-space centroid (8), or the pseudo-centre: the member nearest to the centroid in
+        feature space, :math:`\arg\min_{i \in \pi_c} K_{ii} - 2\sum_{j \in \pi_c} K_{ij} / |\pi_c|`,
+        which is (10) when :math:`K_{ii}` is constant (RBF).
     shrink : {"eq11", "rank", "auto"}
         Rule (11) with ``shrink_gamma``; the rank shrink; or (11) switching to the rank shrink in
         a round where (11) stalls.
     shrink_gamma : float
         :math:`\gamma` of (11), default 1.3 (the paper's setting (c)).
+    shrink_side : {"both", "margin"}
+        Rule (11) as printed, :math:`|f(x)| > \gamma` removed (default), or only the rows far on
+        the correct side, :math:`y f(x) > \gamma` (:data:`SHRINK_SIDES`).
     ratio : float
         Stop when :math:`|\mathcal D^-_t| \le` ``ratio`` :math:`|\mathcal D^+|` (setting (e): 5).
     max_miss_rate : float, optional
         The Neyman-Pearson rule: stop when the share of positives with :math:`f \le 0` exceeds it;
         the last round within it is returned (the first round if none is).
     rank_keep : float
-        Share of the clustered rows a rank shrink keeps, in (0, 1).
+        Share of the clustered rows a rank shrink keeps, in (0, 1); it never keeps fewer than
+        ``ratio`` times the positives (imbalanced data) or, on balanced data, than the round-0
+        number of clusters of the class.
     stall_fraction : float
         A shrink that removes fewer than this share of the clustered rows is a stall.
     kmeans_iter : int
         Lloyd iterations of the kernel k-means per round.
     final : {"last", "refit"}
         Return the last round's decision function (Algorithm 1), or solve the weighted SVM once
-        more on the rows left after the last shrink, every row its own cluster.
+        more on the rows left after the last shrink, every row its own cluster. With a solver
+        other than ``"libsvm"`` the refit is skipped (a warning, and the message says so) when
+        more than :data:`REFIT_MAX_ROWS` rows are left (after a stall of rule (11) that can be
+        every row of the round).
     solver : str
         ``"clarabel"`` (default) or another QP solver with duals, through aidopt's Pyomo model of
         (6); or ``"libsvm"``: scikit-learn's SVC (LIBSVM's SMO, ``sample_weight`` = the box weights
         :math:`|\pi_c|`), stopped at its KKT tolerance (``solver_options={"tol": 1e-3}``); its
-        certificate is computed and reported all the same.
+        certificate is computed and reported all the same. ``time_limit`` is not passed to
+        LIBSVM (it has none): it is checked between rounds only.
     aid : bool
         False: no clustering and no shrinking, the SVM on all rows (the paper's "Whole").
     r0 : float
         :math:`k / |\mathcal D|` of a clustered class (default 0.1).
     max_iter, time_limit
         Rounds of Algorithm 1, and wall-clock seconds (checked between rounds and passed to
-        every solve).
+        every Pyomo solve; not to LIBSVM).
 
     Returns
     -------
@@ -891,6 +957,8 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
     if final not in FINALS:
         raise ValueError(f"final must be one of {FINALS}, got {final!r}")
     shrink_gamma = _positive_number(shrink_gamma, "shrink_gamma (gamma of eq. 11)")
+    if shrink_side not in SHRINK_SIDES:
+        raise ValueError(f"shrink_side must be one of {SHRINK_SIDES}, got {shrink_side!r}")
     ratio = _positive_number(ratio, "ratio")
     rank_keep = _positive_number(rank_keep, "rank_keep", upper=1.0)
     if rank_keep >= 1.0:
@@ -917,7 +985,8 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
                          f"({pos.size} rows)")
     r0 = 0.1 if config.r0 is None else float(config.r0)
     imbalanced = neg.size > ratio * pos.size
-    cluster_pos = k_pos is not None or not imbalanced
+    shrink_pos = not imbalanced  # balanced data: both classes are shrunk, no ratio stop
+    cluster_pos = k_pos is not None or shrink_pos  # only decides k+ (singletons otherwise)
     kfun, gamma_used, explicit = _resolve_kernel(kernel, gamma, degree, coef0, Xd)
     _check_solver(config.solver)
 
@@ -929,16 +998,17 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
         Xp, yp = Xd[order], yy[order]
         n, n_pos = Xp.shape[0], pos.size
         # rbf and linear values of finite data are finite: only other kernels are checked
-        gram = KernelGram(Xp, kfun, explicit=explicit, check=kernel not in ("rbf", "linear"))
+        gram = KernelGram(Xp, kfun, explicit=explicit, check=kernel not in ("rbf", "linear"),
+                          diag=kernel_diagonal(kernel, gamma_used, int(degree), float(coef0)))
         # the k-means Gram: the SVM's kernel, or the input space's (SCMs_I)
         kgram = gram if clustering == "kernel" or explicit else KernelGram(
             Xp, kernel_svm.kernel_function("linear", 1.0), explicit=True)
         rng = np.random.default_rng(config.seed)
         logger.info("SCM | n=%d (positives %d, negatives %d) m=%d | kernel %s | C %g | "
-                    "clustering %s, representative %s, shrink %s (gamma %g), ratio %g | solver %s"
-                    "%s", n, n_pos, n - n_pos, Xp.shape[1],
+                    "clustering %s, representative %s, shrink %s (gamma %g, %s), ratio %g | "
+                    "solver %s%s", n, n_pos, n - n_pos, Xp.shape[1],
                     kernel if isinstance(kernel, str) else "callable", C, clustering,
-                    representative, shrink, shrink_gamma, ratio, config.solver,
+                    representative, shrink, shrink_gamma, shrink_side, ratio, config.solver,
                     "" if config.aid else " | aid=False: one SVM on all rows")
         logger.info("%5s %7s %8s %6s %6s %4s %14s %10s %7s %8s %6s %8s", "round", "pos", "neg",
                     "k+", "k-", "km", "SVM (6) obj", "(6) gap", "miss", "removed", "shrink", "time")
@@ -947,6 +1017,7 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
         best: _Round | None = None
         previous: _Round | None = None
         stop, message = None, ""
+        floors: dict[str, int] = {}  # the fewest rows a rank shrink keeps, per shrunk class
         t = 0
         while True:
             seconds: dict[str, float] = {}
@@ -959,6 +1030,8 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
                 kn = min(k_neg, nneg) if k_neg is not None else math.ceil(r0 * nneg)
             else:
                 kp, kn = npos, nneg
+            if t == 0:  # balanced data: no class shrinks below its round-0 number of clusters
+                floors = {"pos": kp, "neg": kn if shrink_pos else math.ceil(ratio * npos)}
             g = gram.subset(D)  # this round's rows (a view in round 0, one gather later)
             kg = g if kgram is gram else kgram.subset(D)
             km_pos = kernel_kmeans(kg, slice(0, npos), kp, rng, kmeans_iter)
@@ -982,11 +1055,11 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
             miss = float(np.mean(f[:npos] <= 0.0))
             clock = time.perf_counter()
             # ------------------------------------------------------------ shrinking (11)
-            values = {"neg": f[npos:], **({"pos": f[:npos]} if cluster_pos else {})}
+            values = {"neg": f[npos:], **({"pos": f[:npos]} if shrink_pos else {})}
             keep, removed, used, stalled, vanished = _shrink(
-                values, rep.b, shrink=shrink, gamma=shrink_gamma, rank_keep=rank_keep,
-                stall_fraction=stall_fraction,
-                floor_neg=1 if cluster_pos else math.ceil(ratio * npos), explicit=explicit)
+                values, rep.b, shrink=shrink, gamma=shrink_gamma, side=shrink_side,
+                rank_keep=rank_keep, stall_fraction=stall_fraction, floors=floors,
+                explicit=explicit, both_classes=shrink_pos)
             n_shrinkable = sum(v.size for v in values.values())
             seconds["shrink"] = time.perf_counter() - clock
             history.append(SCMIteration(
@@ -1034,10 +1107,14 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
             if kept_neg.size == 0 or kept_pos.size == 0:
                 stop, message = "stalled", "the shrink removed every row of a class; the last round is returned"
                 break
-            if removed == 0:  # a rank shrink at its floor (balanced data: one row per class)
-                stop, message = "stalled", "the rank shrink removed no row"
+            if removed == 0:  # a rank shrink at its floors
+                stop = "stalled"
+                message = ("the rank shrink removed no row: every shrunk class is at its floor ("
+                           + ", ".join(f"{floors[c]} {name}" for c, name in
+                                       (("pos", "positives"), ("neg", "negatives")) if c in values)
+                           + ")")
                 break
-            if not cluster_pos and kept_neg.size <= ratio * kept_pos.size:
+            if imbalanced and kept_neg.size <= ratio * kept_pos.size:
                 stop = "ratio"
                 message = f"{kept_neg.size} negatives <= {ratio:g} x {kept_pos.size} positives"
                 break
@@ -1047,8 +1124,17 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
             if config.time_limit is not None and time.perf_counter() - t_start >= config.time_limit:
                 stop, message = "time_limit", f"time_limit = {config.time_limit:g} s"
                 break
-        if final == "refit" and stop in ("ratio", "stalled", "iteration_limit") \
-                and kept_pos.size and kept_neg.size:
+        refit = final == "refit" and stop in ("ratio", "stalled", "iteration_limit") \
+            and kept_pos.size and kept_neg.size
+        if refit and config.solver != "libsvm" and kept_pos.size + kept_neg.size > REFIT_MAX_ROWS:
+            refit = False
+            skipped = (f"refit skipped: {kept_pos.size + kept_neg.size} rows left > REFIT_MAX_ROWS "
+                       f"= {REFIT_MAX_ROWS} for solver {config.solver!r} (a dense kernel QP); "
+                       "use solver='libsvm' or raise aidopt.scm.REFIT_MAX_ROWS")
+            message += "; " + skipped
+            logger.warning(skipped)
+            warnings.warn(skipped, stacklevel=3)
+        if refit:
             D = np.concatenate([kept_pos, kept_neg])
             g = gram.subset(D)
             singles = [KMeansResult(np.arange(m), 0.0, 0, True, np.zeros(m))
@@ -1065,11 +1151,16 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
         return result
 
 
-def _shrink(values, b, *, shrink, gamma, rank_keep, stall_fraction, floor_neg, explicit):
-    """Shrink the clustered classes (``values``: ``"neg"`` / ``"pos"`` -> their decision values
-    :math:`f`). Rule (11) keeps :math:`|f| \\le \\gamma`; a round that removes fewer than
+def _shrink(values, b, *, shrink, gamma, side, rank_keep, stall_fraction, floors, explicit,
+            both_classes=False):
+    """Shrink the shrunk classes (``values``: ``"neg"`` / ``"pos"`` -> their decision values
+    :math:`f`). Rule (11) keeps :math:`|f| \\le \\gamma` (``side="both"``) or
+    :math:`y f \\le \\gamma` (``side="margin"``); a round that removes fewer than
     ``stall_fraction`` of the rows (or none) stalls; the rank shrink keeps the ``rank_keep`` share
-    with the smallest margin :math:`y f`, at least ``floor_neg`` negatives.
+    with the smallest margin :math:`y f`, at least ``floors[class]`` rows of each class.
+    ``both_classes`` (balanced data, both classes shrunk): the rank is by :math:`|y f - 1|`
+    (nearest the margin first), and rule (11) too keeps at least ``floors[class]`` rows (those it
+    keeps, then the removed ones nearest the margin).
 
     Returns
     -------
@@ -1082,16 +1173,34 @@ def _shrink(values, b, *, shrink, gamma, rank_keep, stall_fraction, floor_neg, e
     vanished = 0 if explicit else sum(
         int((np.abs(v - b) <= 1e-3 * max(float(np.abs(v - b).max()), 1e-300)).sum())
         for v in values.values() if v.size)
-    keep = {name: np.abs(v) <= gamma for name, v in values.items()}
+    sign = {"pos": 1.0, "neg": -1.0}
+
+    def first(name, v, n_keep, before=None):
+        """The ``n_keep`` rows of the rank (``before``: these rows ahead of all others)."""
+        margin = sign[name] * v
+        # imbalanced: small y f first (inside or beyond the margin); balanced: nearest the margin
+        # y f = 1 (keeping the most misclassified rows of both classes inverts the SVM)
+        key = np.abs(margin - 1.0) if both_classes else margin
+        if before is not None:
+            key = np.where(before, -np.inf, key)
+        mask = np.zeros(v.size, dtype=bool)
+        mask[np.argsort(key, kind="stable")[:n_keep]] = True
+        return mask
+
+    keep = {name: (np.abs(v) if side == "both" else sign[name] * v) <= gamma
+            for name, v in values.items()}
+    if both_classes:  # balanced data: rule (11) leaves every class at least its floor
+        for name, v in values.items():
+            floor = min(v.size, floors.get(name, 1))
+            if keep[name].sum() < floor:
+                keep[name] = first(name, v, floor, before=keep[name])
     removed = sum(int((~mask).sum()) for mask in keep.values())
     stalled = shrink != "rank" and (removed == 0 or removed < stall_fraction * n)
     used = "rank" if shrink == "rank" or (stalled and shrink == "auto") else "eq11"
-    if used == "rank":  # keep the rows nearest to (or beyond) the margin: small y f
+    if used == "rank":
         for name, v in values.items():
-            floor = floor_neg if name == "neg" else 1
-            n_keep = min(v.size, max(math.ceil(rank_keep * v.size), floor))
-            keep[name] = np.zeros(v.size, dtype=bool)
-            keep[name][np.argsort(-v if name == "neg" else v, kind="stable")[:n_keep]] = True
+            keep[name] = first(name, v, min(v.size, max(math.ceil(rank_keep * v.size),
+                                                        floors.get(name, 1))))
         removed = sum(int((~mask).sum()) for mask in keep.values())
     return keep, removed, used, stalled, vanished
 
@@ -1110,10 +1219,13 @@ def _solve_round(g: KernelGram, D, km_pos, km_neg, representative, C, config, t_
     if representative == "centroid" or singletons:
         R = sparse.csr_matrix((1.0 / sizes[cluster_of], (np.arange(D.size), cluster_of)),
                               shape=(D.size, k))
-    else:  # pseudo-centre (10): the member with the largest within-cluster kernel sum
+    else:  # pseudo-centre: the member nearest to the cluster's centroid in feature space,
+        # ||phi_i - m_c||^2 = K_ii - 2 r_i / |pi_c| + ||m_c||^2 (the last term is the cluster's);
+        # (10)'s largest within-cluster kernel sum r_i when K_ii is constant (RBF)
         within = (np.concatenate([km_pos.within, km_neg.within]) if same_kernel
-                  else _within_sums(g, cluster_of, k))  # (10) uses the SVM's kernel
-        order = np.lexsort((-within, cluster_of))
+                  else _within_sums(g, cluster_of, k))  # the SVM's kernel
+        score = g.diag(None) - 2.0 * within / sizes[cluster_of]
+        order = np.lexsort((score, cluster_of))
         first = order[np.r_[True, cluster_of[order][1:] != cluster_of[order][:-1]]]
         R = sparse.csr_matrix((np.ones(k), (first, cluster_of[first])), shape=(D.size, k))
     U = np.asarray(R.T @ g.X) if g.explicit else None
@@ -1140,7 +1252,7 @@ def _solve_round(g: KernelGram, D, km_pos, km_neg, representative, C, config, t_
              else g.times(None, support, beta[support])) + rep.b
     seconds["predict"] = time.perf_counter() - clock
     centres = None if representative == "centroid" or singletons else first
-    return _Round(D, cluster_of, R, Kpi, rep, f, representative == "centroid" or singletons, centres)
+    return _Round(D, cluster_of, R, Kpi, rep, f, centres)
 
 
 def _result(best: _Round, gram: KernelGram, yp, order, C, config, stop, message, classes, kfun,
@@ -1153,24 +1265,32 @@ def _result(best: _Round, gram: KernelGram, yp, order, C, config, stop, message,
     beta = best.R @ (alpha_used * ypi)
     rows = np.flatnonzero(beta != 0.0)
     support = best.D[rows]  # rows of the class-ordered data
-    full = None
     n = gram.n
-    if best.liftable:  # Theorem 2's lift: alpha_i = alpha_c / |pi_c| on the round's rows, else 0
-        alpha_lift = np.zeros(n)
-        alpha_lift[best.D] = best.R @ rep.alpha
-        if gram.explicit:
-            data = as_classification_data(gram.X, yp)
-            full = svm_certificate(data, rep.w, rep.b, alpha_lift, C=C, norm="l2", tol=config.tol,
-                                   feasibility_tol=config.feasibility_tol, method="scm_lift")
-        else:
-            cluster_of = np.full(n, -1)
-            cluster_of[best.D] = best.cluster_of
-            exact = best.R @ (rep.alpha * ypi)  # the certificate's f: every alpha, none cut off
-            nz = np.flatnonzero(exact != 0.0)
-            f_all = gram.times(None, best.D[nz], exact[nz]) + rep.b
-            full = _kernel_certificate(yp, np.ones(n), f_all, alpha_lift, best.Kpi,
-                                       _ClusterSum(cluster_of, ypi.size, ypi), C, config.tol,
-                                       config.feasibility_tol, "scm_lift", rep.psd_residual)
+    # Theorem 2's lift, alpha_i = alpha_c / |pi_c| on the round's rows and 0 on shrunk rows: a
+    # feasible point of the full dual (2), certified against SCM's own (w, b) by weak duality
+    sizes = np.bincount(best.cluster_of, minlength=ypi.size).astype(float)
+    alpha_lift = np.zeros(n)
+    alpha_lift[best.D] = (rep.alpha / sizes)[best.cluster_of]
+    if gram.explicit:  # the dual term from the rows themselves, the primal from SCM's w
+        data = as_classification_data(gram.X, yp)
+        full = svm_certificate(data, rep.w, rep.b, alpha_lift, C=C, norm="l2", tol=config.tol,
+                               feasibility_tol=config.feasibility_tol, method="scm_lift")
+    else:
+        cluster_of = np.full(n, -1)
+        cluster_of[best.D] = best.cluster_of
+        exact = best.R @ (rep.alpha * ypi)  # the certificate's f: every alpha, none cut off
+        nz = np.flatnonzero(exact != 0.0)
+        f_all = gram.times(None, best.D[nz], exact[nz]) + rep.b
+        Kdual, psd = None, rep.psd_residual
+        if best.centres is not None:  # pseudo-centres: the lift's w is the centroids' (8)
+            Kdual = gram.sandwich(sparse.csr_matrix(
+                (1.0 / sizes[best.cluster_of], (best.D, best.cluster_of)), shape=(n, ypi.size)))
+            if psd is not None:
+                lam = np.linalg.eigvalsh(Kdual)
+                psd = max(psd, max(0.0, float(-lam[0] / max(lam[-1], 1e-300))))
+        full = _kernel_certificate(yp, np.ones(n), f_all, alpha_lift, best.Kpi,
+                                   _ClusterSum(cluster_of, ypi.size, ypi), C, config.tol,
+                                   config.feasibility_tol, "scm_lift", psd, Kdual=Kdual)
     kept_mask = np.zeros(n, dtype=bool)
     kept_mask[order[kept]] = True
     cluster_of = np.full(n, -1)
@@ -1197,7 +1317,7 @@ class SCMClassifier(_BaseEstimator):
     Parameters
     ----------
     C, kernel, gamma, degree, coef0, k_neg, k_pos, clustering, representative, shrink,
-    shrink_gamma, ratio, max_miss_rate, rank_keep, stall_fraction, kmeans_iter, final
+    shrink_gamma, shrink_side, ratio, max_miss_rate, rank_keep, stall_fraction, kmeans_iter, final
         As in :func:`solve_scm`.
     solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
     solver_options, threads, tee, raise_on_failure, fallback
@@ -1226,8 +1346,12 @@ class SCMClassifier(_BaseEstimator):
 
     _params = {"C": 1.0, "kernel": "rbf", "gamma": "scale", "degree": 3, "coef0": 1.0,
                "k_neg": None, "k_pos": None, "clustering": "kernel", "representative": "centroid",
-               "shrink": "eq11", "shrink_gamma": 1.3, "ratio": 5.0, "max_miss_rate": None,
-               "rank_keep": 0.5, "stall_fraction": 0.05, "kmeans_iter": 10, "final": "last"}
+               "shrink": "eq11", "shrink_gamma": 1.3, "shrink_side": "both", "ratio": 5.0,
+               "max_miss_rate": None, "rank_keep": 0.5, "stall_fraction": 0.05, "kmeans_iter": 10,
+               "final": "last"}
+    #: the kernel function of the fit (a local function): left out of pickles and rebuilt from
+    #: ``_kernel_spec`` (:meth:`_BaseEstimator.__getstate__` / :meth:`_restore`)
+    _transient = ("_kfun",)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -1238,6 +1362,8 @@ class SCMClassifier(_BaseEstimator):
         """Fit by Algorithm 1; returns ``self``."""
         result = solve_scm(X, y, **self._solve_kwargs())
         self.result_ = result
+        self._kernel_spec = (self.kernel, result.gamma, self.degree, self.coef0)
+        self._kfun = result.kernel
         self.classes_ = np.asarray(sorted(result.classes))
         # SCM's f > 0 means the minority class result.classes[1]; orient it to classes_[1]
         self._sign = 1.0 if result.classes[1] == self.classes_[1] else -1.0
@@ -1259,6 +1385,16 @@ class SCMClassifier(_BaseEstimator):
                 f"{svm_.certificate.relative_gap:.2e}: not certified optimal", ConvergenceWarning,
                 stacklevel=2)
         return self
+
+    def __getstate__(self):
+        state = super().__getstate__()  # without _kfun
+        if state.get("result_") is not None:
+            state["result_"] = dataclasses.replace(state["result_"], kernel=None)
+        return state
+
+    def _restore(self) -> None:
+        """The kernel function of the fit, in ``_kfun`` and ``result_.kernel`` (after unpickling)."""
+        self._kfun = self.result_.kernel = kernel_svm.kernel_function(*self._kernel_spec)
 
     def decision_function(self, X) -> np.ndarray:
         """Signed score; > 0 means ``classes_[1]``."""

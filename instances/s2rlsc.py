@@ -126,8 +126,10 @@ def ssl_split(X, y, l: int, u: int, t: int | None = None, seed=0):
 
     The rows are permuted (seeded); the first ``l`` are labelled, the next ``u`` unlabelled and
     the following ``t`` (default: all the rest) are the test set. The paper's "first half for
-    training, second half for testing" is ``l + u = t = n / 2``. At least one labelled point of
-    each class is guaranteed by swapping a point in from the unlabelled part when needed.
+    training, second half for testing" is ``l + u = t = n / 2``. When ``l >= 2`` and a class has
+    no labelled point, a point of that class is swapped in from the unlabelled part (when the
+    unlabelled part has one), so both classes are labelled; with ``l < 2``, or when no unlabelled
+    point of the missing class exists, the labelled points may all be of one class.
 
     Returns
     -------

@@ -30,6 +30,10 @@ so the objective **equals** F(y) at every labelling (the constant c0 is part of 
 not dropped). The strict band on the count :math:`k = \sum_U z_i` is the integer interval
 ``k_lo <= k <= k_hi`` of :class:`aidopt.s2rlsc.Band`; ``w`` are the count weights (1 per point;
 cluster sizes for an aggregated problem).
+
+Size: Q is dense, so the objective has :math:`u(u+1)/2` quadratic terms, each built as a Pyomo
+expression in Python (O(u²) time and memory before any solver starts). The callers in
+:mod:`aidopt.s2rlsc` refuse ``u > EXACT_MAX_U`` (400); :func:`create_instance` itself does not.
 """
 
 from __future__ import annotations
@@ -129,6 +133,7 @@ def create_instance(M, y, free, k_lo: float, k_hi: float, weights=None) -> pyo.C
     Returns
     -------
     pyomo.environ.ConcreteModel
+        With u(u+1)/2 quadratic objective terms (see the module docstring on size).
     """
     Q, p, c0 = miqp_data(M, y, free)
     u = Q.shape[0]

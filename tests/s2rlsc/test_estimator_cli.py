@@ -1,5 +1,5 @@
 """The estimator (scikit-learn conventions), the CLI module, the result object and the data
-generators of the seed's section 4.1.1."""
+generators of Gieseke et al. (2012), section 4.1.1."""
 
 from __future__ import annotations
 
@@ -11,11 +11,16 @@ import numpy as np
 import pytest
 from aidopt.instances.s2rlsc import digit_pair, gaussian2c, gaussian4c, ssl_split
 
+from aidopt import solvers
 from aidopt.s2rlsc import solve_s2rlsc
 from aidopt.s2rlsc_estimator import S2RLSCClassifier
 from tests.s2rlsc._helpers import instance
 
 sklearn = pytest.importorskip("sklearn")
+
+needs_miqp = pytest.mark.skipif(
+    not any(solvers.availability(name) in ("full", "limited") for name in ("scip", "gurobi")),
+    reason="method='exact' needs an MIQP solver: pip install 'aidopt[scip]' or 'aidopt[gurobi]'")
 
 
 def test_get_params_and_clone():
@@ -53,6 +58,48 @@ def test_fit_predict_on_a_small_problem():
         S2RLSCClassifier().predict(Xte)
 
 
+def test_not_fitted_and_feature_checks_are_the_base_class():
+    from aidopt.estimators import NotFittedError
+
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(NotFittedError):
+        S2RLSCClassifier().decision_function(np.zeros((2, 3)))
+    Xtr, ytr, Xte, *_ = instance(l=6, u=30, d=3, seed=65)
+    clf = S2RLSCClassifier(search="1+1", restarts=2).fit(
+        pd.DataFrame(Xtr, columns=["a", "b", "c"]), ytr)
+    assert list(clf.feature_names_in_) == ["a", "b", "c"] and clf.n_features_in_ == 3
+    good = clf.decision_function(pd.DataFrame(Xte, columns=["a", "b", "c"]))
+    np.testing.assert_allclose(good, clf.result_.decision_function(Xte))
+    with pytest.raises(ValueError, match="feature names"):
+        clf.decision_function(pd.DataFrame(Xte, columns=["a", "b", "z"]))
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        clf.decision_function(pd.DataFrame(np.where(np.arange(3) == 1, np.nan, Xte),
+                                           columns=["a", "b", "c"]))
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"kernel": "rbf"}, {"kernel": "rbf", "r": 12},
+                                    {"kernel": "rbf", "sigma": 2.0}])
+def test_fitted_classifier_pickles(kwargs):
+    import copy
+    import pickle
+
+    Xtr, ytr, Xte, *_ = instance(l=6, u=30, d=4, seed=66)
+    clf = S2RLSCClassifier(search="1+1", restarts=2, **kwargs).fit(Xtr, ytr)
+    twin = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(twin.decision_function(Xte), clf.decision_function(Xte))
+    np.testing.assert_array_equal(twin.result_.predict(Xte), clf.result_.predict(Xte))
+    np.testing.assert_array_equal(twin.transduction_, clf.transduction_)
+    assert twin.get_params() == clf.get_params()
+    assert clf.result_.predictor[0] is not None  # pickling left the fitted estimator intact
+    np.testing.assert_array_equal(copy.deepcopy(clf).predict(Xte), clf.predict(Xte))
+
+
+def test_exact_tests_are_skipped_without_an_miqp_solver():
+    for test in (test_exact_fit_does_not_warn_when_certified, test_cli_exact):
+        marks = [m for m in getattr(test, "pytestmark", []) if m.name == "skipif"]
+        assert marks and "MIQP" in marks[0].kwargs["reason"]
+
+
 def test_estimator_in_a_pipeline_with_rbf_and_nystrom():
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -64,6 +111,7 @@ def test_estimator_in_a_pipeline_with_rbf_and_nystrom():
     assert pipe[-1].result_.params["r"] == 30
 
 
+@needs_miqp
 def test_exact_fit_does_not_warn_when_certified():
     Xtr, ytr, *_ = instance(l=4, u=12, d=6, seed=62)
     with warnings.catch_warnings():
@@ -91,7 +139,7 @@ def _parser():
     return parser
 
 
-def test_cli_search_and_exact(tmp_path, capsys):
+def _ssl_csv(tmp_path):
     import pandas as pd
 
     Xtr, ytr, *_ = instance(l=5, u=25, d=4, seed=64)
@@ -99,6 +147,11 @@ def test_cli_search_and_exact(tmp_path, capsys):
     frame["label"] = np.where(ytr == 0, np.nan, ytr)  # empty cells: unlabelled
     path = tmp_path / "ssl.csv"
     frame.to_csv(path, index=False)
+    return path
+
+
+def test_cli_search(tmp_path, capsys):
+    path = _ssl_csv(tmp_path)
     args = _parser().parse_args(["s2rlsc", "--data", str(path), "--search", "1+1", "--quiet",
                                  "--transduction", str(tmp_path / "t.txt"),
                                  "--output", str(tmp_path / "r.json")])
@@ -106,6 +159,11 @@ def test_cli_search_and_exact(tmp_path, capsys):
     labels = np.loadtxt(tmp_path / "t.txt")
     assert labels.shape == (30,) and set(np.unique(labels)) <= {-1.0, 1.0}
     assert "no_improvement" in capsys.readouterr().out
+
+
+@needs_miqp
+def test_cli_exact(tmp_path, capsys):
+    path = _ssl_csv(tmp_path)
     args = _parser().parse_args(["s2rlsc", "--data", str(path), "--method", "exact", "--quiet",
                                  "--restarts", "2", "--aggregate", "0.2"])
     assert args.func(args) == 0

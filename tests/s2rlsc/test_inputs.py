@@ -118,3 +118,23 @@ def test_exact_without_a_miqp_solver_is_refused_before_work(data, no_work, monke
         solve_s2rlsc(X, y, method="exact", log=False)
     with pytest.raises(solvers.SolverError):
         solve_s2rlsc(X, y, method="exact", solver="highs", log=False)
+
+
+def test_exact_beyond_its_size_limit_is_refused_before_work(no_work, monkeypatch):
+    """u(u+1)/2 Pyomo terms: more than EXACT_MAX_U unlabelled points is refused before any
+    kernel matrix is built (and before any solver is looked for)."""
+    from aidopt import solvers
+
+    monkeypatch.setattr(solvers, "availability", lambda name: "missing")
+    X = np.random.default_rng(0).normal(size=(s2.EXACT_MAX_U + 5, 2))
+    y = np.zeros(len(X))
+    y[:4] = [1, -1, 1, -1]  # u = EXACT_MAX_U + 1
+    with pytest.raises(ValueError, match="EXACT_MAX_U = 400"):
+        solve_s2rlsc(X, y, method="exact", log=False)
+    monkeypatch.setattr(s2, "EXACT_MAX_U", 10)
+    Xs, ys = X[:16], y[:16]
+    with pytest.raises(ValueError, match="u = 12"):
+        solve_s2rlsc(Xs, ys, method="exact", log=False)
+    band = s2.Band.of(12, 0.5, 0.2)
+    with pytest.raises(ValueError, match="EXACT_MAX_U"):  # the lower-level call too
+        s2.solve_miqp(None, ys, np.arange(4, 16), band)

@@ -59,8 +59,37 @@ def test_full_data_certificate_brackets_the_full_svm():
     assert cert.dual_objective <= full.objective * (1 + 1e-7)  # a valid lower bound
     assert cert.primal_objective >= full.objective * (1 - 1e-7)  # SCM's f on all rows
     assert cert.relative_gap > 1e-3 and not cert.certified  # SCM is not the full SVM here
-    pseudo = solve_scm(X, y, kernel="rbf", gamma=0.5, representative="pseudo", log=False)
-    assert pseudo.full_certificate is None
+
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_pseudo_centre_lift_is_a_looser_valid_bound(kernel):
+    """With pseudo-centres the spread lift is still feasible for (2); its w (the centroids') is
+    not SCM's, so the gap is valid but looser than the centroid representatives'."""
+    X, y = _data()
+    full = aidopt.solve_svm(X, y, C=1.0, kernel=kernel, gamma=0.5, aid=False, log=False)
+    assert full.certified
+    pseudo = solve_scm(X, y, kernel=kernel, gamma=0.5, representative="pseudo", max_iter=1,
+                       log=False)
+    cert = pseudo.full_certificate
+    assert cert is not None and cert.method == "scm_lift"
+    assert cert.residuals["dual bound 0<=alpha<=Cs"] <= 1e-9  # the lift is in the box of (2)
+    assert cert.dual_objective <= full.objective * (1 + 1e-7)
+    assert cert.primal_objective >= full.objective * (1 - 1e-7)
+    # the primal is SCM's own f: 1/2 ||w||^2 with w on the pseudo-centres, plus the hinge losses
+    K = pseudo.kernel(X, X)
+    u, v = pseudo.pseudo_centres, pseudo.svm.alpha * pseudo.svm.y
+    f = pseudo.decision_function(X)
+    yy = np.where(y == pseudo.classes[1], 1.0, -1.0)
+    primal = 0.5 * v @ K[np.ix_(u, u)] @ v + np.maximum(1 - yy * f, 0).sum()
+    assert cert.primal_objective == pytest.approx(primal, rel=1e-6)
+    # the dual is the lift's: the centroids' kernel
+    lab = pseudo.cluster_of
+    S = np.zeros((y.size, lab.max() + 1))
+    S[np.arange(y.size), lab] = 1.0
+    S /= S.sum(axis=0)
+    dual = pseudo.svm.alpha.sum() - 0.5 * v @ (S.T @ K @ S) @ v
+    assert cert.dual_objective == pytest.approx(dual, rel=1e-6)
 
 
 def test_write_models(tmp_path):

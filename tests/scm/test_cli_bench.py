@@ -40,6 +40,26 @@ def test_cli_scm(tmp_path, capsys):
     assert saved["termination"] in ("ratio", "stalled") and saved["svm"]["certificate"]["certified"]
 
 
+
+def test_cli_scm_passes_shrink_side(tmp_path, monkeypatch):
+    import aidopt.scm
+
+    train = _csv(tmp_path / "train.csv", 0)
+    seen = {}
+    solve = aidopt.scm.solve_scm
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(aidopt.scm, "solve_scm", spy)
+    args = _parser().parse_args(["scm", "--data", str(train), "--kernel", "linear",
+                                 "--shrink-side", "margin", "--quiet"])
+    assert args.func(args) == 0 and seen["shrink_side"] == "margin"
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["scm", "--data", str(train), "--shrink-side", "left"])
+
+
 def test_cli_average_precision_matches_sklearn():
     metrics = pytest.importorskip("sklearn.metrics")
     rng = np.random.default_rng(0)

@@ -63,3 +63,19 @@ def test_kernel_expansion_attributes_and_checks():
                                clf.decision_function(frame))
     with pytest.raises(ValueError, match="expected"):
         clf.predict(frame[["x"]])
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly"])
+def test_fitted_classifier_pickles(kernel):
+    import copy
+    import pickle
+
+    X, y = sine_set("D2", n_pos=20, n_neg=200, seed=3)
+    clf = SCMClassifier(kernel=kernel, gamma=0.5, max_iter=2).fit(X, y)
+    twin = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(twin.decision_function(X), clf.decision_function(X))
+    np.testing.assert_array_equal(twin.result_.decision_function(X),
+                                  clf.result_.decision_function(X))
+    assert twin.get_params() == clf.get_params() and twin.score(X, y) == clf.score(X, y)
+    assert clf.result_.kernel is not None  # pickling left the fitted estimator intact
+    np.testing.assert_array_equal(copy.deepcopy(clf).predict(X), clf.predict(X))

@@ -1,0 +1,22 @@
+"""The exactness study's bookkeeping: F* is the best of the MIQP and the searches (the MIQP is
+optimal only within its proven gap), and a run finds the optimum within that gap."""
+
+from __future__ import annotations
+
+import pytest
+
+from aidopt.bench_s2rlsc import _excess
+
+
+def test_a_search_below_the_miqp_within_its_gap_is_not_clipped():
+    F_mip, gap = 1.0, 1e-6  # proven: the optimum is in [1 - 1e-6, 1]
+    excess, found = _excess(F_mip, {"a": 1.0 - 5e-7, "b": 1.0, "c": 1.0 + 3e-7, "d": 1.01}, gap)
+    assert excess["a"] == 0.0 and excess["b"] == pytest.approx(5e-7 / (1 - 5e-7))
+    assert excess["d"] == pytest.approx(0.0100005, rel=1e-6)
+    assert found == {"a": True, "b": True, "c": True, "d": False}
+
+
+def test_found_needs_at_least_1e_9_and_ignores_a_missing_gap():
+    excess, found = _excess(0.5, {"a": 0.5 + 5e-10, "b": 0.5 + 1e-8}, float("nan"))
+    assert found == {"a": True, "b": False}
+    assert excess["b"] == pytest.approx(2e-8)
