@@ -663,8 +663,8 @@ def _g_pass(rows: _Rows, u, ub, v, n) -> tuple[float, float]:
     return res / RESIDUAL_SCALE, hinge
 
 
-#: most free components :func:`_polish` solves for (a dense ``|free| x |free|`` system)
-POLISH_MAX = 4000
+#: most free components :func:`_polish` solves for (a thin SVD of ``|free| x (n + 1)``)
+POLISH_MAX = 200_000
 
 
 def _polish(rows: _Rows, u, ub, v):
@@ -672,8 +672,8 @@ def _polish(rows: _Rows, u, ub, v):
 
     With ``F`` the components strictly inside ``(0, ub)`` and ``v = H'u``, the bound components
     fixed: ``H_F (v_B + H_F' u_F) = e_F`` with ``v_B = v - H_F' u_F``, i.e.
-    ``(H_F H_F') u_F = e_F - H_F v_B``, solved in the least-squares sense (minimum norm when the
-    rows of ``H_F`` are dependent) and projected onto the box. ``None`` when nothing is free or
+    ``(H_F H_F') u_F = e_F - H_F v_B``, solved in the least-squares sense (minimum norm: the rows
+    of ``H_F`` are dependent when more than ``n + 1`` are free) and projected onto the box. ``None`` when nothing is free or
     too much is.
     """
     free = np.flatnonzero((u > 0.0) & (u < ub))
@@ -682,7 +682,14 @@ def _polish(rows: _Rows, u, ub, v):
     H = rows.d[free, None] * np.hstack([rows.X[free], -np.ones((free.size, 1))])
     v_bound = v - H.T @ u[free]
     rhs = 1.0 - H @ v_bound
-    sol = np.linalg.lstsq(H @ H.T, rhs, rcond=None)[0]
+    # minimum-norm solution of (H H') u_F = rhs from the thin SVD H = U S W' (|free| x (n+1)):
+    # (H H')^+ = U S^-2 U', O(|free| n^2) instead of a |free| x |free| factorization
+    U, S, _ = np.linalg.svd(H, full_matrices=False)
+    keep = S > S[0] * 1e-10 if S.size else S > 0
+    if not keep.any():
+        return None
+    U, S = U[:, keep], S[keep]
+    sol = U @ ((U.T @ rhs) / (S * S))
     if not np.all(np.isfinite(sol)):
         return None
     trial = u.copy()
@@ -754,8 +761,8 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
     polish : bool, default False
         With ``shrinking`` (an array in memory): when the active rows have settled but the exact
         check fails, solve the stationarity equations of the components strictly inside their box
-        with the others fixed (a dense least-squares solve of size ``|free|``, skipped above
-        ``POLISH_MAX`` free components), project onto the box, and keep the point only if its
+        with the others fixed (the minimum-norm solution through a thin SVD of the free rows,
+        O(|free| n^2), skipped above ``POLISH_MAX`` free components), project onto the box, and keep the point only if its
         exact duality gap is smaller. Any point of the box is a valid iterate, so this changes
         speed, never the bound argument. SOR's last digits converge slowly on ill-conditioned
         duals (AID's weighted centroids); once the bounds are identified, this step is exact.
