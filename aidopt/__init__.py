@@ -7,7 +7,13 @@ __version__ = "0.1.0"
 logging.getLogger("aidopt").addHandler(logging.NullHandler())
 
 from aidopt.aggout import solve_aggregate_outputs  # noqa: E402
-from aidopt.api import solve_fsv, solve_lad, solve_s3vm, solve_svm  # noqa: E402
+from aidopt.api import (  # noqa: E402
+    bootstrap_coefficients,
+    solve_fsv,
+    solve_lad,
+    solve_s3vm,
+    solve_svm,
+)
 from aidopt.data import RankWarning  # noqa: E402
 from aidopt.estimators import (  # noqa: E402
     AggregateOutputClassifier,
@@ -43,6 +49,7 @@ __all__ = [
     "SolverUnavailableError",
     "Termination",
     "__version__",
+    "bootstrap_coefficients",
     "solve_aggregate_outputs",
     "solve_facility_location",
     "solve_fsv",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
@@ -12,7 +13,8 @@ from aidopt.decomposition import LADProblem, RunConfig, S3VMProblem, SVMProblem,
 from aidopt.decomposition.run import common_options
 from aidopt.results import AIDResult
 
-__all__ = ["solve_lad", "solve_svm", "solve_s3vm", "solve_fsv", "default_svm_solver", "default_s3vm_solver"]
+__all__ = ["solve_lad", "solve_svm", "solve_s3vm", "solve_fsv", "default_svm_solver", "default_s3vm_solver",
+           "bootstrap_coefficients"]
 
 
 @common_options()
@@ -406,3 +408,52 @@ def solve_fsv(
     result.solution["feature_names"] = list(data.feature_names)
     result.solution["classes"] = data.classes.tolist()
     return result
+
+
+def bootstrap_coefficients(solve, X, y, *, B: int = 50, seed: int = 0, sample_weight=None,
+                           **kwargs) -> np.ndarray:
+    r"""Coefficients of ``B`` bootstrap refits, for standard errors (R's ``summary(rq(...),
+    se="boot")`` is the model).
+
+    Each refit draws n rows with replacement; drawing row i :math:`k_i` times is the same problem
+    as sample weight :math:`k_i s_i` (a weighted LAD / hinge loss is the loss on repeated rows),
+    so every refit is one certified solve of the same function with those weights, rows drawn 0
+    times left out. The standard errors are ``bootstrap_coefficients(...).std(axis=0, ddof=1)``.
+
+    Parameters
+    ----------
+    solve : callable
+        :func:`solve_lad` or :func:`solve_svm` (linear), called as
+        ``solve(X, y, sample_weight=..., log=False, **kwargs)``.
+    X, y, sample_weight
+        The data of the original fit.
+    B : int, default 50
+        Number of resamples (at least 2).
+    seed : int, default 0
+        Seed of the draws.
+    **kwargs
+        Passed to every refit (``C=``, ``fit_intercept=``, ``solver=``, ...).
+
+    Returns
+    -------
+    ndarray of shape (B, p)
+        One row per refit, in the order of :meth:`AIDResult.coefficients` (``beta``; or ``w``
+        then ``b``). A refit that is not certified raises ``RuntimeError`` (its coefficients
+        would not be the resample's estimate).
+    """
+    if isinstance(B, bool) or not isinstance(B, numbers.Integral) or B < 2:
+        raise ValueError(f"B must be an integer >= 2, got {B!r}")
+    n = len(y)
+    base = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if base.shape != (n,):
+        raise ValueError(f"sample_weight must have shape ({n},), got {base.shape}")
+    rng = np.random.default_rng(seed)
+    rows = []
+    for b in range(int(B)):
+        counts = np.bincount(rng.integers(0, n, size=n), minlength=n).astype(float)
+        result = solve(X, y, sample_weight=base * counts, log=False, **kwargs)
+        if not result.certified:
+            raise RuntimeError(f"bootstrap refit {b} ended {result.termination.value}, not "
+                               "certified: raise time_limit or check the data")
+        rows.append([value for _, value in result.coefficients()])
+    return np.asarray(rows, dtype=float)

@@ -79,7 +79,22 @@ def _options(args) -> dict:
     return {**config_from_args(args), "raise_on_failure": False}
 
 
-def _finish(result, args) -> int:
+def _bootstrap(solve, X, y, args, **kwargs):
+    """Standard errors of the coefficients from ``args.bootstrap`` certified refits."""
+    from aidopt.api import bootstrap_coefficients
+    from aidopt.decomposition.run import config_from_args
+
+    options = {k: v for k, v in config_from_args(args).items()
+               if k not in ("log", "seed", "write_models")}
+    draws = bootstrap_coefficients(solve, X, y, B=args.bootstrap, seed=args.seed,
+                                   **kwargs, **options)
+    return draws.std(axis=0, ddof=1)
+
+
+def _finish(result, args, refit=None) -> int:
+    if getattr(args, "bootstrap", None) and result.certified and result.coefficients():
+        print(f"bootstrap: {args.bootstrap} certified refits on resampled rows ...")
+        print(result.coefficient_table(standard_errors=refit()))
     if args.output:
         result.to_json(args.output)
         print(f"result written to {args.output}")
@@ -88,8 +103,8 @@ def _finish(result, args) -> int:
         print(f"plot written to {args.plot}")
     if not args.log:
         print(result.summary())
-    elif result.coefficients():  # the run's log showed the rest of the summary
-        print(result.coefficient_table())
+    elif result.coefficients() and not getattr(args, "bootstrap", None):
+        print(result.coefficient_table())  # the run's log showed the rest of the summary
     if result.termination.value == "interrupted":
         return EXIT_INTERRUPTED
     return 0 if result.certified else 1
@@ -101,7 +116,8 @@ def cmd_lad(args) -> int:
 
     X, y, names = load_table(args.data, target=args.target)
     result = solve_lad(X, y, fit_intercept=args.fit_intercept, **_options(args))
-    return _finish(result, args)
+    return _finish(result, args, refit=lambda: _bootstrap(
+        solve_lad, X, y, args, fit_intercept=args.fit_intercept))
 
 
 def cmd_svm(args) -> int:
@@ -110,9 +126,10 @@ def cmd_svm(args) -> int:
 
     X, y, names = load_table(args.data, target=args.target)
     gamma = args.gamma if args.gamma == "scale" else float(args.gamma)
-    result = solve_svm(X, y, C=args.C, norm=args.norm, kernel=args.kernel, gamma=gamma,
-                       degree=args.degree, coef0=args.coef0, method=args.method, bias=args.bias,
-                       **_options(args))
+    kwargs = {"C": args.C, "norm": args.norm, "kernel": args.kernel, "gamma": gamma,
+              "degree": args.degree, "coef0": args.coef0, "method": args.method,
+              "bias": args.bias}
+    result = solve_svm(X, y, **kwargs, **_options(args))
     if result.solution.get("w") is not None and result.solution.get("b") is not None:
         from aidopt.data import as_classification_data
 
@@ -121,7 +138,7 @@ def cmd_svm(args) -> int:
         accuracy = float(np.mean(np.where(f > 0, 1.0, -1.0) == data.y))
         print(f"training accuracy {100 * accuracy:.2f} % (classes {data.classes.tolist()}, "
               f"w x + b > 0 means {data.classes.tolist()[1]!r})")
-    return _finish(result, args)
+    return _finish(result, args, refit=lambda: _bootstrap(solve_svm, X, y, args, **kwargs))
 
 
 def cmd_s3vm(args) -> int:
@@ -302,6 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "solve_lad and LADRegressor)")
     p.add_argument("--no-intercept", action="store_false", dest="fit_intercept",
                    help=argparse.SUPPRESS)  # the former flag: now the default
+    p.add_argument("--bootstrap", type=int, default=None, metavar="B",
+                   help="standard errors of the coefficients from B certified refits on rows "
+                        "resampled with replacement (as integer sample weights)")
     _common_solve_args(p)
     p.set_defaults(func=cmd_lad)
 
@@ -321,6 +341,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "overrelaxation for the modified SVM (1.35) with gamma^2 regularized, not "
                         "LIBSVM's problem; norm l2, linear; --tol is its relative duality gap, "
                         "--max-iter its sweeps, --option omega=W its relaxation factor)")
+    p.add_argument("--bootstrap", type=int, default=None, metavar="B",
+                   help="standard errors of w and b from B certified refits on rows resampled "
+                        "with replacement (linear SVMs)")
     p.add_argument("--bias", default="free", choices=["free", "regularized"],
                    help="regularized: the modified SVM (1.35) with 1/2 b^2 in the objective "
                         "(LIBLINEAR's problem), by AID with SOR as the aggregated solver "

@@ -207,3 +207,20 @@ def test_a_long_solve_says_it_is_alive(capsys, monkeypatch):
     assert "... highs solving" in out
     aidopt.solve_lad(X, y, aid=False, log=False)
     assert "solving" not in capsys.readouterr().out
+
+
+def test_bootstrap_standard_errors_in_the_cli_and_the_api(lad_csv, capsys):
+    code = main(["lad", "--data", str(lad_csv), "--target", "price", "--fit-intercept",
+                 "--bootstrap", "8", "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0 and "std. error" in out and "8 certified refits" in out
+    row = next(line.split() for line in out.splitlines() if line.strip().startswith("age")
+               and len(line.split()) == 3)
+    assert 0.0 < float(row[2]) < 0.1  # 400 rows, Laplace noise of scale 0.1
+    X, y = _small_lad()
+    draws = aidopt.bootstrap_coefficients(aidopt.solve_lad, X, y, B=5, seed=1)
+    assert draws.shape == (5, 3) and np.all(draws.std(axis=0, ddof=1) > 0)
+    again = aidopt.bootstrap_coefficients(aidopt.solve_lad, X, y, B=5, seed=1)
+    np.testing.assert_array_equal(draws, again)  # seeded
+    with pytest.raises(ValueError, match="B must be"):
+        aidopt.bootstrap_coefficients(aidopt.solve_lad, X, y, B=1)
