@@ -8,14 +8,14 @@ import warnings
 
 import numpy as np
 
-from aidopt.estimators import ConvergenceWarning, _BaseEstimator
+from aidopt.estimators import ConvergenceWarning, _BaseEstimator, _ClassifierMixin, validate_data
 from aidopt.results import Termination
 from aidopt.s2rlsc import kernel_function, solve_s2rlsc
 
 __all__ = ["S2RLSCClassifier"]
 
 
-class S2RLSCClassifier(_BaseEstimator):
+class S2RLSCClassifier(_ClassifierMixin, _BaseEstimator):
     """Semi-supervised (or, with no labels, clustering) regularized least-squares classifier.
 
     ``fit(X, y)`` takes ``y`` = -1 / +1 on labelled points and 0 or NaN on unlabelled ones (as
@@ -57,7 +57,20 @@ class S2RLSCClassifier(_BaseEstimator):
     fitness_ : float
         F(transduction_), eq. (11).
     result_ : aidopt.s2rlsc.S2RLSCResult
+    n_iter_ : int
+        Local-search runs (restarts) that ran.
     n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        The column names, when X was a DataFrame with string column names.
+
+    Notes
+    -----
+    Not a standard scikit-learn classifier: the labels are -1 / +1 and 0 / NaN marks the
+    unlabelled points, at least one of which is required (as :class:`aidopt.S3VMClassifier`).
+    scikit-learn's common checks (which fit fully labelled data with arbitrary labels, 0 among
+    them) are therefore skipped (``tags._skip_test``); ``tests/unit/test_sklearn_checks.py`` runs
+    the checks that need no fit and tests the conventions (features, fitted state, pickling) on
+    semi-supervised data.
 
     Examples
     --------
@@ -77,28 +90,39 @@ class S2RLSCClassifier(_BaseEstimator):
     #: the kernel function of the fit (a local function): left out of pickles and rebuilt from
     #: ``_kernel_spec`` (:meth:`_BaseEstimator.__getstate__` / :meth:`_restore`)
     _transient = ("_kfun",)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.estimator_type = "classifier"
-        return tags
+    _sparse_input = True
+    _sklearn_checks_skipped = (
+        "semi-supervised: y is -1 / +1 on labelled points and 0 / NaN on unlabelled ones, at "
+        "least one unlabelled; the common checks fit fully labelled y with arbitrary labels (0 "
+        "among them)")
 
     def fit(self, X, y=None):
-        """Fit on labelled and unlabelled points together; returns ``self``."""
+        """Fit on labelled and unlabelled points together.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), optional
+            -1 / +1 on labelled points, 0 or NaN on unlabelled ones; None: no labels
+            (clustering).
+
+        Returns
+        -------
+        self
+        """
+        X, y = self._validate_fit(X, y, target=None if y is None else "labels")
         result = solve_s2rlsc(X, y, **self._solve_kwargs())
-        self.result_ = result
+        # not _after_fit: S2RLSCResult has no history (a local search, not AID iterations)
+        self.result_, self.n_iter_ = result, len(result.search["restart_fitness"])
         # the width as used (the default 0.1 s resolved on X): the kernel can be rebuilt
         self._kernel_spec = (self.kernel, result.params["sigma"])
         self._kfun = result.predictor[0]
         self.classes_ = np.array([-1, 1])
-        self.n_features_in_ = int(result.predictor[1].shape[1])
+        if validate_data is None:  # with scikit-learn, _validate_fit recorded the features
+            self.n_features_in_ = int(result.predictor[1].shape[1])
         self.transduction_ = result.labels.astype(int)
         self.dual_coef_ = result.coef.copy()
         self.fitness_ = float(result.fitness)
-        if hasattr(X, "columns"):
-            self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
         if self.method == "exact" and result.termination is not Termination.CERTIFIED_OPTIMAL:
             warnings.warn(f"S2RLSC exact fit ended {result.termination.value!r} (relative gap "
                           f"{result.gap:.2e}): not proven optimal", ConvergenceWarning, stacklevel=2)
@@ -134,7 +158,3 @@ class S2RLSCClassifier(_BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """Labels -1 / +1 (0 counts as +1)."""
         return np.where(self.decision_function(X) >= 0, 1, -1)  # checks that it is fitted
-
-    def score(self, X, y) -> float:
-        """Mean accuracy against labels -1 / +1."""
-        return float(np.mean(self.predict(X) == np.asarray(y)))

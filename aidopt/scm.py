@@ -88,7 +88,12 @@ from aidopt.data import as_classification_data
 from aidopt.decomposition.run import RunConfig, common_options, release
 from aidopt.decomposition.svm import certificate as svm_certificate
 from aidopt.decomposition.svm import hinge_certificate
-from aidopt.estimators import ConvergenceWarning, _BaseEstimator
+from aidopt.estimators import (
+    ConvergenceWarning,
+    _BaseEstimator,
+    _BinaryClassifierMixin,
+    validate_data,
+)
 from aidopt.gsvm import kernel_matrix
 from aidopt.models import kernel_svm, svm
 from aidopt.results import Certificate
@@ -1307,7 +1312,7 @@ def _result(best: _Round, gram: KernelGram, yp, order, C, config, stop, message,
 # --------------------------------------------------------------------------- estimator
 
 
-class SCMClassifier(_BaseEstimator):
+class SCMClassifier(_BinaryClassifierMixin, _BaseEstimator):
     """Support Cluster Machines (Yuan, Li & Zhang 2006) as a scikit-learn classifier.
 
     ``fit`` runs :func:`solve_scm`; ``decision_function`` is the SCM's :math:`f` oriented so that
@@ -1332,7 +1337,11 @@ class SCMClassifier(_BaseEstimator):
     coef_ : ndarray of shape (1, n_features)
         Linear kernel only.
     result_ : SCMResult
+    n_iter_ : int
+        Rounds of Algorithm 1 (``len(result_.history)``).
     n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        The column names, when X was a DataFrame with string column names.
 
     Examples
     --------
@@ -1352,31 +1361,38 @@ class SCMClassifier(_BaseEstimator):
     #: the kernel function of the fit (a local function): left out of pickles and rebuilt from
     #: ``_kernel_spec`` (:meth:`_BaseEstimator.__getstate__` / :meth:`_restore`)
     _transient = ("_kfun",)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.estimator_type = "classifier"
-        return tags
+    _sparse_input = True
 
     def fit(self, X, y):
-        """Fit by Algorithm 1; returns ``self``."""
+        """Fit by Algorithm 1.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two classes, any labels (the minority class is SCM's positive class).
+
+        Returns
+        -------
+        self
+        """
+        X, y = self._validate_fit(X, y, target="binary")
         result = solve_scm(X, y, **self._solve_kwargs())
-        self.result_ = result
+        # not _after_fit: SCMResult's termination is one of STOPS (a str, no gap), and SCM's own
+        # warning below is about the certificate of its last weighted SVM
+        self.result_, self.n_iter_ = result, len(result.history)
         self._kernel_spec = (self.kernel, result.gamma, self.degree, self.coef0)
         self._kfun = result.kernel
         self.classes_ = np.asarray(sorted(result.classes))
         # SCM's f > 0 means the minority class result.classes[1]; orient it to classes_[1]
         self._sign = 1.0 if result.classes[1] == self.classes_[1] else -1.0
-        self.n_features_in_ = int(result.support_vectors.shape[1])
+        if validate_data is None:  # with scikit-learn, _validate_fit recorded the features
+            self.n_features_in_ = int(result.support_vectors.shape[1])
         self.support_vectors_ = result.support_vectors
         self.dual_coef_ = self._sign * result.dual_coef[None, :]
         self.intercept_ = np.array([self._sign * result.intercept])
         if result.w is not None:
             self.coef_ = self._sign * np.asarray(result.w)[None, :]
-        if hasattr(X, "columns"):
-            self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
         svm_ = result.svm
         if svm_.status not in ("optimal", "converged") or (
                 svm_.solver != "libsvm" and not svm_.certificate.certified):
@@ -1405,8 +1421,3 @@ class SCMClassifier(_BaseEstimator):
         """Class labels (``classes_[1]`` where the decision function is > 0)."""
         f = self.decision_function(X)  # checks that the classifier is fitted
         return self.classes_[(f > 0).astype(int)]
-
-    def score(self, X, y) -> float:
-        """Mean accuracy."""
-        return float(np.mean(self.predict(X) == np.asarray(y)))
-

@@ -1,16 +1,16 @@
 """scikit-learn's estimator checks on every estimator of ``aidopt.estimators``.
 
 ``parametrize_with_checks`` runs the full set of checks on the standard estimators, with the
-default parameters and a few others that change the code path (intercept, LP SVM, kernel SVM).
-Checks that fail by design are declared by the estimator itself
+default parameters and a few others that change the code path (intercept, LP SVM, kernel SVM,
+linear SCM). Checks that fail by design are declared by the estimator itself
 (``_sklearn_expected_failed_checks``, a reason for each) and run as strict xfails: a declared
 failure that starts passing fails this test, so the list cannot go stale.
 
-``S3VMClassifier`` (labels -1 / +1, 0 / NaN unlabeled) and ``AggregateOutputClassifier``
-(``fit(X, collections, counts)``) cannot be driven by the common checks, which fit ``(X, y)``
-with fully labeled data: they declare it (``tags._skip_test``, with the reason). They pass the
-checks that need no fit, and the conventions the fitting checks test are tested below with their
-own ``fit``.
+``S3VMClassifier`` and ``S2RLSCClassifier`` (labels -1 / +1, 0 / NaN unlabeled) and
+``AggregateOutputClassifier`` (``fit(X, collections, counts)``) cannot be driven by the common
+checks, which fit ``(X, y)`` with fully labeled data: they declare it (``tags._skip_test``, with
+the reason). They pass the checks that need no fit, and the conventions the fitting checks test
+are tested below with their own ``fit``.
 """
 
 from __future__ import annotations
@@ -54,7 +54,9 @@ from aidopt import (  # noqa: E402
     FSVClassifier,
     GSVMClassifier,
     LADRegressor,
+    S2RLSCClassifier,
     S3VMClassifier,
+    SCMClassifier,
     SVMClassifier,
 )
 from aidopt.estimators import NotFittedError  # noqa: E402
@@ -67,8 +69,10 @@ STANDARD = [
     SVMClassifier(kernel="rbf"),
     GSVMClassifier(),
     FSVClassifier(),
+    SCMClassifier(),
+    SCMClassifier(kernel="linear"),
 ]
-NON_STANDARD = [S3VMClassifier(), AggregateOutputClassifier()]
+NON_STANDARD = [S3VMClassifier(), AggregateOutputClassifier(), S2RLSCClassifier()]
 
 
 def _expected_failed_checks(estimator) -> dict:
@@ -130,7 +134,13 @@ def _aggout_data():
     return X, (collections, counts), {}
 
 
-NON_STANDARD_DATA = {"S3VMClassifier": _s3vm_data, "AggregateOutputClassifier": _aggout_data}
+def _s2rlsc_data():
+    X, y, _ = _s3vm_data()  # the same convention: -1 / +1 labeled, 0 unlabeled
+    return X, y, {"search": "1+1", "restarts": 2}
+
+
+NON_STANDARD_DATA = {"S3VMClassifier": _s3vm_data, "AggregateOutputClassifier": _aggout_data,
+                     "S2RLSCClassifier": _s2rlsc_data}
 
 
 def _fit_args(name):
@@ -143,8 +153,7 @@ def non_standard(request):
     """(estimator class, X, the fit arguments after X, parameters)."""
     name = request.param
     X, args, params = _fit_args(name)
-    return {"S3VMClassifier": S3VMClassifier,
-            "AggregateOutputClassifier": AggregateOutputClassifier}[name], X, args, params
+    return {type(e).__name__: type(e) for e in NON_STANDARD}[name], X, args, params
 
 
 def test_non_standard_fitted_state(non_standard):
@@ -198,17 +207,23 @@ def test_non_standard_input_validation(non_standard):
     # sparse X is accepted (densified): the same model as dense X
     dense = cls(**params).fit(X, *args)
     sparse = cls(**params).fit(sp.csr_array(X), *args)
-    np.testing.assert_allclose(sparse.coef_, dense.coef_)
+    np.testing.assert_allclose(_coef(sparse), _coef(dense))
     np.testing.assert_allclose(sparse.decision_function(sp.csr_array(X)), dense.decision_function(X))
     # object arrays of numbers are converted like numeric ones
-    np.testing.assert_allclose(cls(**params).fit(X.astype(object), *args).coef_, dense.coef_)
+    np.testing.assert_allclose(_coef(cls(**params).fit(X.astype(object), *args)), _coef(dense))
 
 
-def test_s3vm_column_vector_labels_warn_and_fit_the_same():
-    X, y, params = _s3vm_data()
-    flat = S3VMClassifier(**params).fit(X, y)
+def _coef(est):
+    """The fitted model's coefficients: ``coef_`` (linear), or ``dual_coef_`` (S2RLSC)."""
+    return est.coef_ if hasattr(est, "coef_") else est.dual_coef_
+
+
+@pytest.mark.parametrize("cls", [S3VMClassifier, S2RLSCClassifier], ids=lambda c: c.__name__)
+def test_semi_supervised_column_vector_labels_warn_and_fit_the_same(cls):
+    X, y, params = NON_STANDARD_DATA[cls.__name__]()
+    flat = cls(**params).fit(X, y)
     with pytest.warns(DataConversionWarning, match="column-vector y"):
-        column = S3VMClassifier(**params).fit(X, y[:, None])
+        column = cls(**params).fit(X, y[:, None])
     np.testing.assert_array_equal(column.transduction_, flat.transduction_)
 
 
