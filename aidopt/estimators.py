@@ -383,17 +383,23 @@ class _BaseEstimator(_SklearnBase):
                 + (f" ({result.message})" if result.message else "")
                 + "; raise time_limit / max_iter or check the solver")
 
+    def _record_features(self, X, n_features: int) -> None:
+        """``n_features_in_`` and ``feature_names_in_`` when scikit-learn is not installed (with
+        it, :meth:`_validate_fit` recorded them)."""
+        if validate_data is not None:
+            return
+        self.n_features_in_ = n_features
+        if hasattr(X, "columns"):
+            self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+
     def _after_fit(self, X, result, what: str, *, n_features: int,
                    accepted=(Termination.CERTIFIED_OPTIMAL,)) -> None:
         """Store ``result_`` and ``n_iter_`` (the number of iterations / linear programs in its
         history), the features seen in fit when scikit-learn did not record them, and warn when
         the fit ended in none of ``accepted``."""
-        if validate_data is None:
-            self.n_features_in_ = n_features
-            if hasattr(X, "columns"):
-                self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
-            elif hasattr(self, "feature_names_in_"):
-                del self.feature_names_in_
+        self._record_features(X, n_features)
         self.n_iter_ = len(result.history)
         self.result_ = result
         if result.termination not in accepted:

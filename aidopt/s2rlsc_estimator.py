@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from aidopt.estimators import ConvergenceWarning, _BaseEstimator, _ClassifierMixin, validate_data
+from aidopt.estimators import ConvergenceWarning, _BaseEstimator, _ClassifierMixin
 from aidopt.results import Termination
 from aidopt.s2rlsc import kernel_function, solve_s2rlsc
 
@@ -118,8 +118,7 @@ class S2RLSCClassifier(_ClassifierMixin, _BaseEstimator):
         self._kernel_spec = (self.kernel, result.params["sigma"])
         self._kfun = result.predictor[0]
         self.classes_ = np.array([-1, 1])
-        if validate_data is None:  # with scikit-learn, _validate_fit recorded the features
-            self.n_features_in_ = int(result.predictor[1].shape[1])
+        self._record_features(X, int(result.predictor[1].shape[1]))
         self.transduction_ = result.labels.astype(int)
         self.dual_coef_ = result.coef.copy()
         self.fitness_ = float(result.fitness)

@@ -92,7 +92,6 @@ from aidopt.estimators import (
     ConvergenceWarning,
     _BaseEstimator,
     _BinaryClassifierMixin,
-    validate_data,
 )
 from aidopt.gsvm import kernel_matrix
 from aidopt.models import kernel_svm, svm
@@ -1386,8 +1385,7 @@ class SCMClassifier(_BinaryClassifierMixin, _BaseEstimator):
         self.classes_ = np.asarray(sorted(result.classes))
         # SCM's f > 0 means the minority class result.classes[1]; orient it to classes_[1]
         self._sign = 1.0 if result.classes[1] == self.classes_[1] else -1.0
-        if validate_data is None:  # with scikit-learn, _validate_fit recorded the features
-            self.n_features_in_ = int(result.support_vectors.shape[1])
+        self._record_features(X, int(result.support_vectors.shape[1]))
         self.support_vectors_ = result.support_vectors
         self.dual_coef_ = self._sign * result.dual_coef[None, :]
         self.intercept_ = np.array([self._sign * result.intercept])
