@@ -234,6 +234,15 @@ def bench_lad(sizes, instance_set="A",
     )
 
 
+def emit_table(table: str, output=None) -> str:
+    """Print a finished markdown table and append it to ``output`` when given."""
+    print(table)
+    if output:
+        with open(output, "a") as fh:
+            fh.write("\n" + table + "\n")
+    return table
+
+
 def _progress(method, case, out: dict) -> str:
     """One line per finished run while a benchmark goes on (the table comes at the end)."""
     if "skipped" in out:
@@ -255,12 +264,7 @@ def side_by_side(cases, methods, run, row, lines, output=None) -> str:
             base = run(method, case)
             print(_progress(method, case, base), flush=True)
             lines.append(row(case, aid, method, base))
-    table = "\n".join(lines)
-    print(table)
-    if output:
-        with open(output, "a") as fh:
-            fh.write("\n" + table + "\n")
-    return table
+    return emit_table("\n".join(lines), output)
 
 
 def _row(instance_set, n, m, aid, method, base) -> str:

@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from aidopt.bench import _rss_mb, _run, environment, side_by_side
+from aidopt.bench import _rss_mb, _run, emit_table, environment, side_by_side
 
 #: the paper's four classifiers: method key -> label (the equation numbers of the seed text)
 METHODS = {"fsv": "FSV (1.21)", "l1": "1-norm SVM (1.26)", "linf": "∞-norm SVM (1.25)",
@@ -217,11 +217,7 @@ def bench_fsv_cv(sets=CV_SETS, nus=DEFAULT_NUS, folds=10, seed=0, output=None, p
             print(f"{name} {method}: " + (res["skipped"] if "skipped" in res else
                   f"{sum(sum(p['seconds']) for p in res['per_nu']):.1f} s"), flush=True)
             results[(name, method)] = res
-    table = cv_tables(results, sets, nus, folds, seed)
-    print(table)
-    if output:
-        with open(output, "a") as fh:
-            fh.write("\n" + table + "\n")
+    table = emit_table(cv_tables(results, sets, nus, folds, seed), output)
     if plot:
         plot_features(results, sets, plot)
     return table

@@ -40,7 +40,7 @@ import time
 
 import numpy as np
 
-from aidopt.bench import _run, environment
+from aidopt.bench import _progress, _run, emit_table, environment
 
 METHODS = ("whole", "random", "weighted", "scm", "scm_i", "scm_refit")
 #: kernel cache of every method, in MB (LIBSVM's ``cache_size``; SCM's Gram cache)
@@ -151,7 +151,7 @@ def bench_scm(data: str = "sylva", C: float = 1.0, kernel: str = "rbf", seed: in
     for method in methods:
         results[method] = _run(method, 0, 0, data, seed, time_limit, "aidopt.bench_scm",
                                (C, kernel, repeat))
-        print(f"{method}: {results[method]}", flush=True)
+        print(_progress(method, data, results[method]), flush=True)
     first = next((r for r in results.values() if "n" in r), {})
     lines = [f"Environment: {environment()}",
              f"Data {data}: {first.get('n', '?')} training rows ({first.get('positives', '?')} "
@@ -188,12 +188,7 @@ def bench_scm(data: str = "sylva", C: float = 1.0, kernel: str = "rbf", seed: in
             lines.append(f"Target ({m}): {100 * ap_share:.1f} % of whole's average precision in "
                          f"{100 * time_share:.1f} % of its time: {'met' if met else 'NOT met'} "
                          "(needs >= 95 % in <= 20 %).")
-    table = "\n".join(lines)
-    print(table)
-    if output:
-        with open(output, "a") as fh:
-            fh.write("\n" + table + "\n")
-    return table
+    return emit_table("\n".join(lines), output)
 
 
 def bench_scm_table1(sizes=None, seed: int = 0, output=None, time_limit: float = 3600.0) -> str:
@@ -212,15 +207,10 @@ def bench_scm_table1(sizes=None, seed: int = 0, output=None, time_limit: float =
         for n in sizes:
             r = _run(f"table1-{which}", n, 0, "sine", seed, time_limit, "aidopt.bench_scm",
                      (1.0, "linear", 1))
-            print(f"{which} n={n}: {r}", flush=True)
+            print(_progress(which, n, r), flush=True)
             cells.append(r["skipped"] if "skipped" in r else f"{r['seconds']:.2f} ({r['support']} SV)")
         lines.append(f"| time({which}) | " + " | ".join(cells) + " |")
-    table = "\n".join(lines)
-    print(table)
-    if output:
-        with open(output, "a") as fh:
-            fh.write("\n" + table + "\n")
-    return table
+    return emit_table("\n".join(lines), output)
 
 
 def main(argv=None) -> int:

@@ -91,16 +91,22 @@ def _bootstrap(solve, X, y, args, **kwargs):
     return draws.std(axis=0, ddof=1)
 
 
+def write_outputs(result, args) -> None:
+    """Write the result's JSON (``--output``) and plot (``--plot``), when asked (paths were checked
+    before the run by :func:`check_outputs`)."""
+    if getattr(args, "output", None):
+        result.to_json(args.output)
+        print(f"result written to {args.output}")
+    if getattr(args, "plot", None):
+        result.plot(args.plot)
+        print(f"plot written to {args.plot}")
+
+
 def _finish(result, args, refit=None) -> int:
     if getattr(args, "bootstrap", None) and result.certified and result.coefficients():
         print(f"bootstrap: {args.bootstrap} certified refits on resampled rows ...")
         print(result.coefficient_table(standard_errors=refit()))
-    if args.output:
-        result.to_json(args.output)
-        print(f"result written to {args.output}")
-    if args.plot:
-        result.plot(args.plot)
-        print(f"plot written to {args.plot}")
+    write_outputs(result, args)
     if not args.log:
         print(result.summary())
     elif result.coefficients() and not getattr(args, "bootstrap", None):

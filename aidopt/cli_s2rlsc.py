@@ -60,7 +60,7 @@ def run(args) -> int:
     130 when interrupted."""
     import numpy as np
 
-    from aidopt.cli import EXIT_INTERRUPTED, _options
+    from aidopt.cli import EXIT_INTERRUPTED, _options, write_outputs
     from aidopt.data import load_table
     from aidopt.results import Termination
     from aidopt.s2rlsc import solve_s2rlsc
@@ -74,12 +74,7 @@ def run(args) -> int:
     if args.transduction:
         np.savetxt(args.transduction, result.labels, fmt="%d")
         print(f"labels of all rows written to {args.transduction}")
-    if args.output:
-        result.to_json(args.output)
-        print(f"result written to {args.output}")
-    if args.plot:
-        result.plot(args.plot)
-        print(f"plot written to {args.plot}")
+    write_outputs(result, args)
     if not args.log:
         print(result.summary())
     if result.termination is Termination.INTERRUPTED:

@@ -72,7 +72,7 @@ def run(args) -> int:
     """Run ``aidopt scm``; exit code 0 when the last weighted SVM (6) is certified, else 1."""
     import numpy as np
 
-    from aidopt.cli import _options
+    from aidopt.cli import _options, write_outputs
     from aidopt.data import load_table
     from aidopt.scm import solve_scm
 
@@ -86,9 +86,7 @@ def run(args) -> int:
         shrink_side=args.shrink_side, ratio=args.ratio, max_miss_rate=args.max_miss_rate, rank_keep=args.rank_keep,
         stall_fraction=args.stall_fraction, kmeans_iter=args.kmeans_iter, final=args.final,
         **_options(args))
-    if args.output:
-        result.to_json(args.output)
-        print(f"result written to {args.output}")
+    write_outputs(result, args)
     if not args.log:
         print(result.summary())
     positive = result.classes[1]

@@ -341,6 +341,16 @@ def gamma_from_dual(u, d) -> float:
 # numba kernels
 
 
+@numba.njit(cache=True, inline="always")
+def _box(t, upper):  # pragma: no cover - compiled
+    """The projection ``(t)_#`` onto ``[0, upper]`` (1.48)."""
+    if t < 0.0:
+        return 0.0
+    if t > upper:
+        return upper
+    return t
+
+
 @numba.njit(cache=True)
 def _sweep_dense(M, u, g, upper, omega):  # pragma: no cover - compiled
     """One sweep of (1.53) in increasing index order, maintaining ``g = Mu - e``.
@@ -353,11 +363,7 @@ def _sweep_dense(M, u, g, upper, omega):  # pragma: no cover - compiled
     m = u.shape[0]
     for j in range(m):
         old = u[j]
-        t = old - omega * g[j] / M[j, j]
-        if t < 0.0:
-            t = 0.0
-        elif t > upper[j]:
-            t = upper[j]
+        t = _box(old - omega * g[j] / M[j, j], upper[j])
         delta = t - old
         if delta != 0.0:
             u[j] = t
@@ -370,12 +376,7 @@ def _natural_residual(u, g, upper):  # pragma: no cover - compiled
     """``|| u - (u - g)_# ||_inf`` with ``#`` the projection onto ``[0, upper]`` (1.48)."""
     r = 0.0
     for i in range(u.shape[0]):
-        t = u[i] - g[i]
-        if t < 0.0:
-            t = 0.0
-        elif t > upper[i]:
-            t = upper[i]
-        a = abs(u[i] - t)
+        a = abs(u[i] - _box(u[i] - g[i], upper[i]))
         if a > r:
             r = a
     return r
@@ -398,11 +399,7 @@ def _gradient(X, d, v, i):  # pragma: no cover - compiled
 def _step(X, d, u, upper, v, omega, i, g, e2):  # pragma: no cover - compiled
     """The projected step (1.55) of component ``i``, ``v += H_i' delta``; returns ``delta``."""
     old = u[i]
-    t = old - omega * g / e2
-    if t < 0.0:
-        t = 0.0
-    elif t > upper[i]:
-        t = upper[i]
+    t = _box(old - omega * g / e2, upper[i])
     delta = t - old
     if delta != 0.0:
         u[i] = t
@@ -673,8 +670,8 @@ def _polish(rows: _Rows, u, ub, v):
     With ``F`` the components strictly inside ``(0, ub)`` and ``v = H'u``, the bound components
     fixed: ``H_F (v_B + H_F' u_F) = e_F`` with ``v_B = v - H_F' u_F``, i.e.
     ``(H_F H_F') u_F = e_F - H_F v_B``, solved in the least-squares sense (minimum norm: the rows
-    of ``H_F`` are dependent when more than ``n + 1`` are free) and projected onto the box. ``None`` when nothing is free or
-    too much is.
+    of ``H_F`` are dependent when more than ``n + 1`` are free) and projected onto the box.
+    ``None`` when nothing is free or too much is.
     """
     free = np.flatnonzero((u > 0.0) & (u < ub))
     if free.size == 0 or free.size > POLISH_MAX or rows.source is not None:
@@ -762,9 +759,9 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
         With ``shrinking`` (an array in memory): when the active rows have settled but the exact
         check fails, solve the stationarity equations of the components strictly inside their box
         with the others fixed (the minimum-norm solution through a thin SVD of the free rows,
-        O(|free| n^2), skipped above ``POLISH_MAX`` free components), project onto the box, and keep the point only if its
-        exact duality gap is smaller. Any point of the box is a valid iterate, so this changes
-        speed, never the bound argument. SOR's last digits converge slowly on ill-conditioned
+        O(|free| n^2), skipped above ``POLISH_MAX`` free components), project onto the box, and
+        keep the point only if its exact duality gap is smaller. Any point of the box is a valid
+        iterate, so this changes speed, never the bound argument. SOR's last digits converge slowly on ill-conditioned
         duals (AID's weighted centroids); once the bounds are identified, this step is exact.
 
     Returns
