@@ -70,7 +70,8 @@ class Certificate:
     primal_objective, dual_objective : float
         Full-data objective of the solution, and the dual objective (a lower bound).
     relative_gap : float
-        ``(primal - dual) / max(1, |primal|)``.
+        ``(primal - dual) / max(floor, |primal|)``, ``floor`` a tiny fraction of the objective
+        of the zero solution (scale-invariant; see :func:`aidopt.decomposition.protocol.relative_gap`).
     residuals : dict
         Named full-data residuals (scaled, see docs).
     checked : list of str or None
@@ -98,6 +99,13 @@ class Certificate:
     @property
     def gap(self) -> float:
         return self.primal_objective - self.dual_objective
+
+    @property
+    def bound_holds(self) -> bool:
+        """Whether ``dual_objective`` is a proven lower bound: every checked residual (dual
+        feasibility) is within ``feasibility_tol``. A bound that fails them proves nothing."""
+        keys = self.residuals if self.checked is None else self.checked
+        return all(self.residuals[k] <= self.feasibility_tol for k in keys)
 
     def summary(self) -> str:
         lines = [

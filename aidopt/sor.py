@@ -1004,6 +1004,7 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
     from aidopt.data import as_classification_data
     from aidopt.decomposition.protocol import relative_gap
     from aidopt.decomposition.run import Column, Run, RunConfig
+    from aidopt.decomposition.svm import gap_floor as svm_gap_floor
     from aidopt.log import run_logging
     from aidopt.results import Certificate, IterationRecord, Termination
     from aidopt.solvers import ProblemClass
@@ -1030,11 +1031,12 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
     run = Run("svm_sor", ProblemClass.QP, config, dimensions={"n": data.n, "m": data.m},
               mode=f"modified SVM (1.35), gamma regularized; omega {omega:g}")
     history: list = []
+    floor = svm_gap_floor(used, float(C))  # the scale-invariant gap of the SVM certificates
     next_logged, printed = [0], [None]  # the next sweep count to print (0, 1, 2, 4, ...)
 
     def progress(sweeps, residual, primal, dual):
         rec = IterationRecord(t=sweeps, n_clusters=0, r_t=math.nan, F_t=dual, E_t=primal,
-                              E_best=primal, lower_bound=dual, gap=relative_gap(primal, dual),
+                              E_best=primal, lower_bound=dual, gap=relative_gap(primal, dual, floor),
                               n_split=0, info={"residual": residual})
         history.append(rec)
         if sweeps >= next_logged[0]:
@@ -1047,7 +1049,8 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
                     Column("primal E", 15, ".9g"), Column("dual bound", 15, ".9g"),
                     Column("rel gap", 10, ".2e")])
         res = sor_linear(used.X, used.y, float(C), omega=omega, tol=0.0, max_sweeps=max_sweeps,
-                         weights=weights, gap_tol=config.tol, time_limit=config.time_limit,
+                         weights=weights, gap_tol=config.tol, gap_scale=floor,
+                         time_limit=config.time_limit,
                          callback=progress, order=order, shrinking=shrinking, seed=config.seed,
                          polish=polish)
         if history and history[-1].t != printed[0]:  # the last row, when not printed yet
@@ -1055,7 +1058,7 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
             run.row(last.t, last.info["residual"], last.E_t, last.lower_bound, last.gap)
         upper = float(C) * used.s
         violation = float(max(0.0, -float(res.u.min()), float(np.max(res.u - upper)))) / float(C)
-        gap = relative_gap(res.primal, res.dual)
+        gap = relative_gap(res.primal, res.dual, floor)
         certified = bool(np.isfinite(res.primal) and np.isfinite(res.dual) and gap <= config.tol
                          and violation <= config.feasibility_tol)
         certificate = Certificate(
@@ -1086,5 +1089,5 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
             termination, message, objective=res.primal, lower=min(res.dual, res.primal),
             solution={"w": res.w, "b": -res.gamma, "gamma": res.gamma, "alpha": alpha,
                       "feature_names": list(data.feature_names), "classes": data.classes.tolist()},
-            certificate=certificate, history=history, aid=False)
+            certificate=certificate, history=history, aid=False, floor=floor)
     return result

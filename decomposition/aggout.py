@@ -262,8 +262,9 @@ class AggregateOutputProblem(AIDProblem):
                                       aggregated.y, C=self.C, D=self.D, bigM=M, norm=self.norm)
 
     def on_nonoptimal(self, outcome) -> bool:
-        """A MIP stopped at the time limit: its incumbent's (w, b) is a feasible hyperplane."""
-        return outcome.status == "time_limit"
+        """A MIP stopped at the time limit or by Ctrl-C: its incumbent's (w, b) is a feasible
+        hyperplane."""
+        return outcome.stopped and outcome.has_solution
 
     def lift(self, model, outcome, partition, aggregated, data) -> Lifted:
         w, b, dbar = aggout.solution_from(model)

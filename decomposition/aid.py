@@ -69,6 +69,7 @@ class _Loop:
         self.stop: Stop | None = None
         self.message = ""
         self.last_partition = None
+        self.initial_point = None  # the plug-in's sample fit, returned if no iterate finishes
 
     # ------------------------------------------------------------------ driver
     def execute(self, aid: bool, start=None) -> AIDResult:
@@ -90,9 +91,9 @@ class _Loop:
                 raise ValueError(f"solver={config.solver!r} is a method of aidopt's own that "
                                  f"{problem.name} does not offer (native methods: {offered})")
             run = Run(problem.name, problem.problem_class, config, defaults=problem.solver_defaults,
-                      dimensions=problem.dimensions(data), mode=mode)
+                      dimensions=problem.dimensions(data), mode=mode, fallbacks=problem.fallbacks)
             problem.configure(run.spec)
-            self.run, self.size = run, size
+            self.run, self.size, self.floor = run, size, problem.gap_floor(data)
             run.intro()
             with run.guard():
                 if start is not None:
@@ -112,10 +113,14 @@ class _Loop:
         rng = np.random.default_rng(self.config.seed)
         try:
             with self.run.timed("cluster"):
-                return self.problem.initial_partition(self.data, k0, rng, self.run.solve)
+                partition = self.problem.initial_partition(self.data, k0, rng,
+                                                           self.run.solve_or_retry)
         except solvers.SolverError as exc:
             self._stop(*self.run.error(exc))
             return None
+        if isinstance(partition, tuple):  # (partition, the plug-in's sample fit)
+            partition, self.initial_point = partition
+        return partition
 
     def _iterate(self, partition) -> None:
         run, config = self.run, self.config
@@ -133,7 +138,7 @@ class _Loop:
                 break
             self.last_partition = it.split.partition or partition
             self._accept(it)
-            gap = relative_gap(self.best.E_t, self.lower)
+            gap = relative_gap(self.best.E_t, self.lower, self.floor)
             self.history.append(IterationRecord(
                 t=t, n_clusters=partition.n_clusters, r_t=partition.n_clusters / self.size,
                 F_t=it.F_t, E_t=it.E_t, E_best=self.best.E_t, lower_bound=self.lower, gap=gap,
@@ -165,9 +170,7 @@ class _Loop:
             else:
                 model, outcome = run.solve_with_fallbacks(
                     lambda form: problem.build(agg, form=form), need_duals=problem.needs_duals,
-                    fallbacks=problem.fallbacks(self.config.solver) if self.config.fallback else [],
-                    rebuild=lambda m, o: problem.rebuild(m, o, agg),
-                )
+                    rebuild=lambda m, o: problem.rebuild(m, o, agg))
             try:
                 if not outcome.optimal:
                     self._stop(*run.failure(outcome))
@@ -205,27 +208,9 @@ class _Loop:
             solution, outcome = self.problem.solve_native(
                 method, agg, previous, partition, tol=self.config.tol, time_limit=run.remaining(),
                 options=dict(self.config.solver_options))
-        if (outcome.optimal or outcome.status in ("time_limit", "interrupted")
-                or not self.config.fallback):
-            return solution, outcome
-        for solver, form in self.problem.fallbacks(method):  # a Pyomo solver on the same problem
-            if solvers.availability(solver) not in ("full", "limited"):
-                continue
-            with run.timed("build"):
-                model = self.problem.build(agg, form=form)
-            try:
-                with run.timed("solve"):
-                    retry = run.solve(model, need_duals=self.problem.needs_duals, solver=solver)
-            except solvers.SolverError as exc:
-                run.log.warning("retry with %s failed: %s", solver, exc)
-                release(model)
-                continue
-            run.note(f"{method} returned {outcome.status} ({outcome.message}); retried with "
-                     f"{solver}" + (f" ({form} form)" if form else "") + f": {retry.status}")
-            if retry.optimal:
-                return model, retry
-            release(model)
-        return solution, outcome
+        # a Pyomo solver on the same problem when the method misses its own test
+        return run.retry_failed(solution, outcome, lambda form: self.problem.build(agg, form=form),
+                                need_duals=self.problem.needs_duals)
 
     def _incumbent(self, t, model, outcome, partition, agg) -> None:
         """A solve stopped early with a feasible point the plug-in accepts: keep it as a
@@ -254,6 +239,16 @@ class _Loop:
         elif self.bound_iterate is None or self.bound_iterate.bound is None:
             self.bound_iterate = it  # no bound proved yet: the latest iterate's duals
 
+    def _initial_iterate(self) -> Iterate:
+        """The plug-in's initial point as the answer of a run that stopped before its first
+        iterate: evaluated on the full data, never certified (no bound proves anything)."""
+        with self.run.guard():
+            E = self.problem.evaluate(self.data, self.initial_point)
+        self.message += (f"; returned the initial sample fit, E = {E:.9g} (not certified: the "
+                         "run stopped before its first iterate)")
+        return Iterate(t=0, partition=None, aggregated=None, lifted=self.initial_point,
+                       F_t=math.nan, bound=None, E_t=E, split=None, solver=self.config.solver)
+
     # ------------------------------------------------------------------ the end
     def _finish(self, aid: bool) -> AIDResult:
         problem, run, config, best = self.problem, self.run, self.config, self.best
@@ -262,12 +257,14 @@ class _Loop:
             unfinished = sum(run.take_seconds().values())
             if unfinished:
                 self.history[-1].seconds["unfinished"] = round(unfinished, 6)
-        if best is not None:
+        if best is None and self.initial_point is not None:
+            best = self.best = self._initial_iterate()
+        if best is not None and self.bound_iterate is not None:
             with run.guard():
                 try:
                     with run.timed("certify"):
                         certificate = problem.certify(
-                            self.data, best, bound=self.bound_iterate, solve=run.solve,
+                            self.data, best, bound=self.bound_iterate, solve=run.solve_or_retry,
                             tol=config.tol, feasibility_tol=config.feasibility_tol,
                             history=self.history)
                 except solvers.SolverError as exc:
@@ -277,11 +274,11 @@ class _Loop:
                 self._stop(Stop.INTERRUPTED, "interrupted (Ctrl-C) while certifying")
             if self.history:
                 self.history[-1].seconds.update(run.take_seconds())
-            if certificate is not None and certificate.certified:
-                # the certified bound is the full-data dual objective; a solver-reported F_t (an
-                # interior point's value at a slightly infeasible iterate) can pass E by rounding
-                self.lower = certificate.dual_objective
-            self.lower = min(self.lower, best.E_t)
+            # the reported bound is the certificate's, checked on the full data, or none: the
+            # aggregated optima that steered the loop are solver-reported values (an interior
+            # point's value at a slightly infeasible iterate can pass E by rounding)
+            holds = certificate is not None and certificate.bound_holds
+            self.lower = min(certificate.dual_objective if holds else -math.inf, best.E_t)
         stop = self.stop or Stop.SOLVER_FAILURE
         termination = problem.final_termination(stop, certificate, best)
         message = self.message
@@ -291,7 +288,7 @@ class _Loop:
             termination, message, objective=best.E_t if best else math.inf, lower=self.lower,
             solution=problem.public_solution(best, certificate) if best else {},
             certificate=certificate, history=self.history,
-            solver=best.solver if best else None, aid=aid,
+            solver=best.solver if best else None, aid=aid, floor=self.floor,
         )
         result.partition = self.last_partition
         return result

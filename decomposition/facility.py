@@ -133,9 +133,9 @@ class FacilityBase(AIDProblem):
         return dims
 
     def on_nonoptimal(self, outcome) -> bool:
-        """A MIP stopped at its time limit with an incumbent: any open set lifts to a feasible
-        solution."""
-        return outcome.status == "time_limit" and outcome.has_solution
+        """A MIP stopped at its time limit or by Ctrl-C with an incumbent: any open set lifts
+        to a feasible solution."""
+        return outcome.stopped and outcome.has_solution
 
     def lower_bound(self, outcome, partition, data) -> float | None:
         """The aggregated MIP's dual bound (never its incumbent), rounded up when every objective

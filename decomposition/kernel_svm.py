@@ -32,7 +32,7 @@ from aidopt.solvers import ProblemClass, SolverError
 from .clustering import one_step_kmeans
 from .partition import Partition
 from .protocol import AIDProblem, Iterate, Lifted, Split
-from .svm import SIGN_TOL, hinge_certificate
+from .svm import SIGN_TOL, gap_floor, hinge_certificate
 
 __all__ = ["KernelSVMProblem", "AggregatedKernelSVM", "KernelSVMState"]
 
@@ -109,6 +109,10 @@ class KernelSVMProblem(AIDProblem):
                 f"kernel AID reads b from a dual, which {solver_spec.name!r} does not return; "
                 "use solver='clarabel', 'highs' or 'gurobi'"
             )
+
+    def gap_floor(self, data) -> float:
+        """A tiny fraction of the objective of w = 0, b = 0 (scale-invariant gap)."""
+        return gap_floor(data, self.C)
 
     def default_r0(self, size: int, data) -> float:
         """max(0.01, 20 / n): the aggregated dual has a dense |K| x |K| kernel."""

@@ -29,7 +29,7 @@ from aidopt.solvers import ProblemClass, SolverError, TimeLimitReached
 
 from .clustering import one_step_kmeans, sample_rows
 from .partition import Partition
-from .protocol import AIDProblem, Iterate, Lifted, Split
+from .protocol import GAP_FLOOR, AIDProblem, Iterate, Lifted, Split
 
 __all__ = ["LADProblem", "AggregatedLAD", "LADState", "certificate"]
 
@@ -95,6 +95,15 @@ class LADProblem(AIDProblem):
         m dense rows took a third of the solve time and removes nothing: docs/design.md)."""
         return {"solver": "ipm", "presolve": "off"} if solver == "highs" else {}
 
+    def fallbacks(self, solver: str) -> list[tuple[str, None]]:
+        """HiGHS (interior point with crossover) when another solver fails or a size-limited
+        licence refuses the model; Clarabel when HiGHS fails. Same LP form."""
+        return [("clarabel", None)] if solver == "highs" else [("highs", None)]
+
+    def gap_floor(self, data) -> float:
+        """:data:`~.protocol.GAP_FLOOR` times E(0) = sum_i s_i |y_i|."""
+        return gap_floor(data)
+
     def default_r0(self, size: int, data) -> float:
         """The paper's r0: max(2m/n, 0.005), or max(3m/n, 0.0005) when m*n > 5e8."""
         n, m = size, data.m
@@ -105,7 +114,8 @@ class LADProblem(AIDProblem):
     def min_clusters(self, data) -> int:
         return data.m
 
-    def initial_partition(self, data, n_clusters, rng, solve) -> Partition:
+    def initial_partition(self, data, n_clusters, rng, solve) -> tuple[Partition, Lifted]:
+        """Clusters of (residual, y) after a LAD fit on a random sample; returns that fit too."""
         if n_clusters >= data.n:
             return self.trivial_partition(data)
         idx = sample_rows(data.n, max(5 * data.m, 1000, n_clusters // 4), rng)
@@ -116,9 +126,9 @@ class LADProblem(AIDProblem):
         if not outcome.optimal:
             raise SolverError(f"initial sample LAD failed: {outcome.status} ({outcome.message})")
         beta0, _ = lad.solution_from(model, outcome.duals)
-        residual = data.y - data.X @ beta0
-        labels = one_step_kmeans(np.column_stack([residual, data.y]), n_clusters, rng)
-        return Partition.from_labels(labels)
+        fit = _lifted(data, beta0, None)
+        labels = one_step_kmeans(np.column_stack([fit.state.residual, data.y]), n_clusters, rng)
+        return Partition.from_labels(labels), fit
 
     def aggregate(self, data, partition: Partition, previous=None) -> AggregatedLAD:
         W, (Xbar, ybar) = partition.weighted_means(data.s, data.X, data.y)
@@ -131,10 +141,7 @@ class LADProblem(AIDProblem):
         beta, v = lad.solution_from(model, outcome.duals)
         if beta is None:
             raise SolverError("the dual LAD form needs constraint duals from the solver")
-        fitted = data.X @ beta
-        residual = data.y - fitted
-        eps = SIGN_TOL * max(1.0, float(np.abs(data.y).max()), float(np.abs(fitted).max()))
-        return Lifted({"beta": beta}, LADState(v, residual, eps))
+        return _lifted(data, beta, v)
 
     def lower_bound(self, outcome, partition, data) -> float | None:
         """The aggregated LP optimum: the aggregated LAD is a relaxation (paper, Prop. 1)."""
@@ -172,6 +179,20 @@ class LADProblem(AIDProblem):
         return partition.mixed(lifted.state.residual, lifted.state.eps)
 
 
+def gap_floor(data) -> float:
+    """The relative gap's floor for LAD: :data:`~.protocol.GAP_FLOOR` times the objective of
+    beta = 0 (scale-invariant: the units of y and s cancel)."""
+    return max(GAP_FLOOR * float(np.dot(data.s, np.abs(data.y))), np.finfo(float).tiny)
+
+
+def _lifted(data, beta, v) -> Lifted:
+    """``beta`` on the full data: residuals, and the tolerance of their signs."""
+    fitted = data.X @ beta
+    residual = data.y - fitted
+    eps = SIGN_TOL * max(1.0, float(np.abs(data.y).max()), float(np.abs(fitted).max()))
+    return Lifted({"beta": beta}, LADState(v, residual, eps))
+
+
 def certificate(
     data, beta, u, *, tol: float, feasibility_tol: float = 1e-6, method: str = "given",
     sign_condition=None,
@@ -181,22 +202,26 @@ def certificate(
     Weak duality: for every beta' and every u with :math:`X^\top u = 0, |u_i| \le s_i`,
     :math:`E(\beta') \ge \sum_i u_i (y_i - x_i \beta') = y^\top u`. So if both checks hold (to
     ``feasibility_tol``), :math:`y^\top u` is a lower bound and the relative gap
-    :math:`(E(\beta) - y^\top u) / \max(1, E(\beta))` must be within ``tol``.
+    :math:`(E(\beta) - y^\top u) / \max(\phi, E(\beta))` must be within ``tol``, with the floor
+    :math:`\phi = 10^{-6} \sum_i s_i |y_i|` (:func:`gap_floor`: scale-invariant).
 
     Residuals are scaled: stationarity :math:`\max_j |(X^\top u)_j| / \max(1, \sum_i s_i|x_{ij}|)`,
     bound :math:`\max_i (|u_i| - s_i)_+ / \max_i s_i`, complementarity
-    :math:`\max_i (s_i |r_i| - u_i r_i) / \max(1, E)` (each term is >= 0; they sum to the gap).
+    :math:`\max_i (s_i |r_i| - u_i r_i) / \max(\phi, E)` (each term is >= 0; they sum to the gap).
     """
     beta = np.asarray(beta, dtype=float)
     u = np.asarray(u, dtype=float)
     residual = data.y - data.X @ beta
     primal = float(np.dot(data.s, np.abs(residual)))
     dual = float(np.dot(data.y, u))
-    stationarity = float(np.abs(data.X.T @ u).max() / max(1.0, float(data.column_scale.max())))
+    # relative to the columns' size sum_i s_i |x_ij| (no floor at 1: scale-invariant)
+    stationarity = float(np.abs(data.X.T @ u).max()
+                         / max(float(data.column_scale.max()), np.finfo(float).tiny))
     bound = float(np.maximum(np.abs(u) - data.s, 0.0).max() / data.s.max())
     slack = data.s * np.abs(residual) - u * residual
-    complementarity = float(max(0.0, slack.max()) / max(1.0, abs(primal)))
-    rel_gap = (primal - dual) / max(1.0, abs(primal))
+    scale = max(gap_floor(data), abs(primal))
+    complementarity = float(max(0.0, slack.max()) / scale)
+    rel_gap = (primal - dual) / scale
     certified = bool(
         stationarity <= feasibility_tol and bound <= feasibility_tol and rel_gap <= tol
     )

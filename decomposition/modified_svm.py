@@ -44,7 +44,7 @@ import numpy as np
 from aidopt import solvers
 from aidopt.solvers import SolveOutcome, SolveStatus
 
-from .protocol import Iterate
+from .protocol import GAP_FLOOR, Iterate
 from .svm import AggregatedSVM, SVMProblem
 
 __all__ = ["ModifiedSVMProblem", "SOR_OPTIONS"]
@@ -96,11 +96,12 @@ class ModifiedSVMProblem(SVMProblem):
                      *, tol, time_limit, options) -> tuple[object, SolveOutcome]:
         """SOR (1.55) on the aggregated dual (1.37), warm-started from ``previous``."""
         kwargs = sor_options(options, tol)
-        u0, scale = None, 1.0
+        # the gap's denominator: the run's floor (C sum W_k = C sum s_i), or the last E
+        u0, scale = None, GAP_FLOOR * self.C * float(aggregated.w.sum())
         if previous is not None:
             u0 = np.bincount(partition.labels, weights=previous.lifted.solution["alpha"],
                              minlength=partition.n_clusters)
-            scale = max(1.0, abs(previous.E_t))
+            scale = max(scale, abs(previous.E_t))
         return _sor(aggregated, self.C, time_limit=time_limit, u0=u0, scale=scale, **kwargs)
 
     def _sample_plane(self, sample: AggregatedSVM, solve) -> tuple[np.ndarray, float]:

@@ -4,7 +4,8 @@ A problem under AID is one subclass of :class:`AIDProblem`. The driver
 (:mod:`aidopt.decomposition.aid`) calls only the hooks declared here, in this order::
 
     configure(spec)                                  once, before anything is built
-    initial_partition(data, k0, rng, solve)          -> Partition over the problem's index set
+    initial_partition(data, k0, rng, solve)          -> Partition over the problem's index set,
+                                                        or (Partition, Lifted sample fit)
     loop t = 1, 2, ...
         aggregate(data, partition, previous)         -> aggregated data
         build(aggregated, form)                      -> Pyomo model
@@ -175,6 +176,13 @@ class AIDProblem:
         """Sizes shown in logs and results (default ``{"n": data.n, "m": data.m}``)."""
         return {"n": int(data.n), "m": int(data.m)}
 
+    def gap_floor(self, data) -> float:
+        """The floor of the relative gap's denominator, ``(E - bound) / max(floor, |E|)``.
+        Default ``1.0`` (absolute below 1: fine for data in natural units); a plug-in makes its
+        gap scale-invariant by returning a tiny fraction (:data:`GAP_FLOOR`) of the objective
+        of a trivial solution."""
+        return 1.0
+
     def default_r0(self, size: int, data) -> float:
         """The initial aggregation rate |K_0| / size used when the user gives none."""
         raise NotImplementedError
@@ -184,8 +192,15 @@ class AIDProblem:
         return 1
 
     def initial_partition(self, data, n_clusters: int, rng: np.random.Generator,
-                          solve: SolveFn) -> Partition:
-        """The initial partition with about ``n_clusters`` clusters."""
+                          solve: SolveFn) -> Partition | tuple[Partition, Lifted]:
+        """The initial partition with about ``n_clusters`` clusters.
+
+        ``solve(model, need_duals=..., solver=None)`` solves a model of the plug-in's own (e.g.
+        on a random sample) under the run's clock and fallback policy. A plug-in that found a
+        solution of the original problem on the way (the sample fit) may return it too, as
+        ``(partition, lifted)``: the driver evaluates and returns it, uncertified, only when the
+        run stops (time limit, Ctrl-C, failure) before its first iterate finishes.
+        """
         raise NotImplementedError
 
     def trivial_partition(self, data) -> Partition:
@@ -235,8 +250,9 @@ class AIDProblem:
                            "not implement solve_native")
 
     def on_nonoptimal(self, outcome: SolveOutcome) -> bool:
-        """Whether the incumbent of an aggregated solve that stopped early (time limit) is a
-        feasible point worth lifting and evaluating. Default ``False``."""
+        """Whether the incumbent of an aggregated solve that did not end optimal (stopped by a
+        time limit or Ctrl-C: ``outcome.stopped``; or, for a method that bounds every iterate,
+        failed) is a feasible point worth lifting and evaluating. Default ``False``."""
         return False
 
     def lift(self, model, outcome: SolveOutcome, partition: Partition, aggregated, data) -> Lifted:
@@ -286,8 +302,19 @@ class AIDProblem:
         return dict(best.lifted.solution)
 
 
-def relative_gap(upper: float, lower: float | None) -> float:
-    """``max(0, upper - lower) / max(1, |upper|)`` (``inf`` when either is missing)."""
+#: the floor of a scale-invariant gap's denominator, as a fraction of the objective of the zero
+#: solution (``AIDProblem.gap_floor``)
+GAP_FLOOR = 1e-6
+
+
+def relative_gap(upper: float, lower: float | None, floor: float = 1.0) -> float:
+    """``max(0, upper - lower) / max(floor, |upper|)`` (``inf`` when either is missing).
+
+    ``floor`` keeps the gap finite when the objective is near zero. ``1.0`` (default) makes the
+    gap absolute below ``|upper| = 1``, which depends on the units of the data; the LAD and SVM
+    plug-ins pass a floor tied to the data (:data:`GAP_FLOOR` times the objective of the zero
+    solution), so that scaling the data does not change which points are certified.
+    """
     if lower is None or not math.isfinite(upper) or not math.isfinite(lower):
         return math.inf
-    return max(0.0, upper - lower) / max(1.0, abs(upper))
+    return max(0.0, upper - lower) / max(floor, abs(upper))

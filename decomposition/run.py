@@ -331,10 +331,14 @@ class Run:
         ``solver -> dict`` of problem-specific solver options (user options override them).
     dimensions : dict of str to int
         Problem sizes for the log and the result.
+    fallbacks : callable, optional
+        ``solver -> [(solver, form), ...]``: the run's one fallback policy (a plug-in's
+        :meth:`~.protocol.AIDProblem.fallbacks`), used by every solve that goes through
+        :meth:`solve_or_retry` or :meth:`solve_with_fallbacks` when ``config.fallback`` is on.
     """
 
     def __init__(self, name: str, problem_class, config: RunConfig, *, defaults=None,
-                 dimensions: dict | None = None, mode: str = ""):
+                 dimensions: dict | None = None, mode: str = "", fallbacks=None):
         if config.solver is None:
             raise ValueError("RunConfig.solver must be set before a run starts")
         self.name = name
@@ -344,6 +348,7 @@ class Run:
         self.mode = mode
         self.start = time.perf_counter()
         self._defaults = defaults or (lambda solver: {})
+        self._fallbacks = fallbacks or (lambda solver: [])
         # an algorithm of aidopt's own (e.g. SOR sweeps) uses no external solver: nothing to check
         self.spec = (BUILTIN_METHODS[config.solver] if config.solver in BUILTIN_METHODS
                      else solvers.check_solver(config.solver, problem_class))
@@ -438,17 +443,39 @@ class Run:
         )
         return _RunHandle(self, handle, model)
 
-    def solve_with_fallbacks(self, build, *, need_duals: bool, fallbacks, rebuild=None,
-                             aggregated=None):
-        """Build and solve one model; on failure or licence refusal try ``fallbacks``.
+    def solve_or_retry(self, model, need_duals: bool = False, solver: str | None = None,
+                       problem_class=None) -> solvers.SolveOutcome:
+        """Solve ``model`` under the run's fallback policy: like :meth:`solve`, but a failed
+        solve (an error, a numerical failure, an iteration limit, a licence refusal; never a time
+        limit or an interruption) is retried on the *same* model with each fallback solver of
+        the run that can take it, and each retry is noted in the result. This is the ``solve``
+        the plug-ins receive for their own solves (initial sample, certificate). When no retry
+        ends optimal, the first failure is returned (or its exception raised) unchanged."""
+        solver = solver or self.config.solver
+        outcome, error = self._attempt(model, need_duals, solver, problem_class)
+        if self._should_retry(outcome):
+            for other, _form in self._fallbacks(solver):
+                if other == solver or not self._can_take(other, need_duals, problem_class):
+                    continue
+                retry, _ = self._attempt(model, need_duals, other, problem_class)
+                self._note_retry(outcome, other, None, retry)
+                if retry.optimal:
+                    return retry
+        if error is not None:
+            raise error
+        return outcome
+
+    def solve_with_fallbacks(self, build, *, need_duals: bool, fallbacks=None, rebuild=None):
+        """Build and solve one model; on failure or licence refusal try the fallbacks.
 
         Parameters
         ----------
         build : callable
             ``build(form) -> model`` (``form=None``: the configured formulation).
-        fallbacks : list of (solver, form)
+        fallbacks : list of (solver, form), optional
             Tried in order when the first solve fails (not when it stops at the time limit) or a
             size-limited licence refuses the model; each retry is logged and noted in the result.
+            Default: the run's policy for the configured solver.
         rebuild : callable, optional
             ``rebuild(model, outcome) -> model or None``, asked after each optimal solve.
 
@@ -458,41 +485,70 @@ class Run:
         """
         with self.timed("build"):
             model = build(None)
-        try:
-            model, outcome = self._solve_checked(model, need_duals, None, rebuild)
-        except (solvers.TimeLimitReached, solvers.SolverOptionError):
-            raise  # a limit, or a configuration error to fix: never hidden by a retry
-        except solvers.SolverError as exc:  # a licence refused the size, or the solver crashed
-            if not (self.config.fallback and fallbacks):
-                raise
-            status = (solvers.SolveStatus.LICENCE_LIMIT
-                      if isinstance(exc, solvers.LicenceLimitError) else solvers.SolveStatus.ERROR)
-            outcome = solvers.SolveOutcome(status, None, None, False, self.config.solver, "", 0.0,
-                                           _short(exc))
-        if (outcome.optimal or outcome.status in ("time_limit", "interrupted")
-                or not self.config.fallback):
+        model, outcome, error = self._solve_checked(model, need_duals, None, rebuild)
+        model, retried = self.retry_failed(model, outcome, build, need_duals=need_duals,
+                                           fallbacks=fallbacks, rebuild=rebuild)
+        if error is not None and not retried.optimal and retried is outcome:
+            raise error  # nothing retried: the solver's own error, unchanged
+        return model, retried
+
+    def retry_failed(self, model, outcome, build, *, need_duals: bool, fallbacks=None,
+                     rebuild=None):
+        """``(model, outcome)`` of a finished solve, or of the first fallback that ends optimal
+        when it failed: each fallback ``(solver, form)`` solves ``build(form)``. A time limit, an
+        interruption, or ``fallback=False`` returns the solve as it is."""
+        if not self._should_retry(outcome):
             return model, outcome
+        if fallbacks is None:
+            fallbacks = self._fallbacks(outcome.solver or self.config.solver)
         for solver, form in fallbacks:
-            if solvers.availability(solver) not in ("full", "limited"):
+            if not self._can_take(solver, need_duals, None):
                 continue
-            failed = f"{outcome.solver} returned {outcome.status} ({outcome.message})"
             release(model)
             with self.timed("build"):
                 model = build(form)
-            try:
-                model, outcome = self._solve_checked(model, True, solver, rebuild)
-            except solvers.SolverError as exc:
-                self.log.warning("retry with %s failed: %s", solver, exc)
-                continue
-            self.note(f"{failed}; retried with {solver}" + (f" ({form} form)" if form else "")
-                      + f": {outcome.status}")
-            if outcome.optimal:
-                break
+            model, retry, _ = self._solve_checked(model, True, solver, rebuild)
+            self._note_retry(outcome, solver, form, retry)
+            if retry.optimal:
+                return model, retry
+            outcome = retry
         return model, outcome
+
+    def _should_retry(self, outcome: solvers.SolveOutcome) -> bool:
+        return self.config.fallback and not (
+            outcome.optimal or outcome.status in ("time_limit", "interrupted"))
+
+    def _can_take(self, solver: str, need_duals: bool, problem_class) -> bool:
+        """Whether a fallback ``solver`` is installed and can solve this class, with duals when
+        they are needed."""
+        spec = solvers.SOLVERS.get(solver)
+        if spec is None or solvers.availability(solver) not in ("full", "limited"):
+            return False
+        return (spec.duals or not need_duals) and (
+            solvers.ProblemClass(problem_class or self.problem_class) in spec.classes)
+
+    def _note_retry(self, failed, solver, form, retry) -> None:
+        self.note(f"{failed.solver} returned {failed.status} ({failed.message}); retried with "
+                  f"{solver}" + (f" ({form} form)" if form else "") + f": {retry.status}")
+
+    def _attempt(self, model, need_duals, solver, problem_class):
+        """One solve, as ``(outcome, error)``: a solver error (a crash, a licence refusal)
+        becomes a failed outcome so that the policy can retry it, and is kept to be raised when
+        nothing else succeeds. A time limit or a rejected option still raises at once."""
+        try:
+            return self.solve(model, need_duals=need_duals, solver=solver,
+                              problem_class=problem_class), None
+        except (solvers.TimeLimitReached, solvers.SolverOptionError):
+            raise
+        except solvers.SolverError as exc:
+            status = (solvers.SolveStatus.LICENCE_LIMIT
+                      if isinstance(exc, solvers.LicenceLimitError) else solvers.SolveStatus.ERROR)
+            return solvers.SolveOutcome(status, None, None, False, solver or self.config.solver,
+                                        "", 0.0, _short(exc)), exc
 
     def _solve_checked(self, model, need_duals, solver, rebuild):
         with self.timed("solve"):
-            outcome = self.solve(model, need_duals=need_duals, solver=solver)
+            outcome, error = self._attempt(model, need_duals, solver, None)
         if outcome.optimal and rebuild is not None:
             again = rebuild(model, outcome)
             if again is not None:
@@ -500,8 +556,8 @@ class Run:
                 release(model)
                 model = again
                 with self.timed("solve"):
-                    outcome = self.solve(model, need_duals=need_duals, solver=solver)
-        return model, outcome
+                    outcome, error = self._attempt(model, need_duals, solver, None)
+        return model, outcome, error
 
     def write(self, model) -> None:
         """Write ``model`` as LP and MPS with readable names when ``write_models`` is set."""
@@ -594,14 +650,15 @@ class Run:
     def result(self, termination: Termination, message: str = "", *, objective=math.inf,
                lower=-math.inf, solution=None, certificate: Certificate | None = None,
                history: list[IterationRecord] | None = None, solver: str | None = None,
-               aid: bool = True) -> AIDResult:
-        """Assemble the result (gap from ``objective`` and ``lower``) and log its summary."""
+               aid: bool = True, floor: float = 1.0) -> AIDResult:
+        """Assemble the result (gap from ``objective`` and ``lower``, with the gap's ``floor``:
+        :func:`~.protocol.relative_gap`) and log its summary."""
         from .protocol import relative_gap
 
         parts = [p for p in (message, *self.notes) if p]
         result = AIDResult(
             problem=self.name, termination=termination, objective=objective, lower_bound=lower,
-            gap=relative_gap(objective, lower), solution=solution or {}, certificate=certificate,
+            gap=relative_gap(objective, lower, floor), solution=solution or {}, certificate=certificate,
             history=history or [], solver=solver or self.config.solver,
             solver_version=self.solver_version(solver), aid=aid,
             n=self.dimensions.get("n"), m=self.dimensions.get("m"), seconds=self.elapsed(),

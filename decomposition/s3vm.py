@@ -287,8 +287,9 @@ class S3VMProblem(AIDProblem):
         return self.build(aggregated, upper=min(G, aggregated.upper))
 
     def on_nonoptimal(self, outcome) -> bool:
-        """A MIP stopped at the time limit: its incumbent is feasible (any (w, b) is)."""
-        return outcome.status == "time_limit"
+        """A MIP stopped at the time limit or by Ctrl-C: its incumbent is feasible (any (w, b)
+        is)."""
+        return outcome.stopped and outcome.has_solution
 
     def lift(self, model, outcome, partition, aggregated, data) -> Lifted:
         z, b, dbar = s3vm.solution_from(model)

@@ -40,7 +40,7 @@ from aidopt.solvers import ProblemClass, SolverError, TimeLimitReached
 
 from .clustering import one_step_kmeans, sample_rows
 from .partition import Partition
-from .protocol import AIDProblem, Iterate, Lifted, Split
+from .protocol import GAP_FLOOR, AIDProblem, Iterate, Lifted, Split
 
 __all__ = ["SVMProblem", "AggregatedSVM", "SVMState", "certificate", "hinge_certificate", "regularizer_value", "NORMS"]
 
@@ -152,6 +152,10 @@ class SVMProblem(AIDProblem):
             return {"solver": "ipm", "presolve": "off"}
         return {}
 
+    def gap_floor(self, data) -> float:
+        """A tiny fraction of the objective of w = 0, b = 0 (scale-invariant gap)."""
+        return gap_floor(data, self.C)
+
     def default_r0(self, size: int, data) -> float:
         """The paper's r0 for SVM: max(1.1 m / n, 0.0001)."""
         return max(1.1 * data.m / size, 0.0001)
@@ -159,7 +163,9 @@ class SVMProblem(AIDProblem):
     def min_clusters(self, data) -> int:
         return 2
 
-    def initial_partition(self, data, n_clusters, rng, solve) -> Partition:
+    def initial_partition(self, data, n_clusters, rng, solve) -> tuple[Partition, Lifted]:
+        """Label-pure clusters of the distances to the plane of an SVM on a random sample;
+        returns that plane too."""
         if n_clusters >= data.n:
             return self.trivial_partition(data)
         size = self.sample_size or min(2000, max(10 * data.m, 1000))
@@ -168,7 +174,8 @@ class SVMProblem(AIDProblem):
             idx = np.union1d(idx, [np.flatnonzero(data.y < 0)[0], np.flatnonzero(data.y > 0)[0]])
         sample = AggregatedSVM(data.X[idx], data.y[idx], data.s[idx] * (data.s.sum() / data.s[idx].sum()))
         w, b = self._sample_plane(sample, solve)
-        distance = data.X @ w + b
+        fit = _lifted(data, w, b, None)
+        distance = data.y * (1.0 - fit.state.slack)  # = X w + b (y = +-1)
         labels = np.zeros(data.n, dtype=np.int64)
         offset = 0
         for sign in (-1.0, 1.0):  # label-pure clusters, sized by class weight
@@ -177,7 +184,7 @@ class SVMProblem(AIDProblem):
             k = max(1, min(rows.size, round(n_clusters * share)))
             labels[rows] = offset + one_step_kmeans(distance[rows], k, rng)
             offset += k
-        return Partition.from_labels(labels)
+        return Partition.from_labels(labels), fit
 
     def _sample_plane(self, sample: AggregatedSVM, solve) -> tuple[np.ndarray, float]:
         """``(w, b)`` of the SVM on the random sample, solved with the run's solver."""
@@ -209,13 +216,10 @@ class SVMProblem(AIDProblem):
         w, b, alpha_bar = self._read(model, outcome)
         if w is None or b is None:
             raise SolverError("the dual SVM forms read (w, b) or b from duals; the solver gave none")
-        f = data.X @ w + b
-        slack = 1.0 - data.y * f
-        eps = SIGN_TOL * max(1.0, float(np.abs(f).max()))
         alpha = None
         if alpha_bar is not None:
             alpha = data.s * (alpha_bar / aggregated.w)[partition.labels]
-        return Lifted({"w": w, "b": b, "alpha": alpha}, SVMState(slack, eps))
+        return _lifted(data, w, b, alpha)
 
     def lower_bound(self, outcome, partition, data) -> float | None:
         """The aggregated optimum: the aggregated SVM is a relaxation (paper, section 3.2)."""
@@ -295,6 +299,14 @@ class SVMProblem(AIDProblem):
         return partition.mixed(lifted.state.slack, lifted.state.eps)
 
 
+def _lifted(data, w, b, alpha) -> Lifted:
+    """The plane ``(w, b)`` on the full data: slacks ``1 - y (x w + b)`` and the tolerance of
+    their signs."""
+    f = data.X @ w + b
+    eps = SIGN_TOL * max(1.0, float(np.abs(f).max()))
+    return Lifted({"w": w, "b": b, "alpha": alpha}, SVMState(1.0 - data.y * f, eps))
+
+
 def certificate(
     data, w, b, alpha, *, C: float, norm: str, tol: float, feasibility_tol: float = 1e-6,
     method: str = "given", sign_condition=None, weights=None, bias: str = "free",
@@ -325,7 +337,8 @@ def certificate(
     :math:`\sum_i [(C s_i - \alpha_i)\xi_i + \alpha_i(\xi_i - 1 + y_i(w x_i + b))]`, the per-row
     decomposition of the gap. Stationarity and complementarity are implied by a small gap (for the
     2-norm, :math:`\tfrac12\|w - g\|^2 \le E - D`). ``certified`` requires the checked residuals
-    and the relative gap :math:`(E - D)/\max(1, |E|)` within ``tol``.
+    and the relative gap :math:`(E - D)/\max(\phi, |E|)` within ``tol``, with the floor
+    :math:`\phi = 10^{-6}\, C \sum_i s_i` (:func:`gap_floor`: scale-invariant).
     """
     w = np.asarray(w, dtype=float)
     f = data.X @ w + b
@@ -359,6 +372,12 @@ def certificate(
         tol=tol, feasibility_tol=feasibility_tol, method=method, sign_condition=sign_condition,
         balanced=not regularized,
     )
+
+
+def gap_floor(data, C: float) -> float:
+    """The relative gap's floor for a hinge-loss SVM: :data:`~.protocol.GAP_FLOOR` times the
+    objective of w = 0, b = 0, which is C sum_i s_i (scale-invariant in C and s)."""
+    return max(GAP_FLOOR * C * float(np.sum(data.s)), np.finfo(float).tiny)
 
 
 def _rebalance(alpha, y):
@@ -406,8 +425,9 @@ def hinge_certificate(
     checked += extra_checks
     feasible = all(residuals[key] <= feasibility_tol for key in checked)
     slack_terms = (cap - alpha) * xi + alpha * (xi - 1.0 + data.y * f)
-    residuals["complementarity"] = float(max(0.0, slack_terms.max()) / max(1.0, abs(primal)))
-    rel_gap = (primal - dual) / max(1.0, abs(primal))
+    scale = max(gap_floor(data, C), abs(primal))
+    residuals["complementarity"] = float(max(0.0, slack_terms.max()) / scale)
+    rel_gap = (primal - dual) / scale
     return Certificate(
         method=method,
         certified=bool(feasible and rel_gap <= tol),

@@ -195,3 +195,9 @@ class SolveOutcome:
     def optimal(self) -> bool:
         """Whether the solver proved the loaded solution optimal."""
         return self.status == SolveStatus.OPTIMAL
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the solve was stopped from outside (a time limit or Ctrl-C), not failed: its
+        incumbent, when it has one, is as good as the solver got."""
+        return self.status in (SolveStatus.TIME_LIMIT, SolveStatus.INTERRUPTED)

@@ -235,6 +235,10 @@ def _check_calls(rec: HookRecorder, size: int) -> None:
         assert later not in names[:first], f"{later} was called before configure"
     for c in calls:
         r, hook = c.result, c.hook
+        if hook == "initial_partition" and isinstance(r, tuple):  # (partition, sample fit)
+            assert len(r) == 2 and isinstance(r[1], Lifted), \
+                "initial_partition may return a Partition or (Partition, Lifted)"
+            r = r[0]
         if hook in ("initial_partition", "trivial_partition"):
             assert isinstance(r, Partition), f"{hook} returned {type(r).__name__}, not a Partition"
             assert r.n == size, f"{hook} partitions {r.n} elements, size(data) is {size}"

@@ -47,10 +47,14 @@ def test_gurobi_size_limit_message():
         pytest.skip("needs the size-limited pip gurobipy licence")
     with pytest.raises(SolverCapabilityError, match="size-limited"):
         check_solver("gurobi", ProblemClass.LP, n_vars=5000, n_cons=10)
-    # a direct solve beyond the licence gives the readable error, not GurobiError 10010
+    # a direct solve beyond the licence gives the readable error, not GurobiError 10010 ...
     X, y = lad_instance("A", n=3000, m=3, seed=0)
     with pytest.raises(SolverCapabilityError, match="size-limited"):
-        aidopt.solve_lad(X, y, solver="gurobi", aid=False, log=False)
+        aidopt.solve_lad(X, y, solver="gurobi", aid=False, log=False, fallback=False)
+    # ... and with fallbacks on (default) HiGHS takes over, and the result says so
+    res = aidopt.solve_lad(X, y, solver="gurobi", aid=False, log=False)
+    assert res.certified and res.solver == "highs"
+    assert "gurobi returned licence_limit" in res.message
 
 
 def _sign_model(sense):

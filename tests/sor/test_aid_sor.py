@@ -103,7 +103,7 @@ def test_aid_sor_splits_and_warm_starts():
     assert len(res.history) >= 3 and sum(h.n_split for h in res.history) >= 2
     # warm start: u0 of the next partition reproduces the lifted (w, b) of the previous iterate
     problem.configure(aidopt.decomposition.run.BUILTIN_METHODS["sor"])
-    part = problem.initial_partition(data_, 10, np.random.default_rng(0), None)
+    part, _ = problem.initial_partition(data_, 10, np.random.default_rng(0), None)
     agg = problem.aggregate(data_, part)
     sol, outcome = problem.solve_native("sor", agg, None, part, tol=1e-6, time_limit=None, options={})
     lifted = problem.lift(sol, outcome, part, agg, data_)
