@@ -18,13 +18,13 @@ import time
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from aidopt.decomposition import lad as lad_plugin
+from aidopt.decomposition import run as run_module
+from aidopt.decomposition.protocol import relative_gap
 from scipy.optimize import linprog
 
 import aidopt
 from aidopt import solvers
-from aidopt.decomposition import lad as lad_plugin
-from aidopt.decomposition import run as run_module
-from aidopt.decomposition.protocol import relative_gap
 from aidopt.results import Termination
 
 
