@@ -243,3 +243,26 @@ def test_a_bound_that_fails_its_checks_does_not_hold():
                        relative_gap=0.1, residuals={"a": 1.0}, tol=1e-6, feasibility_tol=1e-6,
                        checked=["a"])
     assert not cert.bound_holds
+
+
+# --------------------------------------------------------------------------- 7. LP-SVM certificates
+def _overlapping_lp_svm_case(seed):
+    """The seeded instances of an earlier campaign on which Clarabel's interior duals left the
+    inf-norm dual ball by 2e-6 to 8e-6 (so the bound lost that much and the run was not
+    certified)."""
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(50, 1500)), int(rng.integers(2, 25))
+    X = rng.normal(size=(n, m)) * rng.choice([1, 10, 0.1])
+    sep = rng.choice([0.3, 1, 3])
+    y = np.where(X @ rng.normal(size=m) + rng.normal(size=n) / sep > 0, 1, -1)
+    return X, y, float(rng.choice([0.01, 0.1, 1, 10]))
+
+
+@pytest.mark.parametrize("seed, aid", [(12, False), (13, True), (13, False)])
+def test_lp_svm_interior_duals_are_replaced_by_vertex_duals(seed, aid):
+    X, y, C = _overlapping_lp_svm_case(seed)
+    res = aidopt.solve_svm(X, y, C=C, norm="linf", solver="clarabel", aid=aid, log=False)
+    ref = aidopt.solve_svm(X, y, C=C, norm="linf", solver="highs", aid=False, log=False)
+    assert res.termination is Termination.CERTIFIED_OPTIMAL
+    assert res.certificate.method == "highs_duals"  # the vertex duals of the same aggregated LP
+    assert res.objective == pytest.approx(ref.objective, rel=1e-8)
