@@ -8,7 +8,8 @@ import warnings
 import numpy as np
 
 from aidopt import solvers
-from aidopt.data import as_classification_data, as_regression_data, as_semisupervised_data
+from aidopt.chunked import ChunkedMatrix
+from aidopt.data import as_classification_data, as_regression_data, as_semisupervised_data, resolve_engine
 from aidopt.decomposition import LADProblem, RunConfig, S3VMProblem, SVMProblem, solve, solve_direct
 from aidopt.decomposition.run import common_options
 from aidopt.results import AIDResult
@@ -25,23 +26,33 @@ def solve_lad(
     sample_weight=None,
     fit_intercept: bool = False,
     form: str = "auto",
+    engine: str | None = None,
     **options,
 ) -> AIDResult:
     r"""Least-absolute-deviation regression :math:`\min_\beta \sum_i s_i |y_i - x_i\beta|`, certified.
 
     Parameters
     ----------
-    X : array-like of shape (n, m)
-        Used as given: no intercept column is added unless ``fit_intercept=True``.
-    y : array-like of shape (n,)
-    sample_weight : array-like of shape (n,), optional
-        Non-negative row weights :math:`s_i` (default 1).
+    X : array-like of shape (n, m), dask array, ChunkedMatrix or path
+        Used as given: no intercept column is added unless ``fit_intercept=True``. Out of core
+        (``engine="dask"``): a dask array, a :class:`aidopt.chunked.ChunkedMatrix`, or a path to
+        a Zarr store, a ``.npy`` file or Parquet file(s) (docs/dask.md).
+    y : array-like of shape (n,) or str
+        A str names y in X's store (a Parquet column, an array of a Zarr group).
+    sample_weight : array-like of shape (n,) or str, optional
+        Non-negative row weights :math:`s_i` (default 1); a str as for ``y``.
     fit_intercept : bool, default False
         Append a column of ones (its coefficient is the last entry of ``beta``). The default is
         the same in :class:`aidopt.LADRegressor` and ``aidopt lad`` (``--fit-intercept``): X is
         the paper's design matrix, used as given.
     form : {"auto", "dual", "primal"}
         LP form of the aggregated problems (see :class:`aidopt.decomposition.LADProblem`).
+    engine : {"numpy", "dask"}, optional
+        ``"numpy"`` holds X in memory; ``"dask"`` streams it chunk by chunk (every pass over the
+        data runs on Dask: on a ``dask.distributed`` cluster when a ``Client`` is active; the
+        aggregated models are solved here). Default: ``"dask"`` for a dask array, a
+        ChunkedMatrix or a path, else ``"numpy"``. The number of passes over X is reported in
+        ``result.dimensions["data_passes"]`` and ``result.message``.
 
     Returns
     -------
@@ -60,7 +71,8 @@ def solve_lad(
     <Termination.CERTIFIED_OPTIMAL: 'certified_optimal'>
     """
     config = RunConfig.from_kwargs(options, caller="solve_lad", solver="highs")
-    data = as_regression_data(X, y, sample_weight, fit_intercept=fit_intercept)
+    data = as_regression_data(X, y, sample_weight, fit_intercept=fit_intercept,
+                              engine=resolve_engine(X, engine))
     problem = LADProblem(form=form)
     result = _run(problem, data, config)
     result.solution["feature_names"] = list(data.feature_names)
@@ -75,7 +87,11 @@ def _run(problem, data, config: RunConfig) -> AIDResult:
         raise ValueError(
             f"only {used.n} rows have a positive sample weight, need more than m={used.m}"
         )
+    streamed = data.X if isinstance(data.X, ChunkedMatrix) else None
+    validating = streamed.passes if streamed is not None else 0
     result = solve(problem, used, config) if config.aid else solve_direct(problem, used, config)
+    if streamed is not None:
+        _report_passes(result, streamed, validating)
     if keep is not None:
         for key in problem.per_element_keys:  # per-row arrays (alpha), not w
             if result.solution.get(key) is not None:
@@ -86,6 +102,16 @@ def _run(problem, data, config: RunConfig) -> AIDResult:
         result.message = f"{result.message}; {note}" if result.message else note
         result.n = result.dimensions["n"] = data.n
     return result
+
+
+def _report_passes(result: AIDResult, X: ChunkedMatrix, before: int) -> None:
+    """Put the dask engine's passes over X in ``result.dimensions["data_passes"]`` and the
+    message (the passes of validation before the run, and of the run by kind)."""
+    result.dimensions["data_passes"] = X.passes
+    kinds = ", ".join(f"{kind} {count}" for kind, count in X.pass_counts.items())
+    note = (f"dask engine: {X.passes} passes over X ({before} validating, {X.passes - before} in "
+            f"the run; {kinds}), {len(X.chunks)} chunks of <= {max(X.chunks)} rows")
+    result.message = f"{result.message}; {note}" if result.message else note
 
 
 def default_svm_solver(norm: str = "l2", kernel=None) -> str:
@@ -116,15 +142,18 @@ def solve_svm(
     bias: str = "free",
     chunks=8,
     tau: int = 4,
+    engine: str | None = None,
     **options,
 ) -> AIDResult:
     r"""Soft-margin SVM :math:`\min_{w,b} R(w) + C \sum_i s_i \max(0, 1 - y_i(w x_i + b))`, certified.
 
     Parameters
     ----------
-    X : array-like of shape (n, m)
-    y : array-like of shape (n,)
-        Two classes (any two labels; the sorted first is -1, as in scikit-learn).
+    X : array-like of shape (n, m), dask array, ChunkedMatrix or path
+        Out of core with ``engine="dask"`` as in :func:`solve_lad`.
+    y : array-like of shape (n,) or str
+        Two classes (any two labels; the sorted first is -1, as in scikit-learn). A str names
+        the labels in X's store.
     C : float, default 1.0
         Misclassification cost (M in Park & Klabjan, nu in Bradley & Mangasarian).
     norm : {"l2", "l1", "linf", "none"}, default "l2"
@@ -134,7 +163,7 @@ def solve_svm(
         A callable takes ``(A, B)`` and returns the ``len(A) x len(B)`` kernel matrix.
     gamma, degree, coef0
         Kernel parameters as in scikit-learn's SVC (``gamma="scale"`` is 1 / (m Var(X))).
-    sample_weight : array-like of shape (n,), optional
+    sample_weight : array-like of shape (n,) or str, optional
     solver : str, optional
         Default :func:`default_svm_solver`: "clarabel" for 2-norm / kernel QPs, "highs" for LPs.
         r0 defaults to max(1.1 m / n, 0.0001). The other common options are listed below.
@@ -164,6 +193,9 @@ def solve_svm(
         ``tol / 4``), ``max_sweeps`` (per solve, default 10,000).
     chunks, tau
         LPC: the number of row blocks (or a fraction such as 1/8) and the stopping window.
+    engine : {"numpy", "dask"}, optional
+        As in :func:`solve_lad`; ``"dask"`` runs AID on the linear SVMs (``method="aid"``, no
+        kernel).
 
     Returns
     -------
@@ -185,6 +217,11 @@ def solve_svm(
     """
     if method not in ("aid", "lpc", "sor"):
         raise ValueError(f"method must be 'aid', 'lpc' or 'sor', got {method!r}")
+    streamed = method == "aid" and kernel in (None, "linear")  # what the dask engine runs
+    engine = resolve_engine(X, engine if engine is not None or streamed else "numpy")
+    if engine == "dask" and not streamed:
+        raise ValueError("engine='dask' runs AID on the linear SVMs (method='aid', no kernel); got "
+                         f"method={method!r}, kernel={kernel!r}: use engine='numpy' (X in memory)")
     if method == "sor":
         if norm != "l2" or kernel not in (None, "linear"):
             raise ValueError("method='sor' solves the modified linear SVM (1.35) (2-norm, gamma "
@@ -213,13 +250,13 @@ def solve_svm(
         from aidopt.decomposition.modified_svm import ModifiedSVMProblem
 
         config = RunConfig.from_kwargs(options, caller="solve_svm", solver="sor")
-        data = as_classification_data(X, y, sample_weight)
+        data = as_classification_data(X, y, sample_weight, engine=engine)
         result = _run(ModifiedSVMProblem(C=C), data, config)
         result.solution["feature_names"] = list(data.feature_names)
         result.solution["classes"] = data.classes.tolist()
         return result
     config = RunConfig.from_kwargs(options, caller="solve_svm", solver=default_svm_solver(norm, kernel))
-    data = as_classification_data(X, y, sample_weight)
+    data = as_classification_data(X, y, sample_weight, engine=engine)
     if kernel is None or kernel == "linear":
         problem = SVMProblem(C=C, norm=norm, form=form)
     else:

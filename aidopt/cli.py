@@ -116,34 +116,75 @@ def _finish(result, args, refit=None) -> int:
     return 0 if result.certified else 1
 
 
+def add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    """``--engine`` and ``--scheduler`` of ``aidopt lad`` / ``aidopt svm`` (docs/dask.md)."""
+    g = p.add_argument_group("out-of-core data (docs/dask.md)")
+    g.add_argument("--engine", default="numpy", choices=["numpy", "dask"],
+                   help="numpy (default): load --data into memory; dask: stream X chunk by chunk "
+                        "from a Zarr store, a .npy matrix or Parquet file(s); --target then names "
+                        "y in the store (a Parquet column, default the last; an array of a Zarr "
+                        "group, default y) or a .npy file holding y")
+    g.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="with --engine dask: run the passes over the data on this "
+                        "dask.distributed scheduler (e.g. tcp://scheduler:8786); its workers "
+                        "must be able to read --data")
+
+
+def _load(args):
+    """``(X, y)`` for the solve: the table in memory, or with ``--engine dask`` the store's path
+    and y (its name in the store, or an array)."""
+    from aidopt.data import load_table, store_inputs
+
+    if args.scheduler is not None and args.engine != "dask":
+        raise ValueError("--scheduler runs the dask engine's passes: add --engine dask")
+    if args.engine == "dask":
+        if getattr(args, "bootstrap", None):
+            raise ValueError("--bootstrap refits in memory: use it with --engine numpy")
+        return store_inputs(args.data, args.target)
+    X, y, _ = load_table(args.data, target=args.target)
+    return X, y
+
+
+def _dask_client(args):
+    """A ``dask.distributed.Client`` on ``--scheduler`` (closed on exit), or no context."""
+    import contextlib
+
+    if args.scheduler is None:
+        return contextlib.nullcontext()
+    from distributed import Client
+
+    return Client(args.scheduler)
+
+
 def cmd_lad(args) -> int:
     from aidopt.api import solve_lad
-    from aidopt.data import load_table
 
-    X, y, names = load_table(args.data, target=args.target)
-    result = solve_lad(X, y, fit_intercept=args.fit_intercept, **_options(args))
+    X, y = _load(args)
+    with _dask_client(args):
+        result = solve_lad(X, y, fit_intercept=args.fit_intercept, engine=args.engine,
+                           **_options(args))
     return _finish(result, args, refit=lambda: _bootstrap(
         solve_lad, X, y, args, fit_intercept=args.fit_intercept))
 
 
 def cmd_svm(args) -> int:
     from aidopt.api import solve_svm
-    from aidopt.data import load_table
 
-    X, y, names = load_table(args.data, target=args.target)
+    X, y = _load(args)
     gamma = args.gamma if args.gamma == "scale" else float(args.gamma)
     kwargs = {"C": args.C, "norm": args.norm, "kernel": args.kernel, "gamma": gamma,
               "degree": args.degree, "coef0": args.coef0, "method": args.method,
               "bias": args.bias}
-    result = solve_svm(X, y, **kwargs, **_options(args))
-    if result.solution.get("w") is not None and result.solution.get("b") is not None:
-        from aidopt.data import as_classification_data
+    with _dask_client(args):
+        result = solve_svm(X, y, **kwargs, engine=args.engine, **_options(args))
+        if result.solution.get("w") is not None and result.solution.get("b") is not None:
+            from aidopt.data import as_classification_data
 
-        data = as_classification_data(X, y)
-        f = data.X @ np.asarray(result.solution["w"]) + float(result.solution["b"])
-        accuracy = float(np.mean(np.where(f > 0, 1.0, -1.0) == data.y))
-        print(f"training accuracy {100 * accuracy:.2f} % (classes {data.classes.tolist()}, "
-              f"w x + b > 0 means {data.classes.tolist()[1]!r})")
+            data = as_classification_data(X, y, engine=args.engine)
+            f = data.X @ np.asarray(result.solution["w"]) + float(result.solution["b"])
+            accuracy = float(np.mean(np.where(f > 0, 1.0, -1.0) == data.y))
+            print(f"training accuracy {100 * accuracy:.2f} % (classes {data.classes.tolist()}, "
+                  f"w x + b > 0 means {data.classes.tolist()[1]!r})")
     return _finish(result, args, refit=lambda: _bootstrap(solve_svm, X, y, args, **kwargs))
 
 
@@ -318,7 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_solvers)
 
     p = sub.add_parser("lad", help="LAD regression on a data file")
-    p.add_argument("--data", required=True, help="CSV, Parquet, .npz (X, y) or svmlight file")
+    p.add_argument("--data", required=True, help="CSV, Parquet, .npz (X, y) or svmlight file; "
+                   "with --engine dask a Zarr store, a .npy matrix or Parquet file(s)")
     p.add_argument("--target", default=None, help="response column (default: last column)")
     p.add_argument("--fit-intercept", action="store_true",
                    help="append a column of ones (default: the columns are used as given, as in "
@@ -328,11 +370,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bootstrap", type=int, default=None, metavar="B",
                    help="standard errors of the coefficients from B certified refits on rows "
                         "resampled with replacement (as integer sample weights)")
+    add_engine_arguments(p)
     _common_solve_args(p)
     p.set_defaults(func=cmd_lad)
 
     p = sub.add_parser("svm", help="soft-margin SVM (2-norm, 1-norm, inf-norm, RLP, kernel) on a data file")
-    p.add_argument("--data", required=True, help="CSV, Parquet, .npz (X, y) or svmlight/LIBSVM file")
+    p.add_argument("--data", required=True, help="CSV, Parquet, .npz (X, y) or svmlight/LIBSVM file; "
+                   "with --engine dask a Zarr store, a .npy matrix or Parquet file(s)")
     p.add_argument("--target", default=None, help="label column (default: last column)")
     p.add_argument("--C", type=float, default=1.0, help="misclassification cost (default 1)")
     p.add_argument("--norm", default="l2", choices=["l2", "l1", "linf", "none"],
@@ -354,6 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="regularized: the modified SVM (1.35) with 1/2 b^2 in the objective "
                         "(LIBLINEAR's problem), by AID with SOR as the aggregated solver "
                         "(--solver sor, the default for it; any QP solver works)")
+    add_engine_arguments(p)
     _common_solve_args(p)
     p.set_defaults(func=cmd_svm)
 

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import warnings
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
+from aidopt import chunked
+from aidopt.chunked import ChunkedMatrix
+
 __all__ = [
     "AggregateData",
     "ClassificationData",
+    "ENGINES",
     "RegressionData",
     "SemiSupervisedData",
     "RankWarning",
@@ -20,10 +25,15 @@ __all__ = [
     "as_semisupervised_data",
     "load_table",
     "read_svmlight",
+    "resolve_engine",
+    "store_inputs",
 ]
 
 
 _BLOCK = 1 << 16  # rows per block for O(nm) passes that would otherwise copy X
+
+#: ``"numpy"``: X in memory; ``"dask"``: X a :class:`~aidopt.chunked.ChunkedMatrix`, streamed
+ENGINES = ("numpy", "dask")
 
 
 class RankWarning(UserWarning):
@@ -33,7 +43,9 @@ class RankWarning(UserWarning):
 class RegressionData:
     """Validated regression data: float64 ``X`` (n, m), ``y`` (n,), sample weights ``s`` (n,).
 
-    Build it with :func:`as_regression_data`; the constructor trusts its arguments.
+    ``X`` is a numpy array, or with ``engine="dask"`` a :class:`~aidopt.chunked.ChunkedMatrix`
+    (read chunk by chunk; ``y`` and ``s`` are numpy arrays in both cases). Build it with
+    :func:`as_regression_data`; the constructor trusts its arguments.
     """
 
     def __init__(self, X, y, s, feature_names):
@@ -50,6 +62,11 @@ class RegressionData:
     def m(self) -> int:
         return self.X.shape[1]
 
+    def counters(self) -> dict[str, int]:
+        """Cumulative work on the data: ``{"data_passes": ...}`` (passes over X so far) for an
+        out-of-core X, empty for X in memory."""
+        return {"data_passes": self.X.passes} if isinstance(self.X, ChunkedMatrix) else {}
+
     def without_zero_weights(self):
         """``(data, keep)``: the rows with positive sample weight, and the boolean mask of them
         (``keep`` is ``None`` when every weight is positive and ``data`` is ``self``).
@@ -63,19 +80,32 @@ class RegressionData:
         return self._subset(keep), keep
 
     def _subset(self, keep):
-        return type(self)(self.X[keep], self.y[keep], self.s[keep], self.feature_names)
+        return type(self)(_take_rows(self.X, keep), self.y[keep], self.s[keep], self.feature_names)
 
     @cached_property
     def column_scale(self) -> np.ndarray:
         """``sum_i s_i |x_ij|`` per column: the scale of the stationarity residual X'u.
 
-        Computed in row blocks, so that no full-size copy of X is made.
+        Computed in row blocks, so that no full-size copy of X is made (one pass over a
+        :class:`~aidopt.chunked.ChunkedMatrix`).
         """
+        if isinstance(self.X, ChunkedMatrix):
+            parts = self.X.map_blocks(_abs_weighted_column_sum, self.s, kind="column_scale")
+            return functools.reduce(np.add, parts)
         total = np.zeros(self.m)
         for start in range(0, self.n, _BLOCK):
             stop = start + _BLOCK
             total += np.abs(self.X[start:stop]).T @ self.s[start:stop]
         return total
+
+
+def _abs_weighted_column_sum(block, s):
+    return np.abs(block).T @ s
+
+
+def _take_rows(X, keep):
+    """The rows of boolean mask ``keep``: a copy in memory, or lazily for a ChunkedMatrix."""
+    return X.subset(keep) if isinstance(X, ChunkedMatrix) else X[keep]
 
 
 def _to_float_matrix(X, name="X"):
@@ -102,33 +132,115 @@ HUGE = 1e20
 
 
 def _check_finite(arr, name):
+    """Raise ``ValueError`` for NaN / infinite values, then for values the solvers read as
+    infinite (magnitude >= :data:`HUGE`), naming the count and the first index."""
+    if isinstance(arr, ChunkedMatrix):
+        return _check_finite_chunked(arr, name)
     bad = ~np.isfinite(arr)
     if bad.any():
-        where = np.argwhere(bad)[0]
-        raise ValueError(
-            f"{name} contains {int(bad.sum())} NaN or infinite value(s) (first at index "
-            f"{tuple(int(i) for i in where)}); remove or impute them before solving"
-        )
+        raise _nonfinite_error(name, int(bad.sum()), np.argwhere(bad)[0])
     huge = np.abs(arr) >= HUGE
     if huge.any():
-        where = np.argwhere(huge)[0]
-        raise ValueError(
-            f"{name} has {int(huge.sum())} value(s) of magnitude >= {HUGE:g} (first at index "
-            f"{tuple(int(i) for i in where)}), which the solvers read as infinite: scale the "
-            "data (e.g. divide each column by its largest absolute value) before solving"
-        )
+        raise _huge_error(name, int(huge.sum()), np.argwhere(huge)[0])
 
 
-def _rows(X, y, sample_weight, feature_names, *, allow_empty_X=False):
+def _nonfinite_error(name, count, where) -> ValueError:
+    return ValueError(
+        f"{name} contains {count} NaN or infinite value(s) (first at index "
+        f"{tuple(int(i) for i in where)}); remove or impute them before solving"
+    )
+
+
+def _huge_error(name, count, where) -> ValueError:
+    return ValueError(
+        f"{name} has {count} value(s) of magnitude >= {HUGE:g} (first at index "
+        f"{tuple(int(i) for i in where)}), which the solvers read as infinite: scale the "
+        "data (e.g. divide each column by its largest absolute value) before solving"
+    )
+
+
+def _count_bad(block):
+    """Per block: count and first flat index (-1 if none) of non-finite and of huge values."""
+    out = []
+    for mask in (~np.isfinite(block), np.abs(block) >= HUGE):
+        count = int(mask.sum())
+        out += [count, int(np.flatnonzero(mask.ravel())[0]) if count else -1]
+    return out
+
+
+def _check_finite_chunked(X: ChunkedMatrix, name):
+    """:func:`_check_finite` in one pass over the chunks of ``X``."""
+    counts = np.array(X.map_blocks(_count_bad, kind="validate"), dtype=np.int64).reshape(-1, 4)
+    m = X.shape[1]
+    starts = np.concatenate([[0], np.cumsum(X.chunks)])
+    for column, error in ((0, _nonfinite_error), (2, _huge_error)):
+        total = int(counts[:, column].sum())
+        if total:
+            block = int(np.flatnonzero(counts[:, column])[0])
+            row, col = divmod(int(counts[block, column + 1]), m)
+            raise error(name, total, (starts[block] + row, col))
+
+
+def resolve_engine(X, engine: str | None) -> str:
+    """The data engine: ``engine`` itself, or for None ``"dask"`` when ``X`` is out of core (a
+    dask array, a :class:`~aidopt.chunked.ChunkedMatrix` or a path to a data store) and
+    ``"numpy"`` otherwise."""
+    if engine is None:
+        return "dask" if chunked.is_out_of_core(X) else "numpy"
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES} (or None: by the type of X), got {engine!r}")
+    return engine
+
+
+def _open(X, y, sample_weight, engine):
+    """Open ``X`` for ``engine`` and read ``y`` / ``sample_weight`` given as names in X's store.
+
+    Returns ``(X, y, sample_weight, names)``: X unchanged for in-memory input to the numpy engine
+    (the path of every solve without Dask), a dask array or ChunkedMatrix for the dask engine
+    (numpy input wrapped), a dask array that ``_to_float_matrix`` loads for a store opened with the
+    numpy engine; ``names`` the store's column names or None.
+    """
+    named = {key: value for key, value in (("y", y), ("sample_weight", sample_weight))
+             if isinstance(value, str)}
+    if engine == "numpy" and not named and not chunked.is_out_of_core(X):
+        return X, y, sample_weight, None
+    names = None
+    if chunked.is_path(X):
+        store = chunked.open_store(X, vectors=list(named.values()))
+        X, names = store.array, store.feature_names
+        if "y" in named:
+            y = store.vectors[y]
+        if "sample_weight" in named:
+            sample_weight = store.vectors[sample_weight]
+    elif named:
+        given = ", ".join(f"{key}={value!r}" for key, value in named.items())
+        raise ValueError(f"{given} names a column, but X is not a Zarr group or Parquet store: "
+                         "pass it as an array")
+    if engine == "dask" and not (isinstance(X, ChunkedMatrix) or chunked.is_dask_array(X)):
+        X, names = _to_float_matrix(X)
+        X = chunked.to_dask(X)
+    return X, y, sample_weight, names
+
+
+def _rows(X, y, sample_weight, feature_names, *, allow_empty_X=False, engine: str | None = "numpy"):
     """Shared checks of ``X`` (2-d, numeric, finite), ``y`` (1-d, matching length) and weights.
 
-    Returns float ``X``, raw 1-d ``y`` (numeric or not), float weights ``s`` and feature names.
+    Returns float ``X`` (numpy, or a ChunkedMatrix for ``engine="dask"``), raw 1-d ``y``
+    (numeric or not), float weights ``s`` and feature names.
     """
-    X, names = _to_float_matrix(X)
+    engine = resolve_engine(X, engine)
+    X, y, sample_weight, names = _open(X, y, sample_weight, engine)
+    if engine == "numpy":
+        X, loaded_names = _to_float_matrix(X)
+        names = names or loaded_names
+    elif X.dtype.kind not in "biuf":
+        raise TypeError(f"X must be numeric, got dtype {X.dtype}")
     if X.ndim == 1:
         raise ValueError("X must be 2-d (n rows, m columns); reshape a single feature to (-1, 1)")
     if X.ndim != 2:
         raise ValueError(f"X must be 2-d, got {X.ndim} dimensions")
+    if engine == "dask" and not isinstance(X, ChunkedMatrix):
+        X = ChunkedMatrix(X)
     if X.shape[0] == 0 or X.shape[1] == 0 and not allow_empty_X:
         raise ValueError(f"X is empty (shape {X.shape})")
     yv = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
@@ -138,7 +250,8 @@ def _rows(X, y, sample_weight, feature_names, *, allow_empty_X=False):
         raise ValueError(f"y must be 1-d, got shape {yv.shape}")
     if yv.shape[0] != X.shape[0]:
         raise ValueError(f"X has {X.shape[0]} rows but y has {yv.shape[0]} entries")
-    _check_finite(X, "X")
+    if not isinstance(X, ChunkedMatrix):  # out of core: one pass after all cheap checks
+        _check_finite(X, "X")
     if sample_weight is None:
         s = np.ones(X.shape[0])
     else:
@@ -159,20 +272,29 @@ def _rows(X, y, sample_weight, feature_names, *, allow_empty_X=False):
 
 
 def as_regression_data(
-    X, y, sample_weight=None, *, fit_intercept: bool = False, feature_names=None
+    X, y, sample_weight=None, *, fit_intercept: bool = False, feature_names=None,
+    engine: str = "numpy",
 ) -> RegressionData:
     """Validate regression inputs and return :class:`RegressionData`.
 
     Parameters
     ----------
-    X : array-like of shape (n, m)
-        numpy array, pandas DataFrame (numeric columns only), nested lists or scipy sparse.
-    y : array-like of shape (n,)
-    sample_weight : array-like of shape (n,), optional
-        Finite, non-negative, not all zero.
+    X : array-like of shape (n, m), dask array, ChunkedMatrix or path
+        numpy array, pandas DataFrame (numeric columns only), nested lists or scipy sparse; a
+        dask array or :class:`~aidopt.chunked.ChunkedMatrix`; or a path to a Zarr store, a
+        ``.npy`` file or Parquet file(s) (:func:`aidopt.chunked.open_store`).
+    y : array-like of shape (n,) or str
+        An array (a dask array is computed: n values fit in memory), or the name of a column /
+        array in X's Zarr group or Parquet store.
+    sample_weight : array-like of shape (n,) or str, optional
+        Finite, non-negative, not all zero; a name as for ``y``.
     fit_intercept : bool
         Append a column of ones (named ``"intercept"``) as the last column.
     feature_names : list of str, optional
+    engine : {"numpy", "dask"} or None, default "numpy"
+        ``"numpy"`` holds X in memory (a dask array or store is loaded whole); ``"dask"`` keeps
+        it out of core as a ChunkedMatrix and runs every check chunk by chunk (docs/dask.md);
+        None chooses by X (:func:`resolve_engine`).
 
     Raises
     ------
@@ -186,11 +308,15 @@ def as_regression_data(
     RankWarning
         Duplicate or all-zero columns (the optimum value is still unique, beta is not).
     """
-    X, y, s, names = _rows(X, y, sample_weight, feature_names, allow_empty_X=fit_intercept)
+    X, y, s, names = _rows(X, y, sample_weight, feature_names, allow_empty_X=fit_intercept,
+                           engine=engine)
     yv, _ = _to_float_matrix(y, "y")
     _check_finite(yv, "y")
     if fit_intercept:
-        X = np.hstack([X, np.ones((X.shape[0], 1))])
+        if isinstance(X, ChunkedMatrix):
+            X = X.with_ones_column()
+        else:
+            X = np.hstack([X, np.ones((X.shape[0], 1))])
         names = [*names, "intercept"]
     n, m = X.shape
     if n <= m:
@@ -198,6 +324,8 @@ def as_regression_data(
             f"need more rows than columns for regression: n={n} <= m={m}"
             + (" (including the intercept column)" if fit_intercept else "")
         )
+    if isinstance(X, ChunkedMatrix):
+        _check_finite(X, "X")
     _warn_rank(X, names)
     return RegressionData(X, yv, s, names)
 
@@ -211,20 +339,26 @@ class ClassificationData(RegressionData):
         self.classes = np.asarray(classes)
 
     def _subset(self, keep):
-        return type(self)(self.X[keep], self.y[keep], self.s[keep], self.feature_names, self.classes)
+        return type(self)(_take_rows(self.X, keep), self.y[keep], self.s[keep], self.feature_names,
+                          self.classes)
 
 
-def as_classification_data(X, y, sample_weight=None, *, feature_names=None) -> ClassificationData:
+def as_classification_data(X, y, sample_weight=None, *, feature_names=None,
+                           engine: str = "numpy") -> ClassificationData:
     """Validate binary classification inputs and return :class:`ClassificationData`.
 
     Parameters
     ----------
-    X : array-like of shape (n, m)
-    y : array-like of shape (n,)
-        Exactly two distinct labels (numbers or strings); the sorted first becomes -1.
-    sample_weight : array-like of shape (n,), optional
+    X : array-like of shape (n, m), dask array, ChunkedMatrix or path
+        As in :func:`as_regression_data`.
+    y : array-like of shape (n,) or str
+        Exactly two distinct labels (numbers or strings); the sorted first becomes -1. A str
+        names a column / array of X's store.
+    sample_weight : array-like of shape (n,) or str, optional
         Finite, non-negative, not all zero.
     feature_names : list of str, optional
+    engine : {"numpy", "dask"} or None, default "numpy"
+        As in :func:`as_regression_data`.
 
     Raises
     ------
@@ -234,7 +368,7 @@ def as_classification_data(X, y, sample_weight=None, *, feature_names=None) -> C
         Empty data, wrong shapes, NaN/inf in X, missing labels, not exactly two classes, a class
         whose rows all have zero weight, invalid weights.
     """
-    X, y, s, names = _rows(X, y, sample_weight, feature_names)
+    X, y, s, names = _rows(X, y, sample_weight, feature_names, engine=engine)
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise ValueError(f"y contains {int((~np.isfinite(y)).sum())} NaN or infinite label(s)")
     if y.dtype == object and any(v is None or (isinstance(v, float) and v != v) for v in y):
@@ -250,6 +384,8 @@ def as_classification_data(X, y, sample_weight=None, *, feature_names=None) -> C
     for sign, cls in ((-1.0, classes[0]), (1.0, classes[1])):
         if not (s[labels == sign] > 0).any():
             raise ValueError(f"every row of class {cls!r} has zero sample weight")
+    if isinstance(X, ChunkedMatrix):
+        _check_finite(X, "X")
     return ClassificationData(X, labels, s, names, classes)
 
 
@@ -440,13 +576,19 @@ def as_aggregate_data(X, collections, counts, *, feature_names=None) -> Aggregat
 
 def _warn_rank(X, names):
     """Warn about all-zero and duplicate columns (cheap O(nm) checks, not a full rank test)."""
-    zero = np.flatnonzero(~X.any(axis=0))
+    v = np.random.default_rng(12345).standard_normal(X.shape[0])
+    if isinstance(X, ChunkedMatrix):  # one pass for both
+        parts = X.map_blocks(_nonzero_and_projection, v, kind="rank check")
+        nonzero = np.logical_or.reduce([p[0] for p in parts])
+        proj = functools.reduce(np.add, [p[1] for p in parts])
+    else:
+        nonzero, proj = X.any(axis=0), v @ X
+    zero = np.flatnonzero(~nonzero)
     problems = [f"all-zero column(s) {[names[j] for j in zero]}"] if zero.size else []
-    proj = np.random.default_rng(12345).standard_normal(X.shape[0]) @ X
     order = np.argsort(proj, kind="stable")
     dups = []
     for a, b in zip(order[:-1], order[1:], strict=True):
-        if proj[a] == proj[b] and a not in zero and np.array_equal(X[:, a], X[:, b]):
+        if proj[a] == proj[b] and a not in zero and _columns_equal(X, a, b):
             dups.append((names[min(a, b)], names[max(a, b)]))
     if dups:
         problems.append(f"duplicate column pair(s) {dups}")
@@ -457,6 +599,20 @@ def _warn_rank(X, names):
             RankWarning,
             stacklevel=user_stacklevel(),
         )
+
+
+def _nonzero_and_projection(block, v):
+    return block.any(axis=0), v @ block
+
+
+def _equal_columns(block, a, b):
+    return np.array_equal(block[:, a], block[:, b])
+
+
+def _columns_equal(X, a, b) -> bool:
+    if isinstance(X, ChunkedMatrix):
+        return all(X.map_blocks(functools.partial(_equal_columns, a=a, b=b), kind="rank check"))
+    return np.array_equal(X[:, a], X[:, b])
 
 
 def user_stacklevel() -> int:
@@ -542,3 +698,34 @@ def load_table(path, target: str | None = None):
     y = frame[target]
     X = frame.drop(columns=[target])
     return X, y.to_numpy(), [str(c) for c in X.columns]
+
+
+def store_inputs(path, target: str | None = None):
+    """``(X, y)`` for :func:`aidopt.solve_lad` / :func:`aidopt.solve_svm` with
+    ``engine="dask"`` from a data store (the command line's ``--engine dask``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A Parquet file or directory, a Zarr store or a ``.npy`` matrix
+        (:func:`aidopt.chunked.open_store`).
+    target : str, optional
+        A ``.npy`` file with y (read into memory); else the name of y in the store: a Parquet
+        column (default: the last column) or an array of a Zarr group (default ``"y"``). A
+        ``.npy`` matrix or a Zarr array needs the ``.npy`` file.
+
+    Returns
+    -------
+    (str, str or ndarray)
+        The path and y (a name in the store, or the array).
+    """
+    kind = chunked.store_kind(path)
+    if target is not None and str(target).lower().endswith(".npy"):
+        return str(path), np.load(target)
+    if kind == "parquet":
+        return str(path), target if target is not None else chunked.parquet_columns(path)[-1]
+    if kind == "zarr" and target is None:
+        target = "y"
+    if kind == "npy":
+        raise ValueError(f"{path} is a .npy matrix: give y as a .npy file (--target y.npy)")
+    return str(path), target

@@ -123,9 +123,10 @@ class _Loop:
         return partition
 
     def _iterate(self, partition) -> None:
-        run, config = self.run, self.config
+        run, config, problem = self.run, self.config, self.problem
         previous: Iterate | None = None
-        run.header(COLUMNS)
+        counted = problem.counters(self.data)  # e.g. passes over an out-of-core X
+        run.header(COLUMNS + ([Column("passes", 7, "d")] if "data_passes" in counted else []))
         t = 0
         while self.stop is None:
             t += 1
@@ -139,13 +140,18 @@ class _Loop:
             self.last_partition = it.split.partition or partition
             self._accept(it)
             gap = relative_gap(self.best.E_t, self.lower, self.floor)
+            now = problem.counters(self.data)
+            work = {key: now[key] - counted.get(key, 0) for key in now}
+            counted = now
             self.history.append(IterationRecord(
                 t=t, n_clusters=partition.n_clusters, r_t=partition.n_clusters / self.size,
                 F_t=it.F_t, E_t=it.E_t, E_best=self.best.E_t, lower_bound=self.lower, gap=gap,
-                n_split=it.split.n_split, seconds=run.take_seconds(), info=dict(it.lifted.info),
+                n_split=it.split.n_split, seconds=run.take_seconds(),
+                info={**it.lifted.info, **work},
             ))
             run.row(t, partition.n_clusters, partition.n_clusters / self.size, it.F_t, self.lower,
-                    self.best.E_t, gap, it.split.n_split)
+                    self.best.E_t, gap, it.split.n_split,
+                    *([work["data_passes"]] if "data_passes" in work else []))
             if it.split.holds:
                 self._stop(Stop.CONDITION, "optimality condition holds")
             elif gap <= config.tol:

@@ -111,8 +111,8 @@ class KernelSVMProblem(AIDProblem):
             )
 
     def gap_floor(self, data) -> float:
-        """A tiny fraction of the objective of w = 0, b = 0 (scale-invariant gap)."""
-        return gap_floor(data, self.C)
+        """None: the gap is relative to E > 0 (:func:`~.svm.gap_floor`)."""
+        return gap_floor(data, self.C, "l2")
 
     def default_r0(self, size: int, data) -> float:
         """max(0.01, 20 / n): the aggregated dual has a dense |K| x |K| kernel."""

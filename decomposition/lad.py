@@ -93,12 +93,20 @@ class LADProblem(AIDProblem):
         """HiGHS: interior point with crossover (a vertex solution: exact residual signs; on the
         dense dual form faster than simplex) and presolve off (its dependent-equation search on
         m dense rows took a third of the solve time and removes nothing: docs/design.md)."""
+        if solver == "clarabel":  # its relative gap tight enough for the certificate
+            from aidopt.solvers.clarabel import TIGHT_GAP
+
+            return dict(TIGHT_GAP)
         return {"solver": "ipm", "presolve": "off"} if solver == "highs" else {}
 
     def fallbacks(self, solver: str) -> list[tuple[str, None]]:
         """HiGHS (interior point with crossover) when another solver fails or a size-limited
         licence refuses the model; Clarabel when HiGHS fails. Same LP form."""
         return [("clarabel", None)] if solver == "highs" else [("highs", None)]
+
+    def counters(self, data) -> dict[str, int]:
+        """The passes over an out-of-core X (``data.counters()``; none in memory)."""
+        return data.counters()
 
     def gap_floor(self, data) -> float:
         """:data:`~.protocol.GAP_FLOOR` times E(0) = sum_i s_i |y_i|."""
@@ -203,7 +211,7 @@ def certificate(
     :math:`E(\beta') \ge \sum_i u_i (y_i - x_i \beta') = y^\top u`. So if both checks hold (to
     ``feasibility_tol``), :math:`y^\top u` is a lower bound and the relative gap
     :math:`(E(\beta) - y^\top u) / \max(\phi, E(\beta))` must be within ``tol``, with the floor
-    :math:`\phi = 10^{-6} \sum_i s_i |y_i|` (:func:`gap_floor`: scale-invariant).
+    :math:`\phi = 10^{-9} \sum_i s_i |y_i|` (:func:`gap_floor`: scale-invariant).
 
     Residuals are scaled: stationarity :math:`\max_j |(X^\top u)_j| / \max(1, \sum_i s_i|x_{ij}|)`,
     bound :math:`\max_i (|u_i| - s_i)_+ / \max_i s_i`, complementarity

@@ -44,7 +44,7 @@ import numpy as np
 from aidopt import solvers
 from aidopt.solvers import SolveOutcome, SolveStatus
 
-from .protocol import GAP_FLOOR, Iterate
+from .protocol import Iterate
 from .svm import AggregatedSVM, SVMProblem
 
 __all__ = ["ModifiedSVMProblem", "SOR_OPTIONS"]
@@ -96,8 +96,8 @@ class ModifiedSVMProblem(SVMProblem):
                      *, tol, time_limit, options) -> tuple[object, SolveOutcome]:
         """SOR (1.55) on the aggregated dual (1.37), warm-started from ``previous``."""
         kwargs = sor_options(options, tol)
-        # the gap's denominator: the run's floor (C sum W_k = C sum s_i), or the last E
-        u0, scale = None, GAP_FLOOR * self.C * float(aggregated.w.sum())
+        # the gap's denominator: the last E (none at t = 1: the SVM's floor, svm.gap_floor)
+        u0, scale = None, np.finfo(float).tiny
         if previous is not None:
             u0 = np.bincount(partition.labels, weights=previous.lifted.solution["alpha"],
                              minlength=partition.n_clusters)

@@ -1,8 +1,9 @@
 """Partitions of the data rows into clusters, their aggregation and their refinement.
 
 A :class:`Partition` is an int label array of length n (values ``0..K-1``, every label used) plus
-the cluster sizes. Aggregation is one sparse indicator product (no Python loop over rows), and
-refinement splits clusters by a per-row group id.
+the cluster sizes. Aggregation is one sparse indicator product (no Python loop over rows; one pass
+over the chunks of an out-of-core :class:`~aidopt.chunked.ChunkedMatrix`), and refinement splits
+clusters by a per-row group id.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
+
+from aidopt.chunked import ChunkedMatrix
 
 __all__ = ["Partition"]
 
@@ -58,14 +61,19 @@ class Partition:
     def weighted_means(self, weights, *arrays) -> tuple[np.ndarray, list[np.ndarray]]:
         """Cluster weights ``W_k = sum_{i in C_k} s_i`` and weighted means of each array.
 
-        ``arrays`` are (n,) or (n, m); the result for each is (K,) or (K, m).
+        ``arrays`` are (n,) or (n, m) numpy arrays, or :class:`~aidopt.chunked.ChunkedMatrix`
+        (summed by :meth:`~aidopt.chunked.ChunkedMatrix.group_sum` in one pass); the result for
+        each is (K,) or (K, m).
         """
         weights = np.asarray(weights, dtype=float)
         W = np.bincount(self.labels, weights=weights, minlength=self.n_clusters)
         S = self.indicator(weights)
         means = []
         for a in arrays:
-            total = S @ a
+            if isinstance(a, ChunkedMatrix):
+                total = a.group_sum(self.labels, weights, self.n_clusters)
+            else:
+                total = S @ a
             means.append(total / (W[:, None] if total.ndim == 2 else W))
         return W, means
 

@@ -183,6 +183,12 @@ class AIDProblem:
         of a trivial solution."""
         return 1.0
 
+    def counters(self, data) -> dict[str, int]:
+        """Cumulative work counters of the data (e.g. ``{"data_passes": 12}`` for an
+        out-of-core matrix): the driver records each iteration's increase in its history
+        (``info``) and shows the passes in the iteration table. Default ``{}``."""
+        return {}
+
     def default_r0(self, size: int, data) -> float:
         """The initial aggregation rate |K_0| / size used when the user gives none."""
         raise NotImplementedError
@@ -303,8 +309,9 @@ class AIDProblem:
 
 
 #: the floor of a scale-invariant gap's denominator, as a fraction of the objective of the zero
-#: solution (``AIDProblem.gap_floor``)
-GAP_FLOOR = 1e-6
+#: solution (``AIDProblem.gap_floor``): it matters only when the optimum is (nearly) 0, e.g. a LAD
+#: fit that interpolates, where the bound's rounding (~1e-16 of that objective) must still pass
+GAP_FLOOR = 1e-9
 
 
 def relative_gap(upper: float, lower: float | None, floor: float = 1.0) -> float:
@@ -312,8 +319,9 @@ def relative_gap(upper: float, lower: float | None, floor: float = 1.0) -> float
 
     ``floor`` keeps the gap finite when the objective is near zero. ``1.0`` (default) makes the
     gap absolute below ``|upper| = 1``, which depends on the units of the data; the LAD and SVM
-    plug-ins pass a floor tied to the data (:data:`GAP_FLOOR` times the objective of the zero
-    solution), so that scaling the data does not change which points are certified.
+    plug-ins pass floors that do not (:meth:`AIDProblem.gap_floor`: for LAD :data:`GAP_FLOOR`
+    times the objective of beta = 0; for the SVMs none, since their objective is never 0), so
+    that scaling the data does not change which points are certified.
     """
     if lower is None or not math.isfinite(upper) or not math.isfinite(lower):
         return math.inf

@@ -150,11 +150,19 @@ class SVMProblem(AIDProblem):
         (active set) and must not be given ``"solver": "ipm"`` (HiGHS would drop the Hessian)."""
         if solver == "highs" and self.norm != "l2":
             return {"solver": "ipm", "presolve": "off"}
+        if solver == "clarabel":  # its relative gap tight enough for the scale-invariant certificate
+            from aidopt.solvers.clarabel import TIGHT_GAP
+
+            return dict(TIGHT_GAP)
         return {}
 
+    def counters(self, data) -> dict[str, int]:
+        """The passes over an out-of-core X (``data.counters()``; none in memory)."""
+        return data.counters()
+
     def gap_floor(self, data) -> float:
-        """A tiny fraction of the objective of w = 0, b = 0 (scale-invariant gap)."""
-        return gap_floor(data, self.C)
+        """:func:`gap_floor` (none but for RLP: the gap is relative to E > 0)."""
+        return gap_floor(data, self.C, self.norm)
 
     def default_r0(self, size: int, data) -> float:
         """The paper's r0 for SVM: max(1.1 m / n, 0.0001)."""
@@ -355,8 +363,8 @@ def certificate(
     :math:`\sum_i [(C s_i - \alpha_i)\xi_i + \alpha_i(\xi_i - 1 + y_i(w x_i + b))]`, the per-row
     decomposition of the gap. Stationarity and complementarity are implied by a small gap (for the
     2-norm, :math:`\tfrac12\|w - g\|^2 \le E - D`). ``certified`` requires the checked residuals
-    and the relative gap :math:`(E - D)/\max(\phi, |E|)` within ``tol``, with the floor
-    :math:`\phi = 10^{-6}\, C \sum_i s_i` (:func:`gap_floor`: scale-invariant).
+    and the relative gap :math:`(E - D)/\max(\phi, |E|)` within ``tol`` (:func:`gap_floor`:
+    :math:`\phi` is 0 but for RLP).
     """
     w = np.asarray(w, dtype=float)
     f = data.X @ w + b
@@ -388,14 +396,19 @@ def certificate(
     return hinge_certificate(
         data, f, alpha, C=C, regularizer=regularizer, dual_value=dual_value,
         tol=tol, feasibility_tol=feasibility_tol, method=method, sign_condition=sign_condition,
-        balanced=not regularized,
+        balanced=not regularized, floor=gap_floor(data, C, norm),
     )
 
 
-def gap_floor(data, C: float) -> float:
-    """The relative gap's floor for a hinge-loss SVM: :data:`~.protocol.GAP_FLOOR` times the
-    objective of w = 0, b = 0, which is C sum_i s_i (scale-invariant in C and s)."""
-    return max(GAP_FLOOR * C * float(np.sum(data.s)), np.finfo(float).tiny)
+def gap_floor(data, C: float, norm: str = "l2") -> float:
+    """The relative gap's floor for a hinge-loss SVM. With a regularizer and both classes present
+    the objective is never 0 (w = 0 and no slack would need y_i b >= 1 for every row), and it can
+    be many orders below that of w = 0, C sum_i s_i (nearly separable data, large features): no
+    floor (the smallest positive float), the gap is relative to E. RLP (``norm="none"``) has
+    E = 0 on separable data: :data:`~.protocol.GAP_FLOOR` times C sum_i s_i."""
+    if norm == "none":
+        return max(GAP_FLOOR * C * float(np.sum(data.s)), np.finfo(float).tiny)
+    return np.finfo(float).tiny
 
 
 def _rebalance(alpha, y):
@@ -417,6 +430,7 @@ def _rebalance(alpha, y):
 def hinge_certificate(
     data, f, alpha, *, C: float, regularizer: float, dual_value, tol: float,
     feasibility_tol: float, method: str, sign_condition=None, balanced: bool = True,
+    floor: float = np.finfo(float).tiny,
 ) -> Certificate:
     r"""The checks every hinge-loss SVM certificate shares (linear and kernel).
 
@@ -425,6 +439,7 @@ def hinge_certificate(
     (clipped) lifted ``alpha``; it adds its own residuals and names those that must be within
     ``feasibility_tol`` for the bound to hold. ``balanced=False``: the dual has no
     :math:`\sum_i \alpha_i y_i = 0` (the offset is regularized), so none is checked or imposed.
+    ``floor``: the gap is ``(E - D) / max(floor, |E|)`` (:func:`gap_floor`).
     """
     alpha = given = np.asarray(alpha, dtype=float)
     xi = np.maximum(1.0 - data.y * f, 0.0)
@@ -443,7 +458,7 @@ def hinge_certificate(
     checked += extra_checks
     feasible = all(residuals[key] <= feasibility_tol for key in checked)
     slack_terms = (cap - alpha) * xi + alpha * (xi - 1.0 + data.y * f)
-    scale = max(gap_floor(data, C), abs(primal))
+    scale = max(floor, abs(primal))
     residuals["complementarity"] = float(max(0.0, slack_terms.max()) / scale)
     rel_gap = (primal - dual) / scale
     return Certificate(

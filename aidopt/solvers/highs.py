@@ -10,6 +10,7 @@ read the ``Highs`` object a persistent handle keeps (:mod:`aidopt.solvers.handle
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import sys
@@ -21,7 +22,12 @@ from .errors import SolverError, SolverOptionError
 from .reader import LinearProgram
 from .status import SolveOutcome, SolveStatus, pyomo_enums
 
-__all__ = ["solve", "highs_version"]
+__all__ = ["solve", "highs_version", "QP_TIME_GUARD"]
+
+#: seconds a QP may run in HiGHS when the caller set no HiGHS time limit of its own: its QP
+#: solver can stall (minutes on a 563 x 37 SVM dual that Clarabel solves in 0.07 s); a QP
+#: stopped by this guard counts as a failed solve, so the run falls back to another solver
+QP_TIME_GUARD = 30.0
 
 
 def highs_version() -> str:
@@ -167,14 +173,17 @@ def _status(model_status, has_solution: bool):
     return table.get(model_status, (SolveStatus.ERROR, TC.error))
 
 
-def _run_interruptible(h):
+def _run_interruptible(h, deadline: float | None = None):
     """``h.run()``, but Ctrl-C stops HiGHS at once: the solve runs in highspy's solver thread with
     its user-interrupt callbacks on, and a ``KeyboardInterrupt`` in the waiting thread cancels it.
     HiGHS then ends with model status "interrupted" (mapped to ``SolveStatus.INTERRUPTED``: the run
     framework stops with the best solution so far). A plain ``h.run()`` holds the interpreter until
-    the solve ends."""
+    the solve ends. ``deadline`` (seconds from now): cancel the solve then, in case HiGHS does not
+    check its own time limit in time (its QP solver may not)."""
     h.HandleUserInterrupt = True
+    start = time.perf_counter()
     h.startSolve()
+    cancelled = False
     while True:
         try:
             done, status = h.wait(0.1)
@@ -183,10 +192,14 @@ def _run_interruptible(h):
             continue
         if done:
             return status
+        if deadline is not None and not cancelled and time.perf_counter() - start > deadline + 1.0:
+            h.cancelSolve()
+            cancelled = True
 
 
 def run(h, columns, rows, *, need_duals: bool, is_mip: bool, t0: float, read_seconds: float,
-        solver: str = "highs", extra: dict | None = None) -> SolveOutcome:
+        solver: str = "highs", extra: dict | None = None, deadline: float | None = None
+        ) -> SolveOutcome:
     """Run ``h`` and return its outcome; load values into ``columns`` (Pyomo variables, in column
     order) and map row duals to ``rows`` (Pyomo constraints, in row order; a constraint that
     appears twice gets the sum)."""
@@ -194,12 +207,12 @@ def run(h, columns, rows, *, need_duals: bool, is_mip: bool, t0: float, read_sec
     from pyomo.common.collections import ComponentMap
 
     _, SS = pyomo_enums()
-    if _run_interruptible(h) == highspy.HighsStatus.kError and \
+    if _run_interruptible(h, deadline) == highspy.HighsStatus.kError and \
             h.getModelStatus() == highspy.HighsModelStatus.kNotset:
         # HiGHS refuses to run when its global thread scheduler was started with another
         # ``threads`` in this process (e.g. threads=1 after a default run): restart it, once
         reset_scheduler()
-        _run_interruptible(h)
+        _run_interruptible(h, deadline)
     model_status = h.getModelStatus()
     message = h.modelStatusToString(model_status)
     sol = h.getSolution()
@@ -263,7 +276,22 @@ def solve(prog: LinearProgram, t0, need_duals, time_limit, threads, tee, options
     """Solve a program read from a Pyomo model with a fresh ``Highs`` and load its solution;
     ``t0`` is when reading the model started."""
     h = new_highs(threads=threads, tee=tee, options=options)
-    set_time_limit(h, time_limit)
+    # HiGHS's QP solver can stall for minutes on QPs Clarabel solves in milliseconds: unless the
+    # caller set HiGHS's own time_limit, a QP gets QP_TIME_GUARD seconds and then counts as failed
+    # (so that the run falls back), not as the run's time limit
+    guard = QP_TIME_GUARD if (prog.Q is not None and prog.n_integer == 0
+                              and "time_limit" not in (options or {})) else None
+    limit = time_limit if guard is None or (time_limit is not None and time_limit <= guard) \
+        else guard
+    if "time_limit" not in (options or {}):
+        set_time_limit(h, limit)
     pass_program(h, prog)
-    return run(h, prog.columns, prog.rows, need_duals=need_duals, is_mip=prog.n_integer > 0,
-               t0=t0, read_seconds=time.perf_counter() - t0)
+    outcome = run(h, prog.columns, prog.rows, need_duals=need_duals, is_mip=prog.n_integer > 0,
+                  t0=t0, read_seconds=time.perf_counter() - t0, deadline=limit)
+    if limit is not None and limit == guard and outcome.status in (SolveStatus.TIME_LIMIT,
+                                                                    SolveStatus.INTERRUPTED):
+        return dataclasses.replace(
+            outcome, status=SolveStatus.ERROR, termination_condition=None, solution_status=None,
+            message=f"HiGHS's QP solver did not finish within aidopt's guard of {guard:g} s "
+                    "(solver_options={'time_limit': ...} sets another)")
+    return outcome

@@ -111,6 +111,59 @@ def test_solve_or_retry_retries_the_same_model_and_notes_it():
     assert any("retried with highs" in note for note in run.notes)
 
 
+# --------------------------------------------------------------------------- 2. SCIP's LP error
+def _scip_lp_error_case():
+    """LAD with X and y scaled by 1e8 and half the weights 0: SCIP's LP solver fails ("error in
+    LP solver!", a plain Exception from pyscipopt) on every run here."""
+    rng = np.random.default_rng(30)
+    n, m, scale = 200, 2, 1e8
+    X = rng.normal(size=(n, m)) * scale
+    y = X @ rng.normal(size=m) + rng.laplace(size=n) * scale
+    return X, y, rng.integers(0, 2, size=n).astype(float)
+
+
+@pytest.mark.skipif(not installed("scip"), reason="needs SCIP (pyscipopt)")
+@pytest.mark.parametrize("aid", [True, False], ids=["aid", "direct"])
+def test_scip_lp_error_falls_back_or_returns_a_failure(aid):
+    X, y, w = _scip_lp_error_case()
+    res = aidopt.solve_lad(X, y, sample_weight=w, solver="scip", aid=aid, log=False)
+    assert res.termination is Termination.CERTIFIED_OPTIMAL
+    assert "scip returned error" in res.message and "retried with highs" in res.message
+    # without fallbacks: an honest failure, not an exception, when asked for
+    res = aidopt.solve_lad(X, y, sample_weight=w, solver="scip", aid=aid, log=False,
+                           fallback=False, raise_on_failure=False)
+    assert res.termination is Termination.SOLVER_FAILURE and not res.certified
+    with pytest.raises(aidopt.SolverError, match="error in LP solver"):
+        aidopt.solve_lad(X, y, sample_weight=w, solver="scip", aid=aid, log=False, fallback=False)
+
+
+# --------------------------------------------------------------------------- 3. HiGHS QPs
+def test_highs_qp_stall_is_cut_by_the_guard_and_falls_back(monkeypatch):
+    """An imbalanced 563 x 37 l2 SVM: under AID, HiGHS's QP solver stalls on the aggregated QP
+    of iteration 4 (> 4 minutes; Clarabel: 0.07 s). The guard (30 s, 2 s here) stops it and the
+    run falls back to Clarabel."""
+    from aidopt.solvers import highs as highs_backend
+
+    monkeypatch.setattr(highs_backend, "QP_TIME_GUARD", 2.0)
+    rng = np.random.default_rng(0)
+    n, m = 563, 37
+    y = np.where(rng.random(n) < 0.07, 1.0, -1.0)
+    X = rng.normal(size=(n, m)) + 0.5 * y[:, None] * rng.normal(size=m)[None, :] / np.sqrt(m)
+    start = time.perf_counter()
+    res = aidopt.solve_svm(X, y, C=1.0, solver="highs", log=False, time_limit=120)
+    assert time.perf_counter() - start < 60
+    assert res.termination is Termination.CERTIFIED_OPTIMAL
+    assert "guard of 2 s" in res.message and "retried with" in res.message
+    ref = aidopt.solve_svm(X, y, C=1.0, solver="clarabel", aid=False, log=False)
+    assert res.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+def test_qps_are_not_routed_to_highs_by_default():
+    X, y = svm_data(n=300)
+    assert aidopt.solve_svm(X, y, log=False).solver == "clarabel"
+    assert aidopt.api.default_svm_solver("l2", None) == "clarabel"
+
+
 # --------------------------------------------------------------------------- 4. interrupts
 INTERRUPT_SCRIPT = textwrap.dedent("""
     import signal, sys
@@ -258,11 +311,19 @@ def _overlapping_lp_svm_case(seed):
     return X, y, float(rng.choice([0.01, 0.1, 1, 10]))
 
 
+CLARABEL_OWN_DEFAULTS = {"tol_gap_rel": 1e-8, "tol_gap_abs": 1e-8}
+
+
 @pytest.mark.parametrize("seed, aid", [(12, False), (13, True), (13, False)])
-def test_lp_svm_interior_duals_are_replaced_by_vertex_duals(seed, aid):
+@pytest.mark.parametrize("options", [{}, CLARABEL_OWN_DEFAULTS], ids=["aidopt", "clarabel-own"])
+def test_lp_svm_on_clarabel_is_certified(seed, aid, options):
+    """With aidopt's Clarabel settings (a tighter relative gap) the duals certify; with
+    Clarabel's own, the interior duals leave the ball and HiGHS's vertex duals of the same
+    aggregated LP replace them."""
     X, y, C = _overlapping_lp_svm_case(seed)
-    res = aidopt.solve_svm(X, y, C=C, norm="linf", solver="clarabel", aid=aid, log=False)
+    res = aidopt.solve_svm(X, y, C=C, norm="linf", solver="clarabel", aid=aid, log=False,
+                           solver_options=options)
     ref = aidopt.solve_svm(X, y, C=C, norm="linf", solver="highs", aid=False, log=False)
     assert res.termination is Termination.CERTIFIED_OPTIMAL
-    assert res.certificate.method == "highs_duals"  # the vertex duals of the same aggregated LP
+    assert res.certificate.method == ("highs_duals" if options else "solver_duals")
     assert res.objective == pytest.approx(ref.objective, rel=1e-8)
