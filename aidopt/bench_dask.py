@@ -137,18 +137,18 @@ class PeakMemory:
         return False
 
 
-def _solve(problem, X, y, engine, C, norm, options):
+def _solve(problem, X, y, engine, C, norm, options, bias="free"):
     import aidopt
 
     if problem == "lad":
         return aidopt.solve_lad(X, y, engine=engine, **options)
-    return aidopt.solve_svm(X, y, C=C, norm=norm, engine=engine, **options)
+    return aidopt.solve_svm(X, y, C=C, norm=norm, engine=engine, bias=bias, **options)
 
 
-def _measure(problem, X, y, engine, C, norm, options) -> dict:
+def _measure(problem, X, y, engine, C, norm, options, bias="free") -> dict:
     start = time.perf_counter()
     with PeakMemory() as memory:
-        res = _solve(problem, X, y, engine, C, norm, options)
+        res = _solve(problem, X, y, engine, C, norm, options, bias)
     cert = res.certificate
     return {
         "engine": engine, "seconds": round(time.perf_counter() - start, 2),
@@ -171,7 +171,7 @@ def _fits_in_memory(nbytes: int) -> bool:
     return 3 * nbytes < available
 
 
-def run_bench(store, problem: str, *, C: float = 0.1, norm: str = "l2",
+def run_bench(store, problem: str, *, C: float = 0.1, norm: str = "l2", bias: str = "free",
               compare_numpy: bool = False, **options) -> list[dict]:
     """Solve the data set in ``store`` with ``engine="dask"`` (and optionally numpy).
 
@@ -180,8 +180,9 @@ def run_bench(store, problem: str, *, C: float = 0.1, norm: str = "l2",
     store : str or os.PathLike
         A Zarr group with arrays ``X`` and ``y`` (:func:`write_store`).
     problem : {"lad", "svm"}
-    C, norm
-        SVM cost and regularizer.
+    C, norm, bias
+        SVM cost, regularizer and offset (``bias="regularized"``: the modified SVM (1.35), with
+        ``solver="sor"`` among ``options`` solved by AID + SOR).
     compare_numpy : bool
         Also solve with X loaded into memory, when three copies fit in the available memory.
     **options
@@ -198,14 +199,15 @@ def run_bench(store, problem: str, *, C: float = 0.1, norm: str = "l2",
 
     group = zarr.open_group(str(store), mode="r")
     # warm-up on the first rows (imports, solver start-up), so that neither engine pays for it
-    _solve(problem, group["X"][:1000], group["y"][:1000], "numpy", C, norm, {**options, "log": False})
-    rows = [_measure(problem, str(store), "y", "dask", C, norm, options)]
+    _solve(problem, group["X"][:1000], group["y"][:1000], "numpy", C, norm, {**options, "log": False},
+           bias)
+    rows = [_measure(problem, str(store), "y", "dask", C, norm, options, bias)]
     if compare_numpy:
         if not _fits_in_memory(group["X"].nbytes):
             rows.append({"engine": "numpy", "termination": "skipped: X does not fit in memory"})
         else:
             X, y = group["X"][...], group["y"][...]
-            row = _measure(problem, X, y, "numpy", C, norm, options)
+            row = _measure(problem, X, y, "numpy", C, norm, options, bias)
             del X
             row["rel_diff"] = abs(row["objective"] - rows[0]["objective"]) / max(1.0, abs(row["objective"]))
             rows.append(row)
@@ -236,6 +238,10 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--C", type=float, default=0.1, help="svm: misclassification cost")
     parser.add_argument("--norm", default="l2", choices=["l2", "l1", "linf", "none"], help="svm norm")
+    parser.add_argument("--bias", default="free", choices=["free", "regularized"],
+                        help="svm offset: regularized = the modified SVM (1.35)")
+    parser.add_argument("--solver", default=None, help="solver (svm --bias regularized: sor)")
+    parser.add_argument("--tol", type=float, default=1e-6)
     parser.add_argument("--compare-numpy", action="store_true",
                         help="also solve with X in memory (skipped when it does not fit)")
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
@@ -263,9 +269,9 @@ def main(argv=None) -> int:
 
         client = Client(args.scheduler)
     try:
-        rows = run_bench(args.store, args.problem, C=args.C, norm=args.norm,
+        rows = run_bench(args.store, args.problem, C=args.C, norm=args.norm, bias=args.bias,
                          compare_numpy=args.compare_numpy, time_limit=args.time_limit,
-                         log=not args.quiet)
+                         log=not args.quiet, solver=args.solver, tol=args.tol)
     finally:
         if client is not None:
             client.close()
@@ -276,8 +282,11 @@ def main(argv=None) -> int:
 
             n, m = zarr.open_group(args.store, mode="r")["X"].shape
             for row in rows:
+                svm = args.problem == "svm"
                 fh.write(json.dumps({**row, "problem": args.problem, "n": n, "m": m,
-                                     "norm": args.norm if args.problem == "svm" else None}) + "\n")
+                                     "norm": args.norm if svm else None,
+                                     "bias": args.bias if svm else None, "solver": args.solver,
+                                     "tol": args.tol, "C": args.C if svm else None}) + "\n")
     return 0
 
 

@@ -139,6 +139,7 @@ class _Loop:
                 break
             self.last_partition = it.split.partition or partition
             self._accept(it)
+            self.initial_point = None  # an iterate exists: the sample fit is not needed
             gap = relative_gap(self.best.E_t, self.lower, self.floor)
             now = problem.counters(self.data)
             work = {key: now[key] - counted.get(key, 0) for key in now}

@@ -66,13 +66,17 @@ class Partition:
         each is (K,) or (K, m).
         """
         weights = np.asarray(weights, dtype=float)
-        W = np.bincount(self.labels, weights=weights, minlength=self.n_clusters)
-        S = self.indicator(weights)
+        K = self.n_clusters
+        W = np.bincount(self.labels, weights=weights, minlength=K)
+        S = None  # the sparse indicator, built only for a matrix in memory (24+ bytes per row)
         means = []
         for a in arrays:
             if isinstance(a, ChunkedMatrix):
-                total = a.group_sum(self.labels, weights, self.n_clusters)
+                total = a.group_sum(self.labels, weights, K)
+            elif np.ndim(a) == 1:
+                total = np.bincount(self.labels, weights=weights * a, minlength=K)
             else:
+                S = self.indicator(weights) if S is None else S
                 total = S @ a
             means.append(total / (W[:, None] if total.ndim == 2 else W))
         return W, means
