@@ -7,6 +7,10 @@ r"""AID plug-in for weighted LAD regression (Park & Klabjan 2016, section 3.1).
 * **Split**: a cluster whose residuals :math:`r_i = y_i - x_i\beta^t` take both signs is split into
   :math:`\{r_i > \epsilon\}` and :math:`\{r_i \le \epsilon\}`; when no cluster is mixed,
   :math:`F_t = E_t` and :math:`\beta^t` is optimal (the paper's Proposition 3).
+* **Aggregated solver**: any LP solver through the Pyomo model (HiGHS by default), or
+  ``solver="fn"``: :func:`aidopt.fn.frisch_newton`, the interior point of R quantreg's
+  ``rq.fit.fnb`` on the same dual LP with dense m x m normal equations, on the arrays (no Pyomo
+  model is built unless ``write_models`` asks for it).
 * **Certificate**: the aggregated dual :math:`v` is lifted to :math:`u_i = s_i v_k / W_k`
   (:math:`i \in C_k`); on the full data we check :math:`X^\top u = 0` and :math:`|u_i| \le s_i`,
   and then :math:`y^\top u` is a lower bound on the optimum, so :math:`E(\beta) - y^\top u` is a
@@ -19,13 +23,15 @@ zero up to rounding) count as zero.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
 from aidopt.models import lad
 
+from aidopt.fn import FNResult, frisch_newton
 from aidopt.results import Certificate
-from aidopt.solvers import ProblemClass, SolverError, TimeLimitReached
+from aidopt.solvers import ProblemClass, SolveOutcome, SolverError, SolveStatus, TimeLimitReached
 
 from .clustering import one_step_kmeans, sample_rows
 from .partition import Partition
@@ -56,6 +62,10 @@ class LADState:
     eps: float
 
 
+#: relative gap of the Frisch–Newton fit on the random sample that seeds the initial partition
+SAMPLE_GAP = 1e-6
+
+
 class LADProblem(AIDProblem):
     """Weighted LAD under AID.
 
@@ -70,15 +80,19 @@ class LADProblem(AIDProblem):
     name = "lad"
     problem_class = ProblemClass.LP
     needs_duals = True
+    native_methods = ("fn",)
 
     def __init__(self, form: str = "auto"):
         if form not in ("auto", "dual", "primal"):
             raise ValueError(f"form must be 'auto', 'dual' or 'primal', got {form!r}")
         self.requested_form = form
         self.form = "dual" if form == "auto" else form
+        self.method: str | None = None
 
     # ----------------------------------------------------------------- contract
     def configure(self, solver_spec) -> None:
+        self.method = solver_spec.name if (
+            solver_spec is not None and solver_spec.name in self.native_methods) else None
         has_duals = solver_spec is None or solver_spec.duals
         if self.requested_form == "auto":
             self.form = "dual" if has_duals else "primal"
@@ -127,13 +141,17 @@ class LADProblem(AIDProblem):
         if n_clusters >= data.n:
             return self.trivial_partition(data)
         idx = sample_rows(data.n, max(5 * data.m, 1000, n_clusters // 4), rng)
-        model = self.build(AggregatedLAD(data.X[idx], data.y[idx], data.s[idx]))
-        outcome = solve(model, need_duals=self.needs_duals)
-        if outcome.status == "time_limit":
-            raise TimeLimitReached("time limit reached in the initial sample LAD")
-        if not outcome.optimal:
-            raise SolverError(f"initial sample LAD failed: {outcome.status} ({outcome.message})")
-        beta0, _ = lad.solution_from(model, outcome.duals)
+        sample = AggregatedLAD(data.X[idx], data.y[idx], data.s[idx])
+        if self.method == "fn":
+            beta0 = frisch_newton(sample.X, sample.y, sample.w, tol=SAMPLE_GAP).beta
+        else:
+            model = self.build(sample)
+            outcome = solve(model, need_duals=self.needs_duals)
+            if outcome.status == "time_limit":
+                raise TimeLimitReached("time limit reached in the initial sample LAD")
+            if not outcome.optimal:
+                raise SolverError(f"initial sample LAD failed: {outcome.status} ({outcome.message})")
+            beta0, _ = lad.solution_from(model, outcome.duals)
         fit = _lifted(data, beta0, None)
         labels = one_step_kmeans(np.column_stack([fit.state.residual, data.y]), n_clusters, rng)
         return Partition.from_labels(labels), fit
@@ -145,7 +163,35 @@ class LADProblem(AIDProblem):
     def build(self, aggregated: AggregatedLAD, form: str | None = None):
         return lad.create_instance(aggregated.X, aggregated.y, aggregated.w, form=form or self.form)
 
+    def solve_native(self, method, aggregated: AggregatedLAD, previous, partition, *, tol,
+                     time_limit, options) -> tuple[FNResult, SolveOutcome]:
+        """Frisch–Newton (:func:`aidopt.fn.frisch_newton`) on the aggregated dual LP, to a gap
+        100 times below ``tol`` (``solver_options``: ``tol``, ``max_iter``)."""
+        from aidopt import __version__
+
+        unknown = sorted(set(options) - {"tol", "max_iter"})
+        if unknown:
+            raise ValueError(f"solver='fn' takes solver_options tol and max_iter, got {unknown}")
+        if time_limit is not None and time_limit <= 0:
+            raise TimeLimitReached("time limit reached before the Frisch-Newton solve")
+        start = time.perf_counter()
+        floor = GAP_FLOOR * float(aggregated.w @ np.abs(aggregated.y))
+        res = frisch_newton(aggregated.X, aggregated.y, aggregated.w,
+                            tol=options.get("tol", min(1e-9, tol / 100)),
+                            max_iter=options.get("max_iter", 100), time_limit=time_limit,
+                            floor=floor)
+        status = {"optimal": SolveStatus.OPTIMAL, "time_limit": SolveStatus.TIME_LIMIT,
+                  "iteration_limit": SolveStatus.ITERATION_LIMIT}.get(res.status, SolveStatus.ERROR)
+        return res, SolveOutcome(
+            status, res.objective, None, True, "fn", f"aidopt {__version__}",
+            time.perf_counter() - start,
+            f"{res.status} after {res.iterations} iterations (gap {res.gap:.2e}, "
+            f"|X'v| {res.infeasibility:.1e})",
+            extra={"iterations": res.iterations}, bound=res.dual if status == "optimal" else None)
+
     def lift(self, model, outcome, partition, aggregated, data) -> Lifted:
+        if isinstance(model, FNResult):
+            return _lifted(data, model.beta, model.v)
         beta, v = lad.solution_from(model, outcome.duals)
         if beta is None:
             raise SolverError("the dual LAD form needs constraint duals from the solver")

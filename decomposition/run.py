@@ -42,9 +42,17 @@ from aidopt.results import AIDResult, Certificate, IterationRecord, Termination
 
 logger = logging.getLogger("aidopt.run")
 #: where a run with ``log=False`` writes: nowhere, even when an outer run's handler is attached
-BUILTIN_METHODS = {"sor": solvers.SolverSpec(
-    name="sor", pyomo_name="", classes=frozenset({solvers.ProblemClass.QP}), duals=True, extra="",
-    module="aidopt.sor", notes="successive overrelaxation sweeps (aidopt.sor)", backend="native")}
+BUILTIN_METHODS = {
+    "sor": solvers.SolverSpec(
+        name="sor", pyomo_name="", classes=frozenset({solvers.ProblemClass.QP}), duals=True,
+        extra="", module="aidopt.sor", notes="successive overrelaxation sweeps (aidopt.sor)",
+        backend="native"),
+    "fn": solvers.SolverSpec(
+        name="fn", pyomo_name="", classes=frozenset({solvers.ProblemClass.LP}), duals=True,
+        extra="", module="aidopt.fn",
+        notes="Frisch-Newton interior point with dense normal equations (aidopt.fn)",
+        backend="native"),
+}
 """Methods aidopt runs itself, named as ``solver``: a run with one checks no external solver.
 A plug-in offers one through :attr:`~.protocol.AIDProblem.native_methods`."""
 

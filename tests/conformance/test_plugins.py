@@ -63,6 +63,7 @@ def example_data(seed):
 # factory, data(seed), solver, convex, config, the certificate method of the AID run
 CASES = [
     pytest.param(LADProblem, lad_data, "highs", True, {}, "solver_duals", id="lad-highs"),
+    pytest.param(LADProblem, lad_data, "fn", True, {}, "solver_duals", id="lad-fn"),
     pytest.param(LADProblem, lad_data, "scip", True, {}, "dual_lp", id="lad-scip-no-duals",
                  marks=_needs("scip")),
     pytest.param(lambda: SVMProblem(C=0.5, norm="l2"), svm_data, "clarabel", True, {}, "solver_duals",
