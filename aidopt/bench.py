@@ -15,6 +15,13 @@ Baselines:
 * ``sklearn``: ``QuantileRegressor(quantile=0.5, alpha=0, solver="highs")``.
 * ``quantreg``: R's ``quantreg::rq.fit(method="fn")`` (Frisch-Newton), when ``Rscript`` and the
   package are installed (``apt-get install r-cran-quantreg``); only the fit is timed, inside R.
+  ``quantreg-pfn``: ``method="pfn"`` (Portnoy-Koenker preprocessing, then fn).
+* ``fn``: aidopt's own Frisch-Newton (:mod:`aidopt.fn`) on the full data (``aid=False,
+  solver="fn"``), certified.
+* ``aid-<solver>``: AID with another aggregated solver, e.g. ``aid-highs`` when the AID column
+  runs ``--solver fn``.
+
+The AID column runs ``solve_lad`` with the default solver, or the one given as ``solver``.
 """
 
 from __future__ import annotations
@@ -49,11 +56,12 @@ def _objective(X, y, beta) -> float:
     return float(np.abs(y - X @ np.asarray(beta, dtype=float)).sum())
 
 
-def _worker_aid(X, y, time_limit):
+def _worker_aid(X, y, time_limit, solver=None):
     import aidopt
 
     t0 = time.perf_counter()
-    res = aidopt.solve_lad(X, y, log=False, time_limit=time_limit, raise_on_failure=False)
+    res = aidopt.solve_lad(X, y, log=False, time_limit=time_limit, raise_on_failure=False,
+                           solver=solver)
     seconds = time.perf_counter() - t0
     hist = res.history
     return {
@@ -69,12 +77,12 @@ def _worker_aid(X, y, time_limit):
     }
 
 
-def _worker_pyomo(X, y, time_limit):
+def _worker_pyomo(X, y, time_limit, solver=None):
     import aidopt
 
     t0 = time.perf_counter()
     res = aidopt.solve_lad(X, y, aid=False, log=False, time_limit=time_limit,
-                           raise_on_failure=False)
+                           raise_on_failure=False, solver=solver)
     return {"seconds": time.perf_counter() - t0, "objective": res.objective,
             "certified": res.certified, "termination": res.termination.value}
 
@@ -135,12 +143,12 @@ args <- commandArgs(trailingOnly = TRUE)
 n <- as.integer(args[2]); m <- as.integer(args[3])
 X <- matrix(readBin(args[1], "double", n * m), nrow = n, ncol = m, byrow = TRUE)
 y <- readBin(args[4], "double", n)
-t <- system.time(fit <- rq.fit(X, y, tau = 0.5, method = "fn"))[["elapsed"]]
+t <- system.time(fit <- rq.fit(X, y, tau = 0.5, method = args[5]))[["elapsed"]]
 cat(sprintf("%.6f\n", t)); cat(sprintf("%.17g\n", coef(fit)))
 """
 
 
-def _worker_quantreg(X, y, time_limit):
+def _worker_quantreg(X, y, time_limit, method="fn"):
     if shutil.which("Rscript") is None:
         return {"skipped": "Rscript not installed (apt-get install r-cran-quantreg)"}
     with tempfile.TemporaryDirectory() as tmp:
@@ -150,7 +158,7 @@ def _worker_quantreg(X, y, time_limit):
         with open(rf, "w") as fh:
             fh.write(R_SCRIPT)
         proc = subprocess.run(
-            ["Rscript", rf, xf, str(X.shape[0]), str(X.shape[1]), yf],
+            ["Rscript", rf, xf, str(X.shape[0]), str(X.shape[1]), yf, method],
             capture_output=True, text=True, timeout=time_limit,
         )
     if proc.returncode != 0:
@@ -165,17 +173,19 @@ def worker(method: str, n: int, m: int, instance_set: str, seed: int, time_limit
 
     rss0 = _rss_mb()
     X, y = lad_instance(instance_set, n=n, m=m, seed=seed)
-    if method == "aid":
-        out = _worker_aid(X, y, time_limit)
+    if method == "aid" or method.startswith("aid-"):
+        out = _worker_aid(X, y, time_limit, solver=method[4:] or None)
     elif method == "pyomo":
         out = _worker_pyomo(X, y, time_limit)
+    elif method == "fn":
+        out = _worker_pyomo(X, y, time_limit, solver="fn")
     elif method.startswith("highs-"):
         _, form, algorithm, *rest = method.split("-")
         out = _worker_highs(X, y, time_limit, form, algorithm, presolve=rest != ["nopresolve"])
     elif method == "sklearn":
         out = _worker_sklearn(X, y, time_limit)
-    elif method == "quantreg":
-        out = _worker_quantreg(X, y, time_limit)
+    elif method in ("quantreg", "quantreg-pfn"):
+        out = _worker_quantreg(X, y, time_limit, "pfn" if method.endswith("pfn") else "fn")
     else:
         raise ValueError(f"unknown bench method {method!r}")
     out["peak_over_X"] = (_rss_mb() - rss0) * 2**20 / X.nbytes
@@ -218,17 +228,22 @@ def environment() -> str:
 
 def bench_lad(sizes, instance_set="A",
               baselines=("highs-dual-ipm", "highs-dual-ipm-nopresolve", "quantreg"), repeat=1,
-              seed=0, output=None, time_limit=3600.0):
-    """Run AID and the baselines on each ``(n, m)``; print (and append) a markdown table."""
+              seed=0, output=None, time_limit=3600.0, solver=None):
+    """Run AID (with ``solver``, default HiGHS) and the baselines on each ``(n, m)``; print
+    (and append) a markdown table."""
     methods = []
     for b in baselines:
         methods.extend(HIGHS_VARIANTS if b == "highs" else [b])
     header = ("| set | n | m | r0 | rT | T | time AID (s) | AID steps (s) | baseline | "
               "time baseline (s) | Δ | ρ = base/AID | peak mem / X (AID, base) |")
-    lines = [f"Environment: {environment()}", "", header, "|" + "---|" * 13]
+    lines = [f"Environment: {environment()}, AID solver {solver or 'highs'}", "", header,
+             "|" + "---|" * 13]
     cases = [(n, m, seed + rep) for n, m in sizes for rep in range(repeat)]
+    aid = "aid" if solver is None else f"aid-{solver}"
     return side_by_side(
-        cases, methods, lambda method, c: _run(method, c[0], c[1], instance_set, c[2], time_limit),
+        cases, methods,
+        lambda method, c: _run(aid if method == "aid" else method, c[0], c[1], instance_set,
+                               c[2], time_limit),
         lambda c, aid, method, base: _row(instance_set, c[0], c[1], aid, method, base),
         lines, output,
     )

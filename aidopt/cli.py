@@ -17,7 +17,8 @@ __all__ = ["main"]
 EXIT_INTERRUPTED = 130
 
 LAD_BASELINES = ["highs", "highs-dual-ipm", "highs-dual-ipm-nopresolve", "highs-dual-simplex",
-                 "highs-primal-ipm", "highs-primal-simplex", "pyomo", "sklearn", "quantreg"]
+                 "highs-primal-ipm", "highs-primal-simplex", "pyomo", "sklearn", "quantreg",
+                 "quantreg-pfn", "fn", "aid-highs", "aid-fn"]
 SVM_BASELINES = ["libsvm", "liblinear", "liblinear-median3", "direct", "highs-lp", "sor"]
 
 
@@ -326,7 +327,7 @@ def cmd_bench(args) -> int:
     bench_lad(
         sizes=[tuple(int(v) for v in s.split("x")) for s in args.sizes],
         instance_set=args.set, baselines=args.baselines, repeat=args.repeat, seed=args.seed,
-        output=args.output, time_limit=args.time_limit,
+        output=args.output, time_limit=args.time_limit, solver=args.solver,
     )
     return 0
 
@@ -499,7 +500,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--iterations", nargs="+", type=int, default=[1, 5],
                    help="s3vm: AIDk iteration limits (default 1 5)")
     p.add_argument("--r0", type=float, default=None, help="s3vm: r0 (default 0.01)")
-    p.add_argument("--solver", default=None, help="s3vm: solver (default gurobi, scip fallback)")
+    p.add_argument("--solver", default=None, help="lad: AID's aggregated solver (default highs; "
+                   "fn = Frisch-Newton); s3vm: solver (default gurobi, scip fallback)")
     p.add_argument("--raw", default=None, help="s3vm: write every split's result as JSON")
     add_bench_arguments(p)
     from aidopt.cli_aggout import add_bench_arguments as add_aggout_bench_arguments
