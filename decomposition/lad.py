@@ -35,7 +35,7 @@ from aidopt.solvers import ProblemClass, SolveOutcome, SolverError, SolveStatus,
 
 from .clustering import one_step_kmeans, sample_rows
 from .partition import Partition
-from .protocol import GAP_FLOOR, AIDProblem, Iterate, Lifted, Split
+from .protocol import GAP_FLOOR, AIDProblem, Iterate, Lifted, Split, solve_own
 
 __all__ = ["LADProblem", "AggregatedLAD", "LADState", "certificate"]
 
@@ -146,11 +146,7 @@ class LADProblem(AIDProblem):
             beta0 = frisch_newton(sample.X, sample.y, sample.w, tol=SAMPLE_GAP).beta
         else:
             model = self.build(sample)
-            outcome = solve(model, need_duals=self.needs_duals)
-            if outcome.status == "time_limit":
-                raise TimeLimitReached("time limit reached in the initial sample LAD")
-            if not outcome.optimal:
-                raise SolverError(f"initial sample LAD failed: {outcome.status} ({outcome.message})")
+            outcome = solve_own(solve, model, "initial sample LAD", need_duals=self.needs_duals)
             beta0, _ = lad.solution_from(model, outcome.duals)
         fit = _lifted(data, beta0, None)
         labels = one_step_kmeans(np.column_stack([fit.state.residual, data.y]), n_clusters, rng)
@@ -213,11 +209,7 @@ class LADProblem(AIDProblem):
         aggregated, partition = bound.aggregated, bound.partition
         if v is None:  # solver without duals: solve the aggregated dual LP as a model of its own
             model = lad.create_instance(aggregated.X, aggregated.y, aggregated.w, form="dual")
-            outcome = solve(model, need_duals=False)
-            if outcome.status == "time_limit":
-                raise TimeLimitReached("time limit reached in the certificate's dual LP")
-            if not outcome.optimal:
-                raise SolverError(f"dual LP for the certificate failed: {outcome.status}")
+            solve_own(solve, model, "the dual LP for the certificate", need_duals=False)
             _, v = lad.solution_from(model, None)
             method = "dual_lp"
         u = data.s * (v / aggregated.w)[partition.labels]

@@ -44,11 +44,11 @@ from typing import Any
 import numpy as np
 
 from aidopt.results import Certificate, Termination
-from aidopt.solvers import ProblemClass, SolveOutcome
+from aidopt.solvers import ProblemClass, SolveOutcome, SolverError, TimeLimitReached
 
 from .partition import Partition
 
-__all__ = ["AIDProblem", "Iterate", "Lifted", "Split", "Stop", "SolveFn"]
+__all__ = ["AIDProblem", "Iterate", "Lifted", "Split", "Stop", "SolveFn", "solve_own"]
 
 #: ``solve(model, need_duals=False, solver=None) -> SolveOutcome``: the run's configured solver
 #: call (solver, options, remaining time, model writing), for plug-in steps that solve a side model.
@@ -306,6 +306,18 @@ class AIDProblem:
     def public_solution(self, best: Iterate, certificate: Certificate | None) -> dict:
         """The arrays returned in ``AIDResult.solution`` (default: the best lifted solution)."""
         return dict(best.lifted.solution)
+
+
+def solve_own(solve: SolveFn, model, what: str, **kwargs) -> SolveOutcome:
+    """A plug-in's own solve (initial sample, certificate) through the run's ``solve``: the
+    outcome when optimal; :class:`~aidopt.solvers.TimeLimitReached` at the time limit, and
+    :class:`~aidopt.solvers.SolverError` naming ``what`` otherwise (after the run's fallbacks)."""
+    outcome = solve(model, **kwargs)
+    if outcome.status == "time_limit":
+        raise TimeLimitReached(f"time limit reached in {what}")
+    if not outcome.optimal:
+        raise SolverError(f"{what} failed: {outcome.status} ({outcome.message})")
+    return outcome
 
 
 #: the floor of a scale-invariant gap's denominator, as a fraction of the objective of the zero

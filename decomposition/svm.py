@@ -36,11 +36,11 @@ from aidopt.models import lp_svm, svm
 
 from aidopt import solvers
 from aidopt.results import Certificate
-from aidopt.solvers import ProblemClass, SolverError, TimeLimitReached
+from aidopt.solvers import ProblemClass, SolverError
 
 from .clustering import one_step_kmeans, sample_rows
 from .partition import Partition
-from .protocol import GAP_FLOOR, AIDProblem, Iterate, Lifted, Split
+from .protocol import GAP_FLOOR, AIDProblem, Iterate, Lifted, Split, solve_own
 
 __all__ = ["SVMProblem", "AggregatedSVM", "SVMState", "certificate", "hinge_certificate", "regularizer_value", "NORMS"]
 
@@ -197,11 +197,7 @@ class SVMProblem(AIDProblem):
     def _sample_plane(self, sample: AggregatedSVM, solve) -> tuple[np.ndarray, float]:
         """``(w, b)`` of the SVM on the random sample, solved with the run's solver."""
         model = self.build(sample)
-        outcome = solve(model, need_duals=self.needs_duals)
-        if outcome.status == "time_limit":
-            raise TimeLimitReached("time limit reached in the initial sample SVM")
-        if not outcome.optimal:
-            raise SolverError(f"initial sample SVM failed: {outcome.status} ({outcome.message})")
+        outcome = solve_own(solve, model, "initial sample SVM", need_duals=self.needs_duals)
         w, b, _ = self._read(model, outcome)
         return w, 0.0 if b is None else b
 
@@ -303,18 +299,15 @@ class SVMProblem(AIDProblem):
         2-norm: solve the dual QP form with the same solver (its alpha are variables). LPs:
         re-solve the same aggregated LP with HiGHS, which returns duals.
         """
+        what = "the solve for the certificate's duals"
         if self.norm == "l2":
             model = self.build(aggregated, form="dual")
-            outcome = solve(model, need_duals=False)
+            outcome = solve_own(solve, model, what, need_duals=False)
             method = "dual_qp"
         else:
             model = self.build(aggregated)
-            outcome = solve(model, need_duals=True, solver="highs")
+            outcome = solve_own(solve, model, what, need_duals=True, solver="highs")
             method = "highs_duals"
-        if outcome.status == "time_limit":
-            raise TimeLimitReached("time limit reached in the certificate's dual solve")
-        if not outcome.optimal:
-            raise SolverError(f"solve for the certificate's duals failed: {outcome.status}")
         alpha_bar = self._read(model, outcome)[2]
         return alpha_bar, method
 
