@@ -126,7 +126,8 @@ class _Loop:
         run, config, problem = self.run, self.config, self.problem
         previous: Iterate | None = None
         counted = problem.counters(self.data)  # e.g. passes over an out-of-core X
-        run.header(COLUMNS + ([Column("passes", 7, "d")] if "data_passes" in counted else []))
+        keys = sorted(counted)  # one column per counter the plug-in declares, by its name
+        run.header(COLUMNS + [Column(key, max(7, len(key)), "d") for key in keys])
         t = 0
         while self.stop is None:
             t += 1
@@ -151,8 +152,7 @@ class _Loop:
                 info={**it.lifted.info, **work},
             ))
             run.row(t, partition.n_clusters, partition.n_clusters / self.size, it.F_t, self.lower,
-                    self.best.E_t, gap, it.split.n_split,
-                    *([work["data_passes"]] if "data_passes" in work else []))
+                    self.best.E_t, gap, it.split.n_split, *(work.get(key, 0) for key in keys))
             if it.split.holds:
                 self._stop(Stop.CONDITION, "optimality condition holds")
             elif gap <= config.tol:
@@ -246,11 +246,15 @@ class _Loop:
         elif self.bound_iterate is None or self.bound_iterate.bound is None:
             self.bound_iterate = it  # no bound proved yet: the latest iterate's duals
 
-    def _initial_iterate(self) -> Iterate:
+    def _initial_iterate(self) -> Iterate | None:
         """The plug-in's initial point as the answer of a run that stopped before its first
-        iterate: evaluated on the full data, never certified (no bound proves anything)."""
+        iterate: evaluated on the full data, never certified (no bound proves anything);
+        ``None`` when Ctrl-C stops the evaluation too."""
+        E = None
         with self.run.guard():
             E = self.problem.evaluate(self.data, self.initial_point)
+        if E is None:
+            return None
         self.message += (f"; returned the initial sample fit, E = {E:.9g} (not certified: the "
                          "run stopped before its first iterate)")
         return Iterate(t=0, partition=None, aggregated=None, lifted=self.initial_point,

@@ -186,7 +186,7 @@ class AIDProblem:
     def counters(self, data) -> dict[str, int]:
         """Cumulative work counters of the data (e.g. ``{"data_passes": 12}`` for an
         out-of-core matrix): the driver records each iteration's increase in its history
-        (``info``) and shows the passes in the iteration table. Default ``{}``."""
+        (``info``) and shows it in the iteration table, a column per counter. Default ``{}``."""
         return {}
 
     def default_r0(self, size: int, data) -> float:

@@ -24,6 +24,9 @@ def test_same_answer_as_numpy(problem, chunking, reference):
     assert_same(result, reference(problem, n))
     passes = result.dimensions["data_passes"]
     assert passes >= 2 * len(result.history) and f"{passes} passes over X" in result.message
+    # each iteration's passes (the counters hook): aggregation and lift, no more
+    per_iteration = [record.info["data_passes"] for record in result.history]
+    assert per_iteration and all(count == 2 for count in per_iteration), per_iteration
 
 
 def _npy(tmp_path, X, y):
