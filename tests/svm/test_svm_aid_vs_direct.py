@@ -56,7 +56,9 @@ def test_aid_objective_equals_direct(kind, n, m, seed, C, norm):
     for rec in aid.history:
         assert rec.F_t <= rec.E_t + 1e-7 * max(1.0, abs(rec.E_t)), rec
         assert rec.E_best <= rec.E_t + 1e-12 * max(1.0, abs(rec.E_t))
-        assert rec.lower_bound >= rec.F_t
+        # the bound is F_t for a solver that reports its optimum as the bound; the interior
+        # point "fm" reports its dual value, within its own gap (<= 1e-9) below F_t
+        assert rec.lower_bound >= rec.F_t - 1e-8 * max(1.0, abs(rec.F_t))
     assert [rec.t for rec in aid.history] == list(range(1, len(aid.history) + 1))
     assert aid.history[-1].E_best == pytest.approx(aid.objective, rel=1e-12, abs=1e-15)
     assert aid.history[0].n_clusters < n  # AID really aggregated

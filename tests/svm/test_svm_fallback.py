@@ -64,7 +64,9 @@ def test_failed_direct_solve_is_retried(monkeypatch, xy, norm):
     X, y = xy
     ref = aidopt.solve_svm(X, y, C=C, norm=norm, aid=False, log=False)
     calls = _fail_call(monkeypatch, 0)
-    res = aidopt.solve_svm(X, y, C=C, norm=norm, aid=False, log=False)
+    # the Pyomo path (the default 2-norm solver "fm" builds no model: tests/decomposition/test_fm.py)
+    solver = "clarabel" if norm == "l2" else "highs"
+    res = aidopt.solve_svm(X, y, C=C, norm=norm, aid=False, solver=solver, log=False)
     assert len(calls) == 2
     assert res.termination is Termination.CERTIFIED_OPTIMAL, res.summary()
     assert "retried" in res.message
@@ -75,13 +77,14 @@ def test_no_fallback_raises(monkeypatch, xy):
     X, y = xy
     _fail_call(monkeypatch, 1)
     with pytest.raises(aidopt.SolverError, match="forced failure"):
-        aidopt.solve_svm(X, y, C=C, fallback=False, log=False)
+        aidopt.solve_svm(X, y, C=C, fallback=False, solver="clarabel", log=False)
 
 
 def test_no_fallback_without_raise_reports_solver_failure(monkeypatch, xy):
     X, y = xy
     calls = _fail_call(monkeypatch, 1)
-    res = aidopt.solve_svm(X, y, C=C, fallback=False, raise_on_failure=False, log=False)
+    res = aidopt.solve_svm(X, y, C=C, fallback=False, raise_on_failure=False, solver="clarabel",
+                           log=False)
     assert len(calls) == 2  # no retry
     assert res.termination is Termination.SOLVER_FAILURE
     assert not res.certified
@@ -100,7 +103,7 @@ def test_every_retry_failing_reports_solver_failure(monkeypatch, xy):
         return solvers.SolveOutcome("error", None, None, False, solver, "", 0.0, "always fails")
 
     monkeypatch.setattr(solvers, "solve_model", fake)
-    res = aidopt.solve_svm(X, y, C=C, raise_on_failure=False, log=False)
+    res = aidopt.solve_svm(X, y, C=C, raise_on_failure=False, solver="clarabel", log=False)
     assert res.termination is Termination.SOLVER_FAILURE
     assert not res.certified
     # clarabel dual failed -> clarabel primal -> highs dual, each recorded

@@ -82,13 +82,13 @@ def test_kernel_refuses_solver_without_duals():
 def test_default_solvers():
     from aidopt.api import default_svm_solver
 
-    assert default_svm_solver("l2") == "clarabel"
-    assert default_svm_solver("l2", "rbf") == "clarabel"
+    assert default_svm_solver("l2") == "fm"
+    assert default_svm_solver("l2", "rbf") == "fm"
     for norm in ("l1", "linf", "none"):
         assert default_svm_solver(norm) == "highs"
     X, y = _data()
     assert aidopt.solve_svm(X, y, norm="l1", log=False).solver == "highs"
-    assert aidopt.solve_svm(X, y, norm="l2", log=False).solver == "clarabel"
+    assert aidopt.solve_svm(X, y, norm="l2", log=False).solver == "fm"
 
 
 @pytest.mark.parametrize("C_", [0.1, 0.2])
