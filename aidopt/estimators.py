@@ -522,7 +522,7 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
     solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
     solver_options, threads, tee, raise_on_failure, fallback
         The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``; the
-        solver defaults to "clarabel" for the 2-norm and kernel QPs, "highs" for the LPs.
+        solver defaults to "fm" (aidopt.fm) for the 2-norm and kernel QPs, "highs" for the LPs.
 
     Attributes
     ----------

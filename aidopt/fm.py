@@ -1,4 +1,4 @@
-r"""An interior point for weighted linear SVMs with dense (m+1) x (m+1) normal equations.
+r"""An interior point for weighted 2-norm SVMs: dense (m+1) x (m+1) normal equations (linear).
 
 The method of Ferris & Munson, "Interior-point methods for massive support vector machines"
 (SIAM J. Optim. 13(3), 2002), written for the weighted 2-norm SVM that AID solves at every
@@ -34,7 +34,13 @@ matrix, where a general QP code (Clarabel, HiGHS) meets the dense rank-p Hessian
 Stopping is on a rigorous gap: the primal objective of :math:`(w, b)` with its exact hinge, and
 the dual objective of :math:`\alpha` after the heavier class is scaled down so that
 :math:`y'\alpha = 0` holds exactly (:math:`\alpha` stays in the box), so the dual value is a lower
-bound on the aggregated optimum.
+bound on the aggregated optimum. Near the end double precision can keep that gap above a tight
+``tol`` (a hard margin with large bounds u: a margin rounded by 1e-14 costs u 1e-14); a gap that
+stops halving is reported as ``"stalled"`` with the best iterate.
+
+:func:`ferris_munson_kernel` runs the same iteration on a dense Hessian (kernel AID's
+:math:`Q = D_y \bar K D_y`): each step factors :math:`Q + D` (K x K Cholesky) and solves the
+equality by its Schur complement.
 """
 
 from __future__ import annotations
@@ -61,7 +67,7 @@ STALL, STALL_ITERATIONS, STALL_GAP = 0.5, 6, 1e-6
 
 @dataclass
 class FMResult:
-    """Outcome of :func:`ferris_munson`.
+    """Outcome of :func:`ferris_munson` and :func:`ferris_munson_kernel`.
 
     Attributes
     ----------
@@ -106,7 +112,7 @@ def balanced(alpha, y) -> np.ndarray:
 
 
 def ferris_munson(X, y, u, *, bias: str = "free", tol: float = 1e-9, max_iter: int = 100,
-            time_limit: float | None = None, floor: float = 0.0) -> FMResult:
+                  time_limit: float | None = None, floor: float = 0.0) -> FMResult:
     r"""The weighted linear 2-norm SVM :math:`\min \tfrac12\|w\|^2 [+ \tfrac12 b^2] + \sum_k u_k
     \max(0, 1 - y_k(x_k w + b))` by a primal-dual interior point on its dual.
 
@@ -146,7 +152,7 @@ def ferris_munson(X, y, u, *, bias: str = "free", tol: float = 1e-9, max_iter: i
 
 
 def ferris_munson_kernel(Q, y, u, *, tol: float = 1e-9, max_iter: int = 100,
-                   time_limit: float | None = None, floor: float = 0.0) -> FMResult:
+                         time_limit: float | None = None, floor: float = 0.0) -> FMResult:
     r"""The same interior point on a dense dual Hessian ``Q`` (K x K, positive semidefinite):
     :math:`\min \tfrac12\alpha'Q\alpha - e'\alpha` s.t. :math:`y'\alpha = 0`,
     :math:`0 \le \alpha \le u`; for the kernel SVM :math:`Q = D_y \bar K D_y`. Each step

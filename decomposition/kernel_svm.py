@@ -29,9 +29,9 @@ import numpy as np
 from aidopt.models import kernel_svm, svm
 from scipy import sparse
 
+from aidopt.fm import FMResult, ferris_munson_kernel
 from aidopt.results import Certificate
 from aidopt.solvers import ProblemClass, SolveOutcome, SolverError
-from aidopt.fm import FMResult, ferris_munson_kernel
 
 from .clustering import one_step_kmeans
 from .partition import Partition

@@ -34,9 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from aidopt.models import lp_svm, svm
-from aidopt.fm import FMResult, ferris_munson
 
 from aidopt import solvers
+from aidopt.fm import FMResult, ferris_munson
 from aidopt.results import Certificate
 from aidopt.solvers import ProblemClass, SolverError
 

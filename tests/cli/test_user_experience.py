@@ -94,6 +94,12 @@ def test_lad_cli_prints_named_coefficients(lad_csv, capsys):
     assert float(lines["income"]) == pytest.approx(-1.0, abs=0.05)
 
 
+def test_cli_prints_the_coefficient_table_once(svm_csv, capsys):
+    """The run's log ends with the summary, which holds the table: not printed a second time."""
+    assert main(["svm", "--data", str(svm_csv), "--target", "label", "--C", "0.5"]) == 0
+    assert capsys.readouterr().out.count("coefficients:") == 1
+
+
 def test_svm_cli_prints_w_b_and_accuracy(svm_csv, capsys):
     code = main(["svm", "--data", str(svm_csv), "--target", "label", "--C", "0.5"])
     out = capsys.readouterr().out

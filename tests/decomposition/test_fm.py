@@ -13,8 +13,8 @@ import pytest
 import scipy.sparse as sp
 
 import aidopt
-from aidopt.results import Termination
 from aidopt.fm import ferris_munson, ferris_munson_kernel
+from aidopt.results import Termination
 
 BIASES = ("free", "regularized")
 #: case kind -> the relative gap rounding allows (see the test)
@@ -205,3 +205,11 @@ def test_kernel_aid_with_fm_is_certified_and_equals_clarabel(kernel):
     assert res.termination is Termination.CERTIFIED_OPTIMAL and res.solver == "fm"
     assert ref.certified
     assert res.objective == pytest.approx(ref.objective, rel=2e-6)
+
+
+def test_kernel_fm_that_stops_short_falls_back_to_clarabel():
+    X, y = svm_rows(8, 400, 3)
+    res = aidopt.solve_svm(X, y, C=1.0, kernel="rbf", solver="fm", log=False,
+                           solver_options={"max_iter": 2})
+    assert res.certified
+    assert "retried with clarabel" in res.message
