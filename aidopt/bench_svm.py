@@ -117,7 +117,7 @@ def _kernel_scores(X, y, coef, support, b, kfun, C, block=2000):
     return obj, float(np.mean(np.where(f > 0, 1.0, -1.0) == y))
 
 
-def _kernel_worker(method, X, y, C, kernel, tol, time_limit) -> dict:
+def _kernel_worker(method, X, y, C, kernel, tol, time_limit, solver="default") -> dict:
     """Kernel AID (``aid``) or LIBSVM's SVC with the same kernel (``libsvm``)."""
     import aidopt
     from aidopt.models.kernel_svm import kernel_function
@@ -126,8 +126,9 @@ def _kernel_worker(method, X, y, C, kernel, tol, time_limit) -> dict:
     kfun = kernel_function(kernel, gamma, 3, 1.0)
     t0 = time.perf_counter()
     if method == "aid":
+        how = {} if solver == "default" else {"solver": solver}
         res = aidopt.solve_svm(X, y, C=C, kernel=kernel, coef0=1.0, log=False, tol=tol,
-                               time_limit=time_limit, raise_on_failure=False)
+                               time_limit=time_limit, raise_on_failure=False, **how)
         seconds = time.perf_counter() - t0
         alpha, b = res.solution["alpha"], res.solution["b"]
         sv = np.flatnonzero(alpha > 1e-10 * C)
@@ -170,7 +171,7 @@ def worker(method, n, m, instance, seed, time_limit, C, norm, tol=1e-6, kernel="
     X, y = _load(instance, n, m, seed)
     out = {"n": X.shape[0], "m": X.shape[1]}
     if kernel != "none":
-        out.update(_kernel_worker(method, X, y, C, kernel, tol, time_limit))
+        out.update(_kernel_worker(method, X, y, C, kernel, tol, time_limit, solver))
         out["peak_over_X"] = (_rss_mb() - rss0) * 2**20 / X.nbytes
         return out
     w = None

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-__all__ = ["FMResult", "ferris_munson", "ferris_munson_kernel", "balanced"]
+__all__ = ["FMResult", "ferris_munson", "ferris_munson_kernel", "gap_of", "best_offset", "balanced"]
 
 #: fraction of the step to the boundary (as in aidopt.fn)
 STEP = 0.99995
@@ -168,6 +168,33 @@ def ferris_munson_kernel(Q, y, u, *, tol: float = 1e-9, max_iter: int = 100,
     _, beta, values, iterations, status = _mehrotra(
         _Dense(Q, y), y, u, tol=tol, max_iter=max_iter, time_limit=time_limit, floor=floor)
     return FMResult(None, -float(beta), *values, iterations, status)
+
+
+def gap_of(Q, y, u, alpha, b, floor: float = 0.0) -> FMResult:
+    """Any solver's ``(alpha, b)`` for the dense dual (``Q`` as in :func:`ferris_munson_kernel`)
+    judged as this method judges its own iterates: the primal objective of the plane, the dual
+    value of ``alpha`` clipped and balanced (a lower bound), and their relative gap."""
+    y, u = _check(y, u, len(y), True)
+    system = _Dense(np.asarray(Q, dtype=float), y)
+    alpha = np.asarray(alpha, dtype=float)
+    Qa = system.product(alpha)
+    best = None
+    for offset in (float(b), best_offset(Qa, y, u)):  # the given b, and the best b for alpha
+        values = _evaluate(system, y, u, alpha, Qa, -offset, floor)
+        if best is None or values[1] < best[1][1]:
+            best = (offset, values)
+    offset, values = best
+    return FMResult(None, offset, *values, 0, "optimal" if np.isfinite(values[3]) else "error")
+
+
+def best_offset(margin, y, u) -> float:
+    r"""The offset b minimising :math:`\sum_k u_k \max(0, 1 - m_k - y_k b)` (``margin`` m
+    without b): a weighted median of the breakpoints :math:`y_k (1 - m_k)`, where the slope
+    :math:`-\sum_{y_k > 0, b < b_k} u_k + \sum_{y_k < 0, b > b_k} u_k` turns nonnegative."""
+    breaks = y * (1.0 - margin)
+    order = np.argsort(breaks, kind="stable")
+    slope = np.cumsum(u[order]) - float(u[y > 0].sum())
+    return float(breaks[order][min(int(np.searchsorted(slope, 0.0)), y.size - 1)])
 
 
 def _check(y, u, K, free):

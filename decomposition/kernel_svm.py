@@ -5,10 +5,11 @@ r"""AID plug-in for the kernel 2-norm SVM (Park & Klabjan 2016, Appendix B).
   :math:`H_{ik} = \sum_{j \in C_k} s_j K(x_i, x_j) / W_k`, computed in row blocks (the full
   n x n kernel is never held). Only the columns of clusters that changed since the last iteration
   are recomputed: a split leaves every other column of H as it was.
-* **Solve**: the aggregated dual (21) (:mod:`aidopt.models.kernel_svm`), or with
-  ``solver="fm"`` the interior point :func:`aidopt.fm.ferris_munson_kernel` on the dense
-  :math:`Q = D_y \bar K D_y` (no Pyomo model, no eigen-factor; written only under
-  ``write_models``).
+* **Solve**: the aggregated dual (21) (:mod:`aidopt.models.kernel_svm`), or without a Pyomo
+  model (written only under ``write_models``): ``solver="libsvm"``, LIBSVM's SMO (scikit-learn's
+  ``SVC``) on the precomputed mean kernel :math:`\bar K` with sample weights :math:`W_k` (the
+  paper's choice), or ``solver="fm"``, the interior point
+  :func:`aidopt.fm.ferris_munson_kernel` on the dense :math:`Q = D_y \bar K D_y`.
 * **Lift**: :math:`f(x_i) = \sum_k \bar\alpha_k y_k H_{ik} + b`; the primal solution is the
   feature-space :math:`w = \sum_k \bar\alpha_k y_k \bar\phi_k`, so
   :math:`\|w\|^2 = (\bar\alpha y)^\top \bar K (\bar\alpha y)` and
@@ -22,6 +23,8 @@ r"""AID plug-in for the kernel 2-norm SVM (Park & Klabjan 2016, Appendix B).
 from __future__ import annotations
 
 import numbers
+import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -30,17 +33,28 @@ from aidopt.models import kernel_svm, svm
 from scipy import sparse
 
 from aidopt.fm import FMResult, ferris_munson_kernel
+from aidopt import solvers
 from aidopt.results import Certificate
 from aidopt.solvers import ProblemClass, SolveOutcome, SolverError
 
 from .clustering import one_step_kmeans
 from .partition import Partition
 from .protocol import AIDProblem, Iterate, Lifted, Split
+from .run import BUILTIN_METHODS
 from .svm import SIGN_TOL, gap_floor, hinge_certificate, solve_fm
 
 __all__ = ["KernelSVMProblem", "AggregatedKernelSVM", "KernelSVMState"]
 
 _BLOCK_ENTRIES = 1 << 23  # kernel entries computed per block (64 MB of float64)
+#: LIBSVM's stopping tolerance (its KKT violation) and SMO iteration limit (at least 100 per
+#: column) for the aggregated kernel QPs
+LIBSVM_TOL, LIBSVM_MAX_ITER = 1e-8, 100_000
+
+BUILTIN_METHODS.setdefault("libsvm", solvers.SolverSpec(
+    name="libsvm", pyomo_name="", classes=frozenset({ProblemClass.QP}), duals=True,
+    extra="scikit-learn", module="sklearn",
+    notes="LIBSVM's SMO (scikit-learn SVC) on kernel AID's precomputed mean kernel",
+    backend="native"))
 
 
 @dataclass
@@ -85,7 +99,7 @@ class KernelSVMProblem(AIDProblem):
     problem_class = ProblemClass.QP
     needs_duals = True
     per_element_keys = ("alpha",)
-    native_methods = ("fm",)
+    native_methods = ("libsvm", "fm")
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=1.0, rank_tol=1e-12):
         if not (isinstance(C, numbers.Real) and not isinstance(C, bool) and np.isfinite(C) and C > 0):
@@ -171,17 +185,20 @@ class KernelSVMProblem(AIDProblem):
 
     def solve_native(self, method, aggregated: AggregatedKernelSVM, previous, partition, *, tol,
                      time_limit, options) -> tuple[FMResult, SolveOutcome]:
-        """:func:`aidopt.fm.ferris_munson_kernel` on :math:`Q = D_y \bar K D_y`
-        (:func:`~.svm.solve_fm`)."""
+        """``"fm"``: :func:`aidopt.fm.ferris_munson_kernel` on :math:`Q = D_y \bar K D_y`
+        (:func:`~.svm.solve_fm`); ``"libsvm"``: :func:`libsvm_kernel` on :math:`\bar K`."""
         if len(np.unique(aggregated.y)) < 2:
             raise SolverError("the aggregated SVM has one class only")
         y = aggregated.y
+        if method == "libsvm":
+            return libsvm_kernel(aggregated.Kbar, y, aggregated.w, self.C, tol=tol,
+                                 time_limit=time_limit, options=options)
         Q = aggregated.Kbar * np.outer(y, y)
         return solve_fm(lambda **kw: ferris_munson_kernel(Q, y, self.C * aggregated.w, **kw),
                         tol=tol, time_limit=time_limit, options=options)
 
     def fallbacks(self, solver: str) -> list[tuple[str, str | None]]:
-        """Clarabel after the interior point of ``solver="fm"``; none otherwise."""
+        """Clarabel after a native method (``fm``, ``libsvm``); none otherwise."""
         return [("clarabel", None)] if solver in self.native_methods else []
 
     def on_nonoptimal(self, outcome: SolveOutcome) -> bool:
@@ -237,6 +254,57 @@ class KernelSVMProblem(AIDProblem):
             feasibility_tol=feasibility_tol, method="solver_duals",
             sign_condition=None if best.split is None else best.split.holds,
         )
+
+
+def libsvm_kernel(Kbar, y, W, C, *, tol, time_limit, options) -> tuple[FMResult, SolveOutcome]:
+    """The aggregated kernel dual by LIBSVM (scikit-learn's ``SVC(kernel="precomputed")``) with
+    ``sample_weight = W`` (bounds :math:`C W_k`): the paper's choice for kernel AID.
+
+    Its ``alpha`` (clipped to the box and balanced) and ``b`` (or the best offset for that
+    ``alpha``, :func:`aidopt.fm.best_offset`) are judged as :func:`aidopt.fm.ferris_munson_kernel`
+    judges its own (:func:`aidopt.fm.gap_of`): the outcome is optimal only when the rigorous
+    relative gap of the aggregated problem is within ``tol / 4`` (as SOR's default); its bound is
+    the dual value of ``alpha`` at any status. LIBSVM caches kernel values in single precision,
+    so its gaps stop near 1e-7 whatever its own ``tol``: fine for AID's default ``tol = 1e-6``, a
+    fallback to Clarabel below ~4e-7. ``solver_options``: ``tol`` (LIBSVM's, default
+    :data:`LIBSVM_TOL`), ``max_iter`` (default ``max(LIBSVM_MAX_ITER, 100 K)``: SMO can crawl on
+    badly scaled kernels, e.g. a linear kernel in units of 1e3).
+    """
+    from aidopt.fm import gap_of
+
+    try:
+        import sklearn
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.svm import SVC
+    except ImportError as exc:
+        raise solvers.SolverUnavailableError(
+            "solver='libsvm' needs scikit-learn (pip install scikit-learn)") from exc
+    unknown = sorted(set(options) - {"tol", "max_iter"})
+    if unknown:
+        raise ValueError(f"solver='libsvm' takes solver_options tol and max_iter, got {unknown}")
+    if time_limit is not None and time_limit <= 0:
+        raise solvers.TimeLimitReached("time limit reached before the LIBSVM solve")
+    start = time.perf_counter()
+    est = SVC(kernel="precomputed", C=C, tol=options.get("tol", LIBSVM_TOL),
+              max_iter=options.get("max_iter", max(LIBSVM_MAX_ITER, 100 * y.size)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # judged by the gap below
+        est.fit(Kbar, y, sample_weight=W)
+    alpha = np.zeros(y.size)
+    alpha[est.support_] = np.abs(est.dual_coef_.ravel())
+    Q = Kbar * np.outer(y, y)
+    res = gap_of(Q, y, C * W, alpha, float(est.intercept_[0]))
+    iterations = int(np.sum(est.n_iter_))
+    ok = res.gap <= tol / 4
+    status = solvers.SolveStatus.OPTIMAL if ok else solvers.SolveStatus.ITERATION_LIMIT
+    res = FMResult(None, res.b, res.alpha, res.objective, res.dual, res.gap, iterations,
+                   "optimal" if ok else "iteration_limit")
+    return res, SolveOutcome(
+        status, res.objective, None, True, "libsvm", f"scikit-learn {sklearn.__version__}",
+        time.perf_counter() - start,
+        f"{iterations} SMO iterations, relative gap {res.gap:.2e} "
+        f"({'within' if ok else 'above'} tol / 4 = {tol / 4:.1e})",
+        extra={"iterations": iterations}, bound=res.dual)
 
 
 def _mean_kernel_columns(data, partition: Partition, kfun, reuse) -> np.ndarray:
