@@ -108,8 +108,10 @@ def _finish(result, args, refit=None) -> int:
         print(f"bootstrap: {args.bootstrap} certified refits on resampled rows ...")
         print(result.coefficient_table(standard_errors=refit()))
     write_outputs(result, args)
-    if not args.log:  # else the run's log ended with the summary (coefficient table included)
+    if not args.log:
         print(result.summary())
+    elif result.coefficients() and not getattr(args, "bootstrap", None):
+        print(result.coefficient_table())  # the run's log showed the rest of the summary
     if result.termination.value == "interrupted":
         return EXIT_INTERRUPTED
     return 0 if result.certified else 1

@@ -306,9 +306,9 @@ class AIDResult:
             lines.append(f"  ... {hidden} more (the {max_rows} largest in absolute value shown)")
         return "\n".join(lines)
 
-    def summary(self) -> str:
+    def summary(self, coefficients: bool = True) -> str:
         """A short human-readable report (termination, objective, bound, certificate and, for a
-        linear model, the coefficient table)."""
+        linear model and ``coefficients``, the coefficient table)."""
         dims = ", ".join(f"{k}={v}" for k, v in (self.dimensions or {"n": self.n, "m": self.m}).items())
         lines = [
             f"aidopt {self.problem}: {dims}, solver={self.solver} "
@@ -323,7 +323,7 @@ class AIDResult:
         ]
         if self.certificate is not None:
             lines.append(self.certificate.summary())
-        table = self.coefficient_table()
+        table = self.coefficient_table() if coefficients else ""
         if table:
             lines.append(table)
         return "\n".join(lines)

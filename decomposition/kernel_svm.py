@@ -32,8 +32,8 @@ import numpy as np
 from aidopt.models import kernel_svm, svm
 from scipy import sparse
 
-from aidopt.fm import FMResult, ferris_munson_kernel
 from aidopt import solvers
+from aidopt.fm import FMResult, ferris_munson_kernel
 from aidopt.results import Certificate
 from aidopt.solvers import ProblemClass, SolveOutcome, SolverError
 

@@ -680,7 +680,8 @@ class Run:
         )
         width = sum(c.width + 1 for c in self.columns) - 1 if self.columns else 60
         self.log.info("-" * width)
-        self.log.info(result.summary())
+        # the coefficient table comes from the caller, once the data's feature names are attached
+        self.log.info(result.summary(coefficients=False))
         return result
 
 

@@ -95,7 +95,8 @@ def test_lad_cli_prints_named_coefficients(lad_csv, capsys):
 
 
 def test_cli_prints_the_coefficient_table_once(svm_csv, capsys):
-    """The run's log ends with the summary, which holds the table: not printed a second time."""
+    """The run's log ends with the summary without the table; the CLI prints it once, with the
+    data's feature names."""
     assert main(["svm", "--data", str(svm_csv), "--target", "label", "--C", "0.5"]) == 0
     assert capsys.readouterr().out.count("coefficients:") == 1
 

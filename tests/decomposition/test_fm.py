@@ -11,9 +11,9 @@ import clarabel
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from aidopt.decomposition.kernel_svm import libsvm_kernel
 
 import aidopt
-from aidopt.decomposition.kernel_svm import libsvm_kernel
 from aidopt.fm import best_offset, ferris_munson, ferris_munson_kernel
 from aidopt.results import Termination
 
