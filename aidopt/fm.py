@@ -52,6 +52,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
+from aidopt.fn import max_step
+
 __all__ = ["FMResult", "ferris_munson", "ferris_munson_kernel", "gap_of", "best_offset", "balanced"]
 
 #: fraction of the step to the boundary (as in aidopt.fn)
@@ -306,8 +308,8 @@ def _mehrotra(system, y, u, *, tol, max_iter, time_limit, floor):
         point = (system, alpha, slack, pi, rho, r_d, r_p, r_u)
         # predictor (affine scaling)
         da, ds, dpi, drho, dbeta = _direction(point, -alpha * pi, -slack * rho)
-        ap = min(1.0, _max_step(alpha, da, slack, ds))
-        ad = min(1.0, _max_step(pi, dpi, rho, drho))
+        ap = min(1.0, max_step(alpha, da, slack, ds))
+        ad = min(1.0, max_step(pi, dpi, rho, drho))
         mu = (alpha @ pi + slack @ rho) / (2 * K)
         mu_aff = ((alpha + ap * da) @ (pi + ad * dpi) + (slack + ap * ds) @ (rho + ad * drho)) / (2 * K)
         sigma = (mu_aff / mu) ** 3 if mu > 0 else 0.0
@@ -315,7 +317,7 @@ def _mehrotra(system, y, u, *, tol, max_iter, time_limit, floor):
         da, ds, dpi, drho, dbeta = _direction(point, sigma * mu - alpha * pi - da * dpi,
                                               sigma * mu - slack * rho - ds * drho)
         # one step length for primal and dual: the Hessian couples them in the stationarity rows
-        step = min(1.0, STEP * _max_step(alpha, da, slack, ds), STEP * _max_step(pi, dpi, rho, drho))
+        step = min(1.0, STEP * max_step(alpha, da, slack, ds), STEP * max_step(pi, dpi, rho, drho))
         alpha = alpha + step * da
         slack = slack + step * ds
         beta = beta + step * dbeta
@@ -358,13 +360,3 @@ def _evaluate(system, y, u, alpha, Qa, beta, floor):
             best_a, dual = a, value
     gap = (objective - dual) / max(floor, abs(objective), np.finfo(float).tiny)
     return best_a, objective, dual, gap
-
-
-def _max_step(x1, dx1, x2, dx2) -> float:
-    """Largest step (capped at 1e300) keeping ``x1 + t dx1`` and ``x2 + t dx2`` >= 0."""
-    t = math.inf
-    for x, dx in ((x1, dx1), (x2, dx2)):
-        neg = dx < 0
-        if np.any(neg):
-            t = min(t, float(np.min(-x[neg] / dx[neg])))
-    return min(t, 1e300)

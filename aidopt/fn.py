@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-__all__ = ["FNResult", "frisch_newton"]
+__all__ = ["FNResult", "frisch_newton", "max_step"]
 
 #: fraction of the step to the boundary (quantreg: 0.99995)
 STEP = 0.99995
@@ -144,16 +144,16 @@ def frisch_newton(X, y, w=None, *, tol: float = 1e-9, feasibility_tol: float = 1
         point = (z, p, t, s, d, r_b, r_c)
         # predictor (affine scaling)
         dz, dbeta, dt, ds = _direction(X, factor, point, -z * t, -p * s)
-        ap = min(1.0, _max_step(z, dz, p, -dz))
-        ad = min(1.0, _max_step(t, dt, s, ds))
+        ap = min(1.0, max_step(z, dz, p, -dz))
+        ad = min(1.0, max_step(t, dt, s, ds))
         mu = (z @ t + p @ s) / (2 * K)
         mu_aff = ((z + ap * dz) @ (t + ad * dt) + (p - ap * dz) @ (s + ad * ds)) / (2 * K)
         sigma = (mu_aff / mu) ** 3 if mu > 0 else 0.0
         # corrector (Mehrotra): centring and the second-order terms of the affine step
         dz, dbeta, dt, ds = _direction(X, factor, point, sigma * mu - z * t - dz * dt,
                                        sigma * mu - p * s + dz * ds)
-        ap = min(1.0, STEP * _max_step(z, dz, p, -dz))
-        ad = min(1.0, STEP * _max_step(t, dt, s, ds))
+        ap = min(1.0, STEP * max_step(z, dz, p, -dz))
+        ad = min(1.0, STEP * max_step(t, dt, s, ds))
         z = z + ap * dz
         p = u - z
         beta = beta + ad * dbeta
@@ -187,7 +187,7 @@ def _evaluate(X, y, w, beta, v, colscale, floor):
     return objective, dual, gap, infeasibility
 
 
-def _max_step(x1, dx1, x2, dx2) -> float:
+def max_step(x1, dx1, x2, dx2) -> float:
     """Largest alpha (capped at 1e300) keeping ``x1 + alpha dx1`` and ``x2 + alpha dx2`` >= 0."""
     alpha = math.inf
     for x, dx in ((x1, dx1), (x2, dx2)):

@@ -41,7 +41,7 @@ from .clustering import one_step_kmeans
 from .partition import Partition
 from .protocol import AIDProblem, Iterate, Lifted, Split
 from .run import BUILTIN_METHODS
-from .svm import SIGN_TOL, gap_floor, hinge_certificate, solve_fm
+from .svm import SIGN_TOL, check_native_call, gap_floor, hinge_certificate, solve_fm
 
 __all__ = ["KernelSVMProblem", "AggregatedKernelSVM", "KernelSVMState"]
 
@@ -279,11 +279,7 @@ def libsvm_kernel(Kbar, y, W, C, *, tol, time_limit, options) -> tuple[FMResult,
     except ImportError as exc:
         raise solvers.SolverUnavailableError(
             "solver='libsvm' needs scikit-learn (pip install scikit-learn)") from exc
-    unknown = sorted(set(options) - {"tol", "max_iter"})
-    if unknown:
-        raise ValueError(f"solver='libsvm' takes solver_options tol and max_iter, got {unknown}")
-    if time_limit is not None and time_limit <= 0:
-        raise solvers.TimeLimitReached("time limit reached before the LIBSVM solve")
+    check_native_call("libsvm", options, time_limit)
     start = time.perf_counter()
     est = SVC(kernel="precomputed", C=C, tol=options.get("tol", LIBSVM_TOL),
               max_iter=options.get("max_iter", max(LIBSVM_MAX_ITER, 100 * y.size)))

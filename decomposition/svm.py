@@ -350,6 +350,16 @@ class SVMProblem(AIDProblem):
         return partition.mixed(lifted.state.slack, lifted.state.eps)
 
 
+def check_native_call(method: str, options: dict, time_limit) -> None:
+    """A native SVM method takes ``solver_options`` ``tol`` and ``max_iter`` only, and does not
+    start when the time limit is already reached."""
+    unknown = sorted(set(options) - {"tol", "max_iter"})
+    if unknown:
+        raise ValueError(f"solver={method!r} takes solver_options tol and max_iter, got {unknown}")
+    if time_limit is not None and time_limit <= 0:
+        raise solvers.TimeLimitReached(f"time limit reached before the {method} solve")
+
+
 def solve_fm(ipm, *, tol, time_limit, options) -> tuple[FMResult, solvers.SolveOutcome]:
     """Run ``ipm(tol=, max_iter=, time_limit=)`` (:mod:`aidopt.fm`) to a relative gap 100
     times below ``tol`` (at most 1e-9) unless ``solver_options`` (``tol``, ``max_iter``) say
@@ -358,11 +368,7 @@ def solve_fm(ipm, *, tol, time_limit, options) -> tuple[FMResult, solvers.SolveO
     and balanced)."""
     from aidopt import __version__
 
-    unknown = sorted(set(options) - {"tol", "max_iter"})
-    if unknown:
-        raise ValueError(f"solver='fm' takes solver_options tol and max_iter, got {unknown}")
-    if time_limit is not None and time_limit <= 0:
-        raise solvers.TimeLimitReached("time limit reached before the interior-point solve")
+    check_native_call("fm", options, time_limit)
     start = time.perf_counter()
     res = ipm(tol=options.get("tol", min(1e-9, tol / 100)), max_iter=options.get("max_iter", 200),
               time_limit=time_limit)
