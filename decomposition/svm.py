@@ -235,8 +235,8 @@ class SVMProblem(AIDProblem):
         dual (:func:`solve_fm`)."""
         if self.bias == "free" and len(np.unique(aggregated.y)) < 2:
             raise SolverError("the aggregated SVM has one class only")
-        return solve_fm(lambda **kw: ferris_munson(aggregated.X, aggregated.y, self.C * aggregated.w,
-                                             bias=self.bias, **kw),
+        return solve_fm(lambda **kw: ferris_munson(aggregated.X, aggregated.y,
+                                                   self.C * aggregated.w, bias=self.bias, **kw),
                         tol=tol, time_limit=time_limit, options=options)
 
     def on_nonoptimal(self, outcome: solvers.SolveOutcome) -> bool:
