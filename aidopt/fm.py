@@ -45,7 +45,6 @@ equality by its Schur complement.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
@@ -60,8 +59,6 @@ __all__ = ["FMResult", "ferris_munson", "ferris_munson_kernel", "gap_of", "best_
 STEP = 0.99995
 #: the start: alpha = min(u / 2, START / median diag Q) (balanced)
 START = 1.0
-#: rows with margin above 1 + PURIFY get alpha = 0 in the second dual candidate of _evaluate
-PURIFY = 1e-6
 #: "stalled": near the end (smallest gap below STALL_GAP) the smallest gap has not dropped by
 #: the factor STALL in STALL_ITERATIONS steps (rounding, e.g. on badly scaled data)
 STALL, STALL_ITERATIONS, STALL_GAP = 0.5, 6, 1e-6
@@ -103,7 +100,12 @@ class FMResult:
 
 
 def balanced(alpha, y) -> np.ndarray:
-    """Scale down the class with the larger total of ``alpha`` so that ``y'alpha = 0`` exactly."""
+    """Scale down the class with the larger total of ``alpha`` so that ``y'alpha = 0`` exactly.
+
+    An unbalanced alpha gives no lower bound at all (the Lagrangian is unbounded in b); scaling
+    one class keeps the box, keeps alpha proportional to s within every (label-pure) cluster, and
+    lowers the bound by no more than the imbalance. Used by every SVM certificate too.
+    """
     positive = y > 0
     pos, neg = float(alpha[positive].sum()), float(alpha[~positive].sum())
     if pos > neg:
@@ -345,18 +347,12 @@ def _direction(point, r_api, r_srho):
 def _evaluate(system, y, u, alpha, Qa, beta, floor):
     r"""``(alpha feasible, P, D, relative gap)``: P of the plane that ``alpha`` and
     ``b = -beta`` define (:math:`\tfrac12\alpha'Q\alpha` plus the exact hinge, whose margins are
-    :math:`(Q\alpha)_k - y_k\beta`); D, a lower bound, of the better of two feasible duals:
-    ``alpha`` clipped to the box and balanced, and the same with the rows strictly outside the
-    margin set to 0 (an interior point keeps them at ~mu / pi, which costs the bound
-    :math:`\sum_k \alpha_k ((Q\alpha)_k - 1)` when the bounds u are large)."""
+    :math:`(Q\alpha)_k - y_k\beta`); D, a lower bound, of ``alpha`` clipped to the box and
+    balanced."""
     margin = Qa - (beta * y if system.free else 0.0)
     objective = 0.5 * float(alpha @ Qa) + float(u @ np.maximum(1.0 - margin, 0.0))
-    clipped = np.clip(alpha, 0.0, u)  # alpha + slack = u holds to rounding only
-    best_a, dual = None, -math.inf
-    for a in (clipped, np.where(margin > 1.0 + PURIFY, 0.0, clipped)):
-        a = balanced(a, y) if system.free else a
-        value = float(a.sum()) - 0.5 * float(a @ system.product(a))
-        if value > dual:
-            best_a, dual = a, value
+    a = np.clip(alpha, 0.0, u)  # alpha + slack = u holds to rounding only
+    a = balanced(a, y) if system.free else a
+    dual = float(a.sum()) - 0.5 * float(a @ system.product(a))
     gap = (objective - dual) / max(floor, abs(objective), np.finfo(float).tiny)
-    return best_a, objective, dual, gap
+    return a, objective, dual, gap

@@ -249,7 +249,7 @@ class LSVMChunks:
 
     def certify(self, source, blocks, kept: _Rows, F: float, *, tol, feasibility_tol):
         """Full objective E of (w, gamma) (streamed), the dual bound of the chunk multipliers."""
-        from .svm import _rebalance
+        from aidopt.fm import balanced
 
         w, gamma = self.chunk.point()
         b = -gamma
@@ -262,7 +262,7 @@ class LSVMChunks:
                      float(np.maximum(-alpha, 0.0).max(initial=0.0)))
         alpha = np.clip(alpha, 0.0, cap_k)
         balance = abs(float(alpha @ kept.v)) / max(1.0, float(alpha.sum()))
-        alpha = _rebalance(alpha, kept.v)
+        alpha = balanced(alpha, kept.v)
         g = kept.M.T @ (alpha * kept.v)
         t = float(np.abs(g).max(initial=0.0))
         dual = float(alpha.sum()) / max(1.0, t)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from aidopt.models import lp_svm, svm
 
-from aidopt import solvers
+from aidopt import fm, solvers
 from aidopt.fm import FMResult, ferris_munson
 from aidopt.results import Certificate
 from aidopt.solvers import ProblemClass, SolverError
@@ -472,22 +472,6 @@ def gap_floor(data, C: float, norm: str = "l2") -> float:
     return np.finfo(float).tiny
 
 
-def _rebalance(alpha, y):
-    """Scale down the alpha of the class with the larger total so that sum alpha y = 0 exactly.
-
-    An unbalanced alpha gives no lower bound at all (the Lagrangian is unbounded in b); scaling one
-    class keeps the box, keeps alpha proportional to s within every (label-pure) cluster, and lowers
-    the bound by no more than the imbalance, which the balance residual reports.
-    """
-    positive = y > 0
-    s_pos, s_neg = float(alpha[positive].sum()), float(alpha[~positive].sum())
-    if s_pos > s_neg and s_pos > 0:
-        alpha = np.where(positive, alpha * (s_neg / s_pos), alpha)
-    elif s_neg > s_pos and s_neg > 0:
-        alpha = np.where(positive, alpha, alpha * (s_pos / s_neg))
-    return alpha
-
-
 def hinge_certificate(
     data, f, alpha, *, C: float, regularizer: float, dual_value, tol: float,
     feasibility_tol: float, method: str, sign_condition=None, balanced: bool = True,
@@ -514,7 +498,7 @@ def hinge_certificate(
     if balanced:
         residuals["balance |sum alpha y|"] = abs(float(alpha @ data.y)) / max(1.0, float(alpha.sum()))
         checked.append("balance |sum alpha y|")
-        alpha = _rebalance(alpha, data.y)  # make sum alpha y = 0 exact: the bound needs it for any b
+        alpha = fm.balanced(alpha, data.y)  # make sum alpha y = 0 exact: the bound needs it for any b
     dual, extra_checks = dual_value(alpha, residuals)
     checked += extra_checks
     feasible = all(residuals[key] <= feasibility_tol for key in checked)

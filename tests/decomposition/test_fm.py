@@ -270,3 +270,16 @@ def test_libsvm_that_stops_short_falls_back_and_is_only_for_kernels():
     assert res.certified and "retried with clarabel" in res.message
     with pytest.raises(ValueError, match="libsvm"):
         aidopt.solve_svm(X, y, C=1.0, solver="libsvm", log=False)
+
+
+def test_bench_backends_solves_the_captured_qp_alike(capsys):
+    """``python -m aidopt.bench_backends`` on a small run: every backend installed here reaches
+    the same dual value on AID's last aggregated QP (the table reports their distances)."""
+    from aidopt import bench_backends
+
+    bench_backends.main(["--kind", "linear", "--n", "3000", "--m", "4",
+                         "--backends", "fm", "clarabel", "libsvm"])
+    rows = [line.split("|") for line in capsys.readouterr().out.splitlines()
+            if line.startswith(("| fm", "| clarabel", "| libsvm"))]
+    assert [r[1].strip() for r in rows] == ["fm", "clarabel", "libsvm"]
+    assert all(float(r[4]) <= 1e-6 for r in rows)

@@ -62,6 +62,8 @@ def test_numeric_labels_map_like_sklearn():
     reach = sum(np.sqrt(2 * c.result_.certificate.relative_gap * c.result_.objective)
                 for c in (same, flipped))
     assert np.abs(flipped.coef_ + same.coef_).max() <= reach
+    assert flipped.result_.certified and same.result_.certified
+    assert flipped.result_.objective == pytest.approx(same.result_.objective, rel=1e-9)
     assert clf.result_.solution["classes"] == [3, 7]
 
 
