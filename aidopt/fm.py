@@ -174,13 +174,23 @@ def ferris_munson_kernel(Q, y, u, *, tol: float = 1e-9, max_iter: int = 100,
     return FMResult(None, -float(beta), *values, iterations, status)
 
 
-def gap_of(Q, y, u, alpha, b, floor: float = 0.0) -> FMResult:
+def gap_of(Q, y, u, alpha, b, floor: float = 0.0, columns=None) -> FMResult:
     """Any solver's ``(alpha, b)`` for the dense dual (``Q`` as in :func:`ferris_munson_kernel`)
     judged as this method judges its own iterates: the primal objective of the plane, the dual
-    value of ``alpha`` clipped and balanced (a lower bound), and their relative gap."""
+    value of ``alpha`` clipped and balanced (a lower bound), and their relative gap.
+
+    With ``columns`` (indices), ``alpha`` must be zero outside them (a working set's solution)
+    and ``Q`` holds only those columns of the Hessian (K x len(columns)), or is a function
+    ``Q(alpha[columns])`` returning the product of those columns with it."""
     y, u = _check(y, u, len(y), True)
-    system = _Dense(np.asarray(Q, dtype=float), y)
     alpha = np.asarray(alpha, dtype=float)
+    if columns is None:
+        system = _Dense(np.asarray(Q, dtype=float), y)
+    else:
+        columns = np.asarray(columns)
+        if np.any(np.delete(alpha, columns)):
+            raise ValueError("gap_of: alpha must be zero outside columns")
+        system = _Columns(Q if callable(Q) else np.asarray(Q, dtype=float), columns)
     Qa = system.product(alpha)
     best = None
     for offset in (float(b), best_offset(Qa, y, u)):  # the given b, and the best b for alpha
@@ -237,6 +247,17 @@ class _LowRank:
             rhs[-1] -= r_p
         zeta = linalg.cho_solve(self.cho, rhs, check_finite=False)
         return self.dinv * (g - self.Ht @ zeta), float(zeta[-1]) if self.free else 0.0
+
+
+class _Columns:
+    """Products with a Hessian of which only the columns ``columns`` are known (``alpha`` is
+    zero elsewhere)."""
+
+    def __init__(self, Q, columns):
+        self.Q, self.columns, self.free = Q, columns, True
+
+    def product(self, alpha):
+        return self.Q(alpha[self.columns]) if callable(self.Q) else self.Q @ alpha[self.columns]
 
 
 class _Dense:

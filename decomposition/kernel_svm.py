@@ -30,14 +30,16 @@ from dataclasses import dataclass
 
 import numpy as np
 from aidopt.models import kernel_svm, svm
-from scipy import sparse
+from scipy.spatial.distance import cdist
 
 from aidopt import solvers
-from aidopt.fm import FMResult, ferris_munson_kernel
+from aidopt.fm import FMResult, ferris_munson_kernel, gap_of
 from aidopt.results import Certificate
+from aidopt.smo import smo
 from aidopt.solvers import ProblemClass, SolveOutcome, SolverError
 
 from .clustering import one_step_kmeans
+from .mean_kernel import KernelSums, MeanKernel
 from .partition import Partition
 from .protocol import AIDProblem, Iterate, Lifted, Split
 from .run import BUILTIN_METHODS
@@ -45,7 +47,10 @@ from .svm import SIGN_TOL, check_native_call, gap_floor, hinge_certificate, solv
 
 __all__ = ["KernelSVMProblem", "AggregatedKernelSVM", "KernelSVMState"]
 
-_BLOCK_ENTRIES = 1 << 23  # kernel entries computed per block (64 MB of float64)
+#: a cluster with aggregated alpha above ACTIVE * its bound C W_k starts the next working set
+ACTIVE = 1e-6
+#: a cluster outside the working set joins it when its margin y_k fbar_k < 1 - JOIN_TOL
+JOIN_TOL = 1e-9
 #: LIBSVM's stopping tolerance (its KKT violation) and SMO iteration limit (at least 100 per
 #: column) for the aggregated kernel QPs
 LIBSVM_TOL, LIBSVM_MAX_ITER = 1e-8, 100_000
@@ -57,17 +62,32 @@ BUILTIN_METHODS.setdefault("libsvm", solvers.SolverSpec(
     backend="native"))
 
 
-@dataclass
 class AggregatedKernelSVM:
-    """Mean kernels ``H`` (n, K) and ``Kbar`` (K, K), labels ``y`` (K,), weights ``w`` (K,), and
-    the kernel (``gamma`` resolved on the data) they were computed with."""
+    """The aggregated kernel SVM of one partition: labels ``y`` (K,), weights ``w`` (K,), the
+    mean kernels ``mean`` (:class:`~.mean_kernel.MeanKernel`, columns computed on demand), the
+    kernel (``gamma`` resolved on the data) and ``start``, the clusters (bool, K) the aggregated
+    QP's working set starts from, ``warm`` the aggregated alpha inherited from the previous
+    iteration (or None)."""
 
-    H: np.ndarray
-    Kbar: np.ndarray
-    y: np.ndarray
-    w: np.ndarray
-    gamma: float
-    kernel: Callable
+    def __init__(self, mean: MeanKernel, y, w, gamma: float, kernel: Callable, start,
+                 warm=None):
+        self.mean, self.y, self.w, self.gamma, self.kernel = mean, y, w, gamma, kernel
+        self.start, self.warm = start, warm
+
+    @property
+    def Kbar(self) -> np.ndarray:
+        """The full K x K mean kernel (every column computed: for a Pyomo model, a PSD check)."""
+        Kbar = self.mean.kbar(np.arange(self.y.size))
+        return 0.5 * (Kbar + Kbar.T)
+
+    @property
+    def H(self) -> np.ndarray:
+        """The full n x K mean kernel of the rows to the clusters."""
+        return self.mean.H(np.arange(self.y.size))
+
+    def kbar_block(self, ks, signs=None) -> np.ndarray:
+        r""":math:`\bar K_{ks, ks}` (times the ``signs`` on both sides), symmetrised."""
+        return self.mean.kbar_block(ks, signs)
 
 
 @dataclass
@@ -99,7 +119,7 @@ class KernelSVMProblem(AIDProblem):
     problem_class = ProblemClass.QP
     needs_duals = True
     per_element_keys = ("alpha",)
-    native_methods = ("libsvm", "fm")
+    native_methods = ("smo", "libsvm", "fm")
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=1.0, rank_tol=1e-12):
         if not (isinstance(C, numbers.Real) and not isinstance(C, bool) and np.isfinite(C) and C > 0):
@@ -162,21 +182,30 @@ class KernelSVMProblem(AIDProblem):
 
     def aggregate(self, data, partition: Partition, previous: Iterate | None = None
                   ) -> AggregatedKernelSVM:
-        """Mean kernels of ``partition``; the columns of clusters that ``previous`` already had
-        (a split leaves them unchanged) are taken from its ``H``."""
+        """Labels, weights and the mean kernels of ``partition`` (columns computed when a solve
+        or the lift asks for them; those ``previous`` computed are reused). The working set of
+        the aggregated QP starts from the clusters that carry :math:`\\alpha > 0` in
+        ``previous`` (a child inherits its parent's), or, at the first iteration, from the
+        clusters nearest the other class (:func:`_near_other_class`)."""
+        K = partition.n_clusters
+        ybar = np.sign(np.bincount(partition.labels, weights=data.y * data.s, minlength=K))
         if previous is None:
             gamma = self.resolved_gamma(data)
             kfun = kernel_svm.kernel_function(self.kernel, gamma, self.degree, self.coef0)
-            reuse = None
+            sums = KernelSums(data.X, data.s, kfun, gamma if self.kernel == "rbf" else None)
+            mean = MeanKernel(sums, partition)
+            start, warm = _near_other_class(data, partition, ybar), None
         else:
-            gamma, kfun = previous.aggregated.gamma, previous.aggregated.kernel
-            reuse = (previous.partition, previous.aggregated.H)
-        H = _mean_kernel_columns(data, partition, kfun, reuse)
-        W = np.bincount(partition.labels, weights=data.s, minlength=partition.n_clusters)
-        Kbar = (partition.indicator(data.s) @ H) / W[:, None]
-        ybar = np.sign(np.bincount(partition.labels, weights=data.y * data.s,
-                                   minlength=partition.n_clusters))
-        return AggregatedKernelSVM(H, 0.5 * (Kbar + Kbar.T), ybar, W, gamma, kfun)
+            old = previous.aggregated
+            gamma, kfun = old.gamma, old.kernel
+            mean = MeanKernel(old.mean.sums, partition, old.mean)
+            warm = np.bincount(partition.labels, weights=previous.lifted.solution["alpha"],
+                               minlength=K)  # a child inherits its parent's alpha by weight
+            # and the clusters whose rows were inside the margin (they will carry alpha > 0)
+            inside = np.bincount(partition.labels, weights=previous.lifted.state.slack > 0,
+                                 minlength=K) > 0
+            start = (warm > ACTIVE * self.C * mean.W) | inside
+        return AggregatedKernelSVM(mean, ybar, mean.W, gamma, kfun, start, warm)
 
     def build(self, aggregated: AggregatedKernelSVM, form: str | None = None):
         return kernel_svm.create_instance(
@@ -185,17 +214,77 @@ class KernelSVMProblem(AIDProblem):
 
     def solve_native(self, method, aggregated: AggregatedKernelSVM, previous, partition, *, tol,
                      time_limit, options) -> tuple[FMResult, SolveOutcome]:
-        """``"fm"``: :func:`aidopt.fm.ferris_munson_kernel` on :math:`Q = D_y \bar K D_y`
-        (:func:`~.svm.solve_fm`); ``"libsvm"``: :func:`libsvm_kernel` on :math:`\bar K`."""
+        """The aggregated dual by column generation over clusters: solve it on a working set W
+        (the other clusters at :math:`\\bar\\alpha = 0`) with ``"fm"``
+        (:func:`aidopt.fm.ferris_munson_kernel` on :math:`Q_{WW}`, :func:`~.svm.solve_fm`) or
+        ``"libsvm"`` (:func:`libsvm_kernel` on :math:`\\bar K_{WW}`), then check every other
+        cluster against the solution (only the columns of W are needed): the clusters with
+        :math:`y_k \\bar f_k < 1` join W, until none does or the relative gap of the whole
+        aggregated problem (:func:`aidopt.fm.gap_of`, from the columns of W) is within
+        ``tol / 10``. The answer is judged on the whole aggregated problem."""
         if len(np.unique(aggregated.y)) < 2:
             raise SolverError("the aggregated SVM has one class only")
-        y = aggregated.y
+        start = time.perf_counter()
+        y, u = aggregated.y, self.C * aggregated.w
+        inside = _with_both_classes(aggregated.start, y, aggregated.mean.W)
+        rounds, iterations = 0, 0
+        alpha = np.zeros(y.size) if aggregated.warm is None else aggregated.warm
+        while True:
+            rounds += 1
+            ks = np.flatnonzero(inside)
+            QWW = aggregated.kbar_block(ks, y[ks])
+            remaining = None if time_limit is None else max(
+                0.0, time_limit - (time.perf_counter() - start))
+            res, outcome = self._restricted(method, QWW, y[ks],
+                                            aggregated.w[ks], alpha[ks], tol=tol,
+                                            time_limit=remaining, options=options)
+            iterations += int(outcome.extra.get("iterations", 0))
+            alpha = np.zeros(y.size)
+            alpha[ks] = res.alpha
+            # Q[:, ks] a = D_y Kbar[:, ks] D_y[ks] a: only the columns of the working set
+            judged = gap_of(lambda a, ks=ks: y * aggregated.mean.kbar_dot(ks, y[ks] * a), y, u,
+                            alpha, res.b, columns=ks)
+            margin = y * aggregated.mean.kbar_dot(ks, y[ks] * res.alpha) + judged.b * y
+            join = ~inside & (margin < 1.0 - JOIN_TOL)
+            if not outcome.optimal or not join.any() or judged.gap <= tol / 10:
+                break
+            inside |= join
+        note = (f"{outcome.message}; working set {ks.size} of {y.size} clusters after {rounds} "
+                f"round(s), relative gap of the aggregated problem {judged.gap:.2e}")
+        res = FMResult(None, judged.b, judged.alpha, judged.objective, judged.dual, judged.gap,
+                       iterations, res.status)
+        return res, SolveOutcome(
+            outcome.status, judged.objective, None, outcome.has_solution, outcome.solver,
+            outcome.version, time.perf_counter() - start, note,
+            extra={"iterations": iterations, "rounds": rounds, "working_set": int(ks.size),
+                   "kernel_values": aggregated.mean.sums.evaluations},
+            bound=judged.dual if np.isfinite(judged.dual) else None)
+
+    def _restricted(self, method, Q, y, w, alpha0, *, tol, time_limit, options):
+        """The aggregated dual on a working set (``Q`` = :math:`D_y \\bar K D_y`, ``y``, ``w``
+        restricted; ``alpha0`` the start of ``"smo"``, which hands a solve it did not finish to
+        ``"fm"``)."""
+        u = self.C * w
         if method == "libsvm":
-            return libsvm_kernel(aggregated.Kbar, y, aggregated.w, self.C, tol=tol,
-                                 time_limit=time_limit, options=options)
-        Q = aggregated.Kbar * np.outer(y, y)
-        return solve_fm(lambda **kw: ferris_munson_kernel(Q, y, self.C * aggregated.w, **kw),
-                        tol=tol, time_limit=time_limit, options=options)
+            return libsvm_kernel(Q * np.outer(y, y), y, w, self.C, tol=tol, time_limit=time_limit,
+                                 options=options)
+        if method == "smo":
+            start = time.perf_counter()
+            # to tol / 10: the certificate's gap is the last aggregated solve's (F = E when no
+            # cluster is mixed), so this leaves a factor 10 to spare
+            res, outcome = solve_fm(lambda **kw: smo(Q, y, u, alpha0, **kw), tol=tol,
+                                    time_limit=time_limit, options=options, method="smo",
+                                    max_iter=None, target=tol / 10)
+            if outcome.optimal or outcome.status == solvers.SolveStatus.TIME_LIMIT:
+                return res, outcome
+            if time_limit is not None:
+                time_limit -= time.perf_counter() - start
+            note = f"smo {outcome.status} ({outcome.message}); "
+        res, outcome = solve_fm(lambda **kw: ferris_munson_kernel(Q, y, u, **kw), tol=tol,
+                                time_limit=time_limit, options=options)
+        if method == "smo":
+            outcome.message = note + "fm: " + outcome.message
+        return res, outcome
 
     def fallbacks(self, solver: str) -> list[tuple[str, str | None]]:
         """Clarabel after a native method (``fm``, ``libsvm``); none otherwise."""
@@ -213,13 +302,18 @@ class KernelSVMProblem(AIDProblem):
         if b is None:
             raise SolverError("kernel AID needs the dual of 'balance' for b")
         coef = alpha_bar * aggregated.y
-        f = aggregated.H @ coef + b
+        support = np.flatnonzero(coef)  # only these columns of H are needed
+        f = aggregated.mean.H_dot(support, coef[support]) + b
         slack = 1.0 - data.y * f
         solution = {"alpha": data.s * (alpha_bar / aggregated.w)[partition.labels], "b": float(b),
                     "gamma": aggregated.gamma}
-        state = KernelSVMState(f, slack, float(coef @ aggregated.Kbar @ coef),
-                               SIGN_TOL * max(1.0, float(np.abs(f).max())))
-        return Lifted(solution, state)
+        # (alpha y)' Kbar (alpha y) = sum_k coef_k mean_{C_k}(f - b), from f in O(n)
+        quad = float(data.s @ ((coef / aggregated.w)[partition.labels] * (f - b)))
+        state = KernelSVMState(f, slack, quad, SIGN_TOL * max(1.0, float(np.abs(f).max())))
+        # the column generation's work: working set, rounds, kernel values computed so far
+        info = {key: float(outcome.extra[key]) for key in ("working_set", "rounds",
+                                                           "kernel_values") if key in outcome.extra}
+        return Lifted(solution, state, info)
 
     def lower_bound(self, outcome, partition, data) -> float | None:
         """The aggregated optimum (a relaxation, paper Appendix B)."""
@@ -239,7 +333,9 @@ class KernelSVMProblem(AIDProblem):
         def dual_value(alpha, residuals):
             totals = np.bincount(partition.labels, weights=alpha, minlength=partition.n_clusters)
             coef = totals * aggregated.y
-            value = float(alpha.sum()) - 0.5 * float(coef @ aggregated.Kbar @ coef)
+            support = np.flatnonzero(coef)
+            value = float(alpha.sum()) - 0.5 * float(
+                coef[support] @ aggregated.kbar_block(support) @ coef[support])
             if not callable(self.kernel):  # linear, rbf, poly with coef0 >= 0: PSD by theorem
                 return value, []
             # weak duality needs a positive semidefinite kernel: a negative eigenvalue of the
@@ -270,8 +366,6 @@ def libsvm_kernel(Kbar, y, W, C, *, tol, time_limit, options) -> tuple[FMResult,
     :data:`LIBSVM_TOL`), ``max_iter`` (default ``max(LIBSVM_MAX_ITER, 100 K)``: SMO can crawl on
     badly scaled kernels, e.g. a linear kernel in units of 1e3).
     """
-    from aidopt.fm import gap_of
-
     try:
         import sklearn
         from sklearn.exceptions import ConvergenceWarning
@@ -303,36 +397,27 @@ def libsvm_kernel(Kbar, y, W, C, *, tol, time_limit, options) -> tuple[FMResult,
         extra={"iterations": iterations}, bound=res.dual)
 
 
-def _mean_kernel_columns(data, partition: Partition, kfun, reuse) -> np.ndarray:
-    """``H[i, k] = sum_{j in C_k} s_j K(x_i, x_j) / W_k``; with ``reuse = (old_partition, old_H)``
-    the columns of clusters that the refinement left unchanged are copied."""
-    n, K = data.n, partition.n_clusters
-    H = np.empty((n, K))
-    todo = np.ones(K, dtype=bool)
-    if reuse is not None:
-        old, old_H = reuse
-        first = np.unique(partition.labels, return_index=True)[1]
-        parent = old.labels[first]
-        if old.labels.shape == partition.labels.shape and np.array_equal(
-            parent[partition.labels], old.labels
-        ):  # a refinement: a child as large as its parent is the same cluster
-            same = partition.counts == old.counts[parent]
-            H[:, same] = old_H[:, parent[same]]
-            todo = ~same
-    cols = np.flatnonzero(todo)
-    if cols.size:
-        rows = np.flatnonzero(todo[partition.labels])
-        position = np.full(K, -1)
-        position[cols] = np.arange(cols.size)
-        W = np.bincount(partition.labels, weights=data.s, minlength=K)
-        k_of_row = partition.labels[rows]
-        S = sparse.csr_matrix(
-            (data.s[rows] / W[k_of_row], (np.arange(rows.size), position[k_of_row])),
-            shape=(rows.size, cols.size),
-        )
-        Xr = data.X[rows]
-        block = max(1, _BLOCK_ENTRIES // max(1, rows.size))
-        for start in range(0, n, block):
-            stop = min(n, start + block)
-            H[start:stop, cols] = (S.T @ kfun(data.X[start:stop], Xr).T).T
-    return H
+def _near_other_class(data, partition: Partition, y) -> np.ndarray:
+    """The first working set (bool, K): in each class, the tenth of its clusters (at least 2)
+    whose centroids lie nearest a centroid of the other class. A guess only: column generation
+    adds every cluster it leaves out wrongly."""
+    _, (centroids,) = partition.weighted_means(data.s, data.X)
+    start = np.zeros(y.size, dtype=bool)
+    for sign in (-1.0, 1.0):
+        mine, other = np.flatnonzero(y == sign), np.flatnonzero(y != sign)
+        if mine.size <= 2 or other.size == 0:
+            start[mine] = True
+            continue
+        near = cdist(centroids[mine], centroids[other]).min(axis=1)
+        start[mine[np.argsort(near, kind="stable")[:max(2, mine.size // 10)]]] = True
+    return start
+
+
+def _with_both_classes(start, y, W) -> np.ndarray:
+    """``start`` with, for a class it lacks, that class's heaviest cluster added."""
+    inside = np.array(start, dtype=bool)
+    for sign in (-1.0, 1.0):
+        mine = np.flatnonzero(y == sign)
+        if mine.size and not inside[mine].any():
+            inside[mine[np.argmax(W[mine])]] = True
+    return inside

@@ -58,6 +58,11 @@ BUILTIN_METHODS = {
         notes="Ferris-Munson interior point with dense normal equations "
               "(aidopt.fm)",
         backend="native"),
+    "smo": solvers.SolverSpec(
+        name="smo", pyomo_name="", classes=frozenset({solvers.ProblemClass.QP}), duals=True,
+        extra="", module="aidopt.smo",
+        notes="warm-started SMO on the dense dual in double precision (aidopt.smo)",
+        backend="native"),
 }
 """Methods aidopt runs itself, named as ``solver``: a run with one checks no external solver.
 A plug-in offers one through :attr:`~.protocol.AIDProblem.native_methods`."""

@@ -360,18 +360,20 @@ def check_native_call(method: str, options: dict, time_limit) -> None:
         raise solvers.TimeLimitReached(f"time limit reached before the {method} solve")
 
 
-def solve_fm(ipm, *, tol, time_limit, options) -> tuple[FMResult, solvers.SolveOutcome]:
-    """Run ``ipm(tol=, max_iter=, time_limit=)`` (:mod:`aidopt.fm`) to a relative gap 100
-    times below ``tol`` (at most 1e-9) unless ``solver_options`` (``tol``, ``max_iter``) say
-    otherwise; a solve that stalled on rounding is accepted as optimal when its gap is within
-    ``tol / 10``. Its dual value is the outcome's bound at any status (``alpha`` is in the box
-    and balanced)."""
+def solve_fm(ipm, *, tol, time_limit, options, method: str = "fm", max_iter: int | None = 200,
+             target: float | None = None) -> tuple[FMResult, solvers.SolveOutcome]:
+    """Run ``ipm(tol=, max_iter=, time_limit=)`` (:mod:`aidopt.fm`, or :mod:`aidopt.smo` with
+    ``method="smo"``) to the relative gap ``target`` (default: 100 times below ``tol``, at most
+    1e-9) unless ``solver_options`` (``tol``, ``max_iter``) say otherwise; a solve that stalled
+    on rounding is accepted as optimal when its gap is within ``tol / 10``. Its dual value is
+    the outcome's bound at any status (``alpha`` is in the box and balanced)."""
     from aidopt import __version__
 
-    check_native_call("fm", options, time_limit)
+    check_native_call(method, options, time_limit)
     start = time.perf_counter()
-    res = ipm(tol=options.get("tol", min(1e-9, tol / 100)), max_iter=options.get("max_iter", 200),
-              time_limit=time_limit)
+    target = min(1e-9, tol / 100) if target is None else target
+    res = ipm(tol=options.get("tol", target),
+              max_iter=options.get("max_iter", max_iter), time_limit=time_limit)
     status = {"optimal": solvers.SolveStatus.OPTIMAL, "time_limit": solvers.SolveStatus.TIME_LIMIT,
               "iteration_limit": solvers.SolveStatus.ITERATION_LIMIT,
               }.get(res.status, solvers.SolveStatus.ERROR)
@@ -380,7 +382,7 @@ def solve_fm(ipm, *, tol, time_limit, options) -> tuple[FMResult, solvers.SolveO
         status, note = solvers.SolveStatus.OPTIMAL, f", accepted: within tol / 10 = {tol / 10:.1e}"
     finite = bool(np.isfinite(res.objective) and np.isfinite(res.dual))
     return res, solvers.SolveOutcome(
-        status, res.objective, None, finite, "fm", f"aidopt {__version__}",
+        status, res.objective, None, finite, method, f"aidopt {__version__}",
         time.perf_counter() - start,
         f"{res.status} after {res.iterations} iterations (relative gap {res.gap:.2e}{note})",
         extra={"iterations": res.iterations}, bound=res.dual if finite else None)

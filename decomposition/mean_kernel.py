@@ -1,0 +1,374 @@
+r"""Mean kernels of kernel AID's clusters, computed column by column on demand.
+
+Kernel AID (Park & Klabjan 2016, Appendix B) needs, for a cluster :math:`C_l` with weight
+:math:`W_l = \sum_{j \in C_l} s_j`, the kernel sums of every row to it,
+
+.. math:: G_{il} = \sum_{j \in C_l} s_j K(x_i, x_j), \qquad H_{il} = G_{il} / W_l,
+          \qquad \bar K_{kl} = \sum_{i \in C_k} s_i G_{il} / (W_k W_l),
+
+one column of G costing :math:`n |C_l|` kernel values. Two facts keep the total small:
+
+* only clusters with :math:`\bar\alpha_l > 0` enter the decision values
+  :math:`f = \sum_l \bar\alpha_l y_l H_{\cdot l} + b`, and only the clusters of the aggregated
+  QP's working set need their columns (:meth:`MeanKernel.kbar` gives :math:`\bar K_{\cdot W}`,
+  every row of :math:`\bar K` against the working set W, which is all an optimality check of the
+  other clusters needs);
+* a split cluster's column is the sum of its two children's: the smaller child is computed, the
+  larger one is the parent's column minus it (at most half the rows of a split are evaluated).
+
+:class:`KernelSums` holds the computed columns of G (append-only, shared by the partitions of one
+run); :class:`MeanKernel` is one partition's view of it.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from .partition import Partition
+
+__all__ = ["KernelSums", "MeanKernel"]
+
+_BLOCK_ENTRIES = 1 << 20  # kernel values per block (8 MB of float64: stays in cache)
+_RESERVE_BYTES = 1 << 32  # address space reserved for G up front (pages are committed on use)
+
+
+class KernelSums:
+    """Columns :math:`G_{\\cdot l} = \\sum_{j \\in C_l} s_j K(\\cdot, x_j)` of clusters of the
+    rows of ``X``, kept in one growing Fortran-ordered array (a column is never changed after it
+    is computed, so every partition of a run can refer to it by its slot).
+
+    Parameters
+    ----------
+    X : ndarray (n, m)
+    s : ndarray (n,)
+        Row weights.
+    kfun : callable
+        ``kfun(A, B)`` -> the ``len(A) x len(B)`` kernel matrix.
+    gamma : float or None
+        With a number, the kernel is the RBF :math:`\\exp(-\\gamma\\|x - z\\|^2)`, computed in
+        place from one matrix product per block (``kfun`` unused).
+    """
+
+    def __init__(self, X, s, kfun, gamma=None):
+        self.X, self.s, self.kfun, self.gamma = X, s, kfun, gamma
+        self.norms = np.einsum("ij,ij->i", X, X) if gamma is not None else None
+        n = X.shape[0]
+        # at most 2n - 1 clusters are ever created; untouched columns of np.empty cost no memory
+        self.G = np.empty((n, max(16, min(2 * n, _RESERVE_BYTES // (8 * n)))), order="F")
+        self.used = 0
+        self.free: list[int] = []  # released slots
+        self.threads = max(1, min(4, len(os.sched_getaffinity(0))))
+        self.evaluations = 0  #: kernel values computed so far
+
+    def _reserve(self, count: int) -> np.ndarray:
+        """Slots for ``count`` new columns: released ones first, then new ones (the array
+        doubles when full)."""
+        reused = self.free[len(self.free) - min(count, len(self.free)):]
+        del self.free[len(self.free) - len(reused):]
+        need = self.used + count - len(reused)
+        if need > self.G.shape[1]:
+            G = np.empty((self.G.shape[0], max(need, 2 * self.G.shape[1])), order="F")
+            G[:, :self.used] = self.G[:, :self.used]
+            self.G = G
+        slots = np.r_[np.array(reused, dtype=np.int64), np.arange(self.used, need)]
+        self.used = need
+        return slots
+
+    def release(self, slots) -> None:
+        """Columns no partition will read again: their slots are reused."""
+        self.free.extend(int(q) for q in np.unique(slots) if q >= 0)
+
+    def compute(self, rows: np.ndarray, group: np.ndarray, count: int) -> np.ndarray:
+        """New columns, one per group: column ``g`` sums ``s_j K(., x_j)`` over the ``rows``
+        with ``group == g`` (every group in ``0..count-1`` non-empty). Returns their slots."""
+        slots = self._reserve(count)
+        if count == 0:
+            return slots
+        order = np.argsort(group, kind="stable")
+        rows, group = rows[order], group[order]
+        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+        Xr, sr = self.X[rows], self.s[rows]
+        n, r = self.X.shape[0], rows.size
+        step = max(1, _BLOCK_ENTRIES // r)
+        if self.gamma is not None:
+            twice = (2.0 * self.gamma) * Xr.T
+            shift = self.gamma * self.norms[rows]
+        G = self.G
+        ends = np.r_[starts[1:], r]
+
+        def block(lo):
+            hi = min(n, lo + step)
+            if self.gamma is not None:  # -gamma ||x - z||^2 = 2 gamma x'z - gamma x'x - gamma z'z
+                E = self.X[lo:hi] @ twice
+                E -= shift
+                E -= (self.gamma * self.norms[lo:hi])[:, None]
+                np.minimum(E, 0.0, out=E)
+                np.exp(E, out=E)
+            else:
+                E = np.asarray(self.kfun(self.X[lo:hi], Xr), dtype=float)
+            _segment_sums(E, sr, starts, ends, G, lo, slots)
+
+        blocks = range(0, n, step)
+        if self.threads > 1 and len(blocks) > 1 and self.gamma is not None:
+            # numpy releases the GIL in the product, exp and sums: one block per thread, with
+            # BLAS single-threaded inside (else its threads and ours compete for the cores)
+            with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(self.threads) as pool:
+                list(pool.map(block, blocks))
+        else:
+            for lo in blocks:
+                block(lo)
+        self.evaluations += n * r
+        return slots
+
+    def difference(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """New columns ``G[:, a] - G[:, b]`` (a parent's column minus one child's: the other
+        child's). Returns their slots."""
+        slots = self._reserve(len(a))
+        _subtract_columns(self.G, np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64),
+                          slots)
+        return slots
+
+
+class MeanKernel:
+    """One partition's mean kernels, computed on demand from a shared :class:`KernelSums`.
+
+    Parameters
+    ----------
+    sums : KernelSums
+    partition : Partition
+    previous : MeanKernel or None
+        The view of the partition this one refines: an unchanged cluster keeps its column, and a
+        split cluster whose column is known gives its larger child by difference.
+    """
+
+    def __init__(self, sums: KernelSums, partition: Partition, previous: MeanKernel | None = None):
+        self.sums, self.partition = sums, partition
+        K = partition.n_clusters
+        self.W = np.bincount(partition.labels, weights=sums.s, minlength=K)
+        self.slot = np.full(K, -1)
+        self.parent = None  # cluster of the previous partition holding each cluster's rows
+        self.parent_slot = np.full(K, -1)
+        self.sibling = np.full(K, -1)
+        # cluster sums S[k, l] = sum_{i in C_k} s_i G[i, l] = W_k W_l Kbar[k, l] computed so
+        # far: column l is _S[:, _col[l]]
+        self._S = np.empty((K, 0), order="F")
+        self._col = np.full(K, -1)
+        self._previous = None
+        self._frozen = False
+        if previous is not None:
+            self._inherit(previous)
+
+    def _inherit(self, previous: MeanKernel) -> None:
+        old, new = previous.partition, self.partition
+        if old.labels.shape != new.labels.shape:
+            return
+        first = np.unique(new.labels, return_index=True)[1]
+        parent = old.labels[first]
+        if not np.array_equal(parent[new.labels], old.labels):
+            return  # not a refinement of the previous partition
+        self.parent = parent
+        same = new.counts == old.counts[parent]
+        self.slot[same] = previous.slot[parent[same]]
+        split = np.flatnonzero(~same)  # children come in pairs: two per split parent
+        self.parent_slot[split] = previous.slot[parent[split]]
+        by_parent = split[np.argsort(parent[split], kind="stable")]
+        self.sibling[by_parent[0::2]] = by_parent[1::2]
+        self.sibling[by_parent[1::2]] = by_parent[0::2]
+        # the smaller of two children (ties: the lower index): its cluster sums are computed,
+        # its sibling's are the parent's minus them
+        sib = self.sibling[split]
+        small = split[_lexless(new.counts[split], split, new.counts[sib], sib)]
+        self._small = small
+        self._small_rows = np.flatnonzero(np.isin(new.labels, small))
+        self._previous = previous
+        # the previous view is done (solved and lifted): the columns of the clusters its own
+        # refinement split are read by nobody now, and it may not compute columns any more
+        previous._previous = None
+        previous._frozen = True
+        self.sums.release(previous.parent_slot)
+
+    @property
+    def n_clusters(self) -> int:
+        return self.partition.n_clusters
+
+    def ensure(self, ks) -> np.ndarray:
+        """Compute the missing columns of clusters ``ks``; return their slots."""
+        ks = np.asarray(ks, dtype=np.int64)
+        missing = np.unique(ks[self.slot[ks] < 0])
+        if missing.size and self._frozen:
+            raise RuntimeError("the mean kernels of a partition that was refined since cannot "
+                               "compute new columns (the ones they would derive from are gone)")
+        if missing.size:
+            counts, sib = self.partition.counts, self.sibling[missing]
+            # the larger of two children comes from the parent when the parent's column is known
+            derive = (self.parent_slot[missing] >= 0) & (sib >= 0)
+            derive[derive] = _lexless(counts[sib[derive]], sib[derive], counts[missing[derive]],
+                                      missing[derive])
+            direct = np.union1d(missing[~derive], sib[derive][self.slot[sib[derive]] < 0])
+            if direct.size:
+                position = np.full(self.n_clusters, -1)
+                position[direct] = np.arange(direct.size)
+                rows = np.flatnonzero(position[self.partition.labels] >= 0)
+                self.slot[direct] = self.sums.compute(
+                    rows, position[self.partition.labels[rows]], direct.size)
+            derived = missing[derive]
+            if derived.size:
+                self.slot[derived] = self.sums.difference(self.parent_slot[derived],
+                                                          self.slot[self.sibling[derived]])
+        return self.slot[ks]
+
+    def H(self, ks) -> np.ndarray:
+        """``H[:, ks]`` (n x len(ks)): mean kernel of every row to the clusters ``ks``."""
+        ks = np.asarray(ks, dtype=np.int64)
+        slots = self.ensure(ks)  # first: it may reallocate G
+        return self.sums.G[:, slots] / self.W[ks]
+
+    def H_dot(self, ks, v) -> np.ndarray:
+        """``H[:, ks] @ v`` (n,), without forming ``H[:, ks]``."""
+        ks = np.asarray(ks, dtype=np.int64)
+        slots = self.ensure(ks)
+        return _columns_dot(self.sums.G, slots, np.asarray(v, dtype=float) / self.W[ks])
+
+    def kbar(self, ks) -> np.ndarray:
+        r""":math:`\bar K_{\cdot, ks}` (K x len(ks)): mean kernel of every cluster to ``ks``."""
+        ks = np.asarray(ks, dtype=np.int64)
+        cols = self._columns(ks)  # first: it may reallocate _S
+        return self._S[:, cols] / np.outer(self.W, self.W[ks])
+
+    def kbar_dot(self, ks, v) -> np.ndarray:
+        r""":math:`\bar K_{\cdot, ks} v` (K,), without gathering the columns."""
+        ks = np.asarray(ks, dtype=np.int64)
+        cols = self._columns(ks)
+        used = int(self._col.max()) + 1
+        full = np.zeros(used)
+        np.add.at(full, cols, np.asarray(v, dtype=float) / self.W[ks])
+        return (self._S[:, :used] @ full) / self.W
+
+    def kbar_block(self, ks, signs=None) -> np.ndarray:
+        r""":math:`\bar K_{ks, ks}`, or :math:`D \bar K_{ks, ks} D` with ``D = diag(signs)``,
+        symmetrised (rounding makes the sums differ in the last digits)."""
+        ks = np.asarray(ks, dtype=np.int64)
+        cols = self._columns(ks)  # first: it may reallocate _S
+        signs = np.ones(ks.size) if signs is None else np.asarray(signs, dtype=float)
+        return _symmetric_block(self._S, ks, cols, self.W, signs)
+
+    def _columns(self, ks) -> np.ndarray:
+        """Positions in ``_S`` of the columns of clusters ``ks`` (computed when missing: from
+        the previous partition's sums when it had them, else from G)."""
+        new = np.unique(ks[self._col[ks] < 0])
+        if new.size == 0:
+            return self._col[ks]
+        slots = self.ensure(new)  # first: it may reallocate G
+        used = int(self._col.max()) + 1
+        if used + new.size > self._S.shape[1]:
+            grown = np.empty((self.n_clusters, max(64, 2 * (used + new.size))), order="F")
+            grown[:, :used] = self._S[:, :used]
+            self._S = grown
+        place = np.arange(used, used + new.size)
+        self._col[new] = place
+        prev = self._previous
+        old = np.full(new.size, -1)
+        if prev is not None:  # an unchanged cluster's column, if the previous view had it
+            unchanged = self.slot[new] == prev.slot[self.parent[new]]
+            old[unchanged] = prev._col[self.parent[new[unchanged]]]
+        keep = old >= 0
+        if keep.any():
+            _inherit_sums(prev._S, old[keep], self.parent, self._S, place[keep], self.sums.G,
+                          slots[keep], self._small_rows, self.partition.labels, self.sums.s,
+                          self._small, self.sibling)
+        if (~keep).any():
+            self._S[:, place[~keep]] = _cluster_sums(
+                self.sums.G, slots[~keep], self.partition.labels, self.sums.s, self.n_clusters)
+        return self._col[ks]
+
+
+def _lexless(a1, a2, b1, b2) -> np.ndarray:
+    """Elementwise ``(a1, a2) < (b1, b2)``."""
+    return (a1 < b1) | ((a1 == b1) & (a2 < b2))
+
+
+@numba.njit(parallel=True, cache=True)
+def _cluster_sums(G, slots, labels, s, K):  # pragma: no cover - compiled
+    """``out[k, c] = sum_{i in C_k} s_i G[i, slots[c]]`` (one column of G per thread)."""
+    out = np.zeros((K, slots.size))
+    for c in numba.prange(slots.size):
+        col = slots[c]
+        for i in range(G.shape[0]):
+            out[labels[i], c] += s[i] * G[i, col]
+    return out
+
+
+@numba.njit(cache=True)
+def _columns_dot(G, slots, v):  # pragma: no cover - compiled
+    """``G[:, slots] @ v``, column by column."""
+    out = np.zeros(G.shape[0])
+    for c in range(slots.size):
+        col, vc = slots[c], v[c]
+        for i in range(G.shape[0]):
+            out[i] += vc * G[i, col]
+    return out
+
+
+@numba.njit(nogil=True, cache=True)
+def _segment_sums(E, w, starts, ends, G, lo, slots):  # pragma: no cover - compiled
+    """``G[lo + i, slots[g]] = sum_{starts[g] <= j < ends[g]} w_j E[i, j]`` (no GIL held)."""
+    for i in range(E.shape[0]):
+        for g in range(starts.size):
+            total = 0.0
+            for j in range(starts[g], ends[g]):
+                total += w[j] * E[i, j]
+            G[lo + i, slots[g]] = total
+
+
+@numba.njit(parallel=True, cache=True)
+def _inherit_sums(S_old, old_cols, parent, S, cols, G, slots, small_rows, labels, s, small,
+                  sibling):  # pragma: no cover - compiled
+    """Cluster sums of a refined partition from the previous one's: an unchanged cluster's
+    entry is its parent's, a smaller child's is summed over its rows, and its sibling's is the
+    parent's minus it (one column per thread)."""
+    for c in numba.prange(cols.size):
+        oc, col, slot = old_cols[c], cols[c], slots[c]
+        for k in range(parent.size):
+            S[k, col] = S_old[parent[k], oc]
+        for q in range(small.size):
+            S[small[q], col] = 0.0
+        for q in range(small_rows.size):
+            i = small_rows[q]
+            S[labels[i], col] += s[i] * G[i, slot]
+        for q in range(small.size):
+            k = small[q]
+            S[sibling[k], col] = S_old[parent[k], oc] - S[k, col]
+
+
+@numba.njit(cache=True)
+def _symmetric_block(S, ks, cols, W, signs):  # pragma: no cover - compiled
+    """``D Kbar[ks, ks] D`` (``D = diag(signs)``) from the sums ``S`` (``S[k, cols[c]]``:
+    cluster k against ``ks[c]``), averaged with its transpose."""
+    m = ks.size
+    out = np.empty((m, m))
+    for c in range(m):  # row c of out holds column c of the block (the transpose)
+        col, scale = cols[c], signs[c] / W[ks[c]]
+        for r in range(m):
+            out[c, r] = S[ks[r], col] * scale * signs[r] / W[ks[r]]
+    tile = 64
+    for c0 in range(0, m, tile):  # average with the transpose, tile by tile
+        for r0 in range(0, c0 + 1, tile):
+            for c in range(c0, min(m, c0 + tile)):
+                for r in range(r0, min(c, r0 + tile)):
+                    v = 0.5 * (out[r, c] + out[c, r])
+                    out[r, c] = v
+                    out[c, r] = v
+    return out
+
+
+@numba.njit(parallel=True, cache=True)
+def _subtract_columns(G, a, b, out):  # pragma: no cover - compiled
+    """``G[:, out[c]] = G[:, a[c]] - G[:, b[c]]`` (one column per thread)."""
+    for c in numba.prange(out.size):
+        for i in range(G.shape[0]):
+            G[i, out[c]] = G[i, a[c]] - G[i, b[c]]
