@@ -105,9 +105,7 @@ class KernelSums:
             hi = min(n, lo + step)
             if self.gamma is not None:  # -gamma ||x - z||^2 = 2 gamma x'z - gamma x'x - gamma z'z
                 E = self.X[lo:hi] @ twice
-                E -= shift
-                E -= (self.gamma * self.norms[lo:hi])[:, None]
-                np.minimum(E, 0.0, out=E)
+                _shift_clip(E, shift, self.gamma * self.norms[lo:hi])
                 np.exp(E, out=E)
             else:
                 E = np.asarray(self.kfun(self.X[lo:hi], Xr), dtype=float)
@@ -372,3 +370,11 @@ def _subtract_columns(G, a, b, out):  # pragma: no cover - compiled
     for c in numba.prange(out.size):
         for i in range(G.shape[0]):
             G[i, out[c]] = G[i, a[c]] - G[i, b[c]]
+
+
+@numba.njit(nogil=True, cache=True)
+def _shift_clip(E, column, row):  # pragma: no cover - compiled
+    """``E[i, j] = min(E[i, j] - column[j] - row[i], 0)`` in place (no GIL held)."""
+    for i in range(E.shape[0]):
+        for j in range(E.shape[1]):
+            E[i, j] = min(E[i, j] - column[j] - row[i], 0.0)
