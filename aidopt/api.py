@@ -117,14 +117,18 @@ def _report_passes(result: AIDResult, X: ChunkedMatrix, before: int) -> None:
 def default_svm_solver(norm: str = "l2", kernel=None) -> str:
     """The solver ``solve_svm`` uses when none is given.
 
+    ``"smo"`` (:mod:`aidopt.smo`, warm-started SMO in double precision, handing a solve it does
+    not finish to ``"fm"``) for kernel AID (rbf, poly, callable): with the working-set column
+    generation it is what makes kernel AID competitive with LIBSVM (docs/benchmarks.md).
     ``"fm"`` (:mod:`aidopt.fm`, the Ferris–Munson interior point with dense normal equations)
-    for the 2-norm and kernel QPs: 7x faster than Clarabel on the linear aggregated duals and
-    the only one that finished the heavily overlapping kernel set (docs/benchmarks.md); Clarabel
-    is its fallback. HiGHS's QP solver is an active-set method whose time grows about
+    for the linear 2-norm QPs: 7x faster than Clarabel on the aggregated duals; Clarabel is the
+    fallback of both. HiGHS's QP solver is an active-set method whose time grows about
     quadratically with the number of clusters (72 s on a 20,000 x 30 dual QP against Clarabel's
     2.3 s, docs/svm.md). HiGHS for the LP SVMs: its vertex solutions make the split test exact.
     """
-    return "fm" if norm == "l2" or kernel is not None else "highs"
+    if kernel is not None and not (isinstance(kernel, str) and kernel == "linear"):
+        return "smo"
+    return "fm" if norm == "l2" else "highs"
 
 
 @common_options()
@@ -167,8 +171,8 @@ def solve_svm(
         Kernel parameters as in scikit-learn's SVC (``gamma="scale"`` is 1 / (m Var(X))).
     sample_weight : array-like of shape (n,) or str, optional
     solver : str, optional
-        Default :func:`default_svm_solver`: "fm" (aidopt's interior point, :mod:`aidopt.fm`)
-        for 2-norm / kernel QPs, "highs" for LPs.
+        Default :func:`default_svm_solver`: "smo" for kernels (:mod:`aidopt.smo`), "fm"
+        (aidopt's interior point, :mod:`aidopt.fm`) for linear 2-norm QPs, "highs" for LPs.
         r0 defaults to max(1.1 m / n, 0.0001). The other common options are listed below.
     form : {"auto", "dual", "primal"}
         Form of the aggregated QP or LP (see :class:`aidopt.decomposition.SVMProblem`).

@@ -61,7 +61,9 @@ def smo(Q, y, u, alpha0=None, *, tol: float = 1e-9, max_iter: int | None = None,
         ``alpha`` (clipped and balanced), ``b`` (the better of SMO's offset and the best offset
         for ``alpha``), primal and dual values, their relative gap, the pair updates done and the
         status: ``"optimal"`` (gap within ``tol``), ``"stalled"`` (no pair violates optimality
-        by more than rounding, gap above ``tol``), ``"iteration_limit"`` or ``"time_limit"``.
+        by more than rounding, gap above ``tol``), ``"iteration_limit"`` (also when thirty gap
+        checks did not lower a gap above ``1000 tol`` by a tenth: SMO crawls on badly scaled
+        kernels) or ``"time_limit"``.
     """
     Q = np.ascontiguousarray(Q, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -80,7 +82,7 @@ def smo(Q, y, u, alpha0=None, *, tol: float = 1e-9, max_iter: int | None = None,
     # tol * |P| that way, check the true gap, and aim lower while it is above tol
     target = 0.25 * tol * max(floor, abs(res.objective)) / float(u.sum())
     chunk = max(1000, K)
-    done, status = 0, "iteration_limit"
+    done, status, history = 0, "iteration_limit", []
     while res.gap > tol and done < max_iter:
         steps, violation = _pairs(Q, y, u, alpha, grad, min(chunk, max_iter - done),
                                   min(1000, K), target)
@@ -100,6 +102,11 @@ def smo(Q, y, u, alpha0=None, *, tol: float = 1e-9, max_iter: int | None = None,
             break
         if violation <= target:
             target *= 0.25
+        # crawling (tiny steps on a badly scaled Q): give up when thirty checks did not lower a
+        # gap still far above tol by a tenth, and let the caller hand it to an interior point
+        history.append(res.gap)
+        if len(history) > 30 and res.gap > 1e3 * tol and res.gap > 0.9 * history[-31]:
+            break
     if best.gap <= tol:
         status = "optimal"
     return FMResult(None, best.b, best.alpha, best.objective, best.dual, best.gap, done, status)

@@ -83,7 +83,8 @@ def test_default_solvers():
     from aidopt.api import default_svm_solver
 
     assert default_svm_solver("l2") == "fm"
-    assert default_svm_solver("l2", "rbf") == "fm"
+    assert default_svm_solver("l2", "rbf") == "smo"
+    assert default_svm_solver("l2", "linear") == "fm"
     for norm in ("l1", "linf", "none"):
         assert default_svm_solver(norm) == "highs"
     X, y = _data()

@@ -1,0 +1,205 @@
+"""Kernel AID's column machinery: the warm-started SMO (``aidopt.smo``) against the independent
+primal QP of test_fm, the on-demand mean kernels (``decomposition/mean_kernel.py``) against
+kernels computed here directly, and the column generation over clusters against the whole
+aggregated dual."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from aidopt.decomposition.kernel_svm import KernelSVMProblem
+from aidopt.decomposition.mean_kernel import KernelSums, MeanKernel
+from aidopt.decomposition.partition import Partition
+from aidopt.models.kernel_svm import kernel_function
+
+import aidopt
+from aidopt.data import as_classification_data
+from aidopt.fm import ferris_munson_kernel
+from aidopt.results import Termination
+from aidopt.smo import smo
+
+from .test_fm import ROUNDING_LIMITED, case, reference, svm_rows
+
+
+# ------------------------------------------------------------------------------------- smo
+@pytest.mark.parametrize("seed", range(24))
+def test_smo_matches_the_reference(seed):
+    """SMO on Q = D_y X X' D_y for the 24 degenerate instances of test_fm: its dual point is in
+    the box and balanced, its value a valid bound; when it reports optimal, its plane is as good
+    as the reference's within the gap it reports."""
+    X, y, u = case(seed)
+    H = y[:, None] * X
+    res = smo(H @ H.T, y, u, tol=1e-9)
+    ref = reference(X, y, u, "free")
+    scale = abs(ref)
+    a = res.alpha
+    assert np.all(a >= 0) and np.all(a <= u) and abs(float(a @ y)) <= 1e-12 * max(1.0, a.sum())
+    g = H.T @ a
+    dual = float(a.sum()) - 0.5 * float(g @ g)
+    assert dual == pytest.approx(res.dual, rel=1e-9, abs=1e-12 * scale)
+    assert dual <= ref + 1e-10 * scale  # a valid bound at any status
+    assert res.status in ("optimal", "stalled", "iteration_limit")
+    limit = ROUNDING_LIMITED.get(seed % 8, 0.0)
+    if res.status == "optimal":
+        assert res.gap <= 1e-9
+        assert res.objective <= ref + max(1e-9, limit) * scale
+    assert (res.status == "optimal") == (res.gap <= 1e-9)
+
+
+def test_smo_solves_most_degenerate_instances():
+    """How many of the 24 instances SMO finishes alone (AID hands the rest to fm): the
+    well-scaled kinds all; hard margins (C = 1e3) and units of 1e3 may crawl."""
+    done = 0
+    for seed in range(24):
+        X, y, u = case(seed)
+        H = y[:, None] * X
+        done += smo(H @ H.T, y, u, tol=1e-9).status == "optimal"
+    assert done >= 14  # 15 here
+
+
+@pytest.mark.parametrize("seed", [0, 6, 8, 11, 18])
+def test_smo_warm_start_is_feasible_and_fast(seed):
+    """From a solution's alpha, SMO stops at once; from a perturbed one it returns to the same
+    optimum in fewer pair updates than from zero."""
+    X, y, u = case(seed)
+    Q = (y[:, None] * X) @ (y[:, None] * X).T
+    cold = smo(Q, y, u, tol=1e-9)
+    assert cold.status == "optimal"
+    again = smo(Q, y, u, cold.alpha, tol=1e-9)
+    assert again.iterations == 0 and again.gap <= 1e-9
+    rng = np.random.default_rng(seed)
+    start = np.clip(cold.alpha * rng.uniform(0.9, 1.1, size=y.size), 0, u)  # unbalanced, in box
+    warm = smo(Q, y, u, start, tol=1e-9)
+    assert warm.status == "optimal"
+    assert warm.objective == pytest.approx(cold.objective, rel=2e-9)
+    assert warm.iterations <= cold.iterations
+
+
+def test_smo_limits_and_validation():
+    X, y, u = case(0)
+    Q = (y[:, None] * X) @ (y[:, None] * X).T
+    res = smo(Q, y, u, tol=1e-14, max_iter=3)
+    assert res.status == "iteration_limit" and res.iterations == 3
+    assert np.all(res.alpha >= 0) and np.all(res.alpha <= u)
+    with pytest.raises(ValueError, match="both classes"):
+        smo(Q, np.ones_like(y), u)
+    with pytest.raises(ValueError, match="K x K"):
+        smo(Q[:, :-1], y, u)
+    with pytest.raises(ValueError, match="u > 0"):
+        smo(Q, y, -u)
+
+
+# ----------------------------------------------------------------------------- mean kernels
+def direct(X, s, labels, kfun):
+    """H (n x K) and Kbar (K x K) computed from the full n x n kernel."""
+    K = labels.max() + 1
+    A = np.zeros((K, X.shape[0]))
+    A[labels, np.arange(X.shape[0])] = s
+    W = A.sum(axis=1)
+    G = kfun(X, X) @ A.T
+    return G / W, (A @ G) / np.outer(W, W)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly", "linear"])
+def test_mean_kernels_equal_the_direct_ones_through_refinements(kernel):
+    """Columns computed directly, as a parent minus its smaller child, and cluster sums
+    inherited from the previous partition all equal the kernel computed here at once, over
+    four refinements in which columns are asked for in pieces (and released slots reused)."""
+    rng = np.random.default_rng(1)
+    n = 300
+    X = rng.normal(size=(n, 4))
+    s = rng.uniform(0.5, 2.0, size=n)
+    gamma = 0.3
+    kfun = kernel_function(kernel, gamma, 3, 1.0)
+    sums = KernelSums(X, s, kfun, gamma if kernel == "rbf" else None)
+    partition = Partition.from_labels(rng.integers(0, 12, size=n))
+    view = MeanKernel(sums, partition)
+    for step in range(5):
+        K = partition.n_clusters
+        H, Kbar = direct(X, s, partition.labels, kfun)
+        some = np.sort(rng.choice(K, size=max(2, K // 2), replace=False))
+        scale = np.abs(Kbar).max()
+        assert np.allclose(view.kbar(some), Kbar[:, some], rtol=1e-12, atol=1e-12 * scale)
+        signs = np.where(rng.random(some.size) < 0.5, 1.0, -1.0)
+        block = view.kbar_block(some, signs)
+        assert np.allclose(block, signs[:, None] * Kbar[np.ix_(some, some)] * signs,
+                           rtol=1e-12, atol=1e-12 * scale)
+        assert np.array_equal(block, block.T)
+        v = rng.normal(size=some.size)
+        assert np.allclose(view.kbar_dot(some, v), Kbar[:, some] @ v, atol=1e-11 * scale * K)
+        assert np.allclose(view.H_dot(some, v), H[:, some] @ v, atol=1e-11 * scale * K)
+        everything = np.arange(K)
+        assert np.allclose(view.H(everything), H, rtol=1e-12, atol=1e-12 * np.abs(H).max())
+        # refine: split a third of the clusters by a random row group
+        split = rng.random(K) < 0.35
+        group = (split[partition.labels] & (rng.random(n) < 0.4)).astype(np.int64)
+        partition = partition.refine(group)
+        view = MeanKernel(sums, partition, view)
+    assert sums.free or sums.used <= 2 * n  # parents' columns were released and reused
+
+
+def test_a_superseded_view_refuses_to_compute():
+    rng = np.random.default_rng(2)
+    X, s = rng.normal(size=(50, 2)), np.ones(50)
+    sums = KernelSums(X, s, kernel_function("rbf", 1.0), 1.0)
+    p0 = Partition.from_labels(rng.integers(0, 4, size=50))
+    v0 = MeanKernel(sums, p0)
+    v0.kbar([0])
+    p1 = p0.refine((rng.random(50) < 0.5).astype(np.int64))
+    MeanKernel(sums, p1, v0)
+    v0.kbar([0])  # computed before: still readable
+    with pytest.raises(RuntimeError, match="refined since"):
+        v0.kbar([1, 2, 3])
+
+
+# ------------------------------------------------------------------------ column generation
+@pytest.mark.parametrize("method", ["smo", "fm"])
+def test_column_generation_solves_the_whole_aggregated_dual(method):
+    """The working-set solve of the aggregated kernel dual (starting from a few clusters) reaches
+    the optimum of the whole aggregated dual solved at once, and its bound is valid for it."""
+    X, y = svm_rows(11, 2000, 3)
+    problem = KernelSVMProblem(C=1.0, kernel="rbf")
+    data = as_classification_data(X, y)
+    rng = np.random.default_rng(0)
+    partition = problem.initial_partition(data, 80, rng, None)
+    agg = problem.aggregate(data, partition)
+    assert 0 < agg.start.sum() < partition.n_clusters  # a real working set
+    res, outcome = problem.solve_native(method, agg, None, partition, tol=1e-6, time_limit=None,
+                                        options={})
+    assert outcome.optimal and outcome.extra["rounds"] >= 1
+    Q = agg.Kbar * np.outer(agg.y, agg.y)
+    full = ferris_munson_kernel(Q, agg.y, problem.C * agg.w, tol=1e-11)
+    scale = abs(full.objective)
+    assert res.objective == pytest.approx(full.objective, rel=1e-6)
+    assert res.dual <= full.objective + 1e-9 * scale
+    a = res.alpha
+    assert res.dual == pytest.approx(float(a.sum()) - 0.5 * float(a @ Q @ a), rel=1e-9)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly"])
+def test_kernel_aid_with_smo_is_certified_and_equals_clarabel(kernel):
+    X, y = svm_rows(7, 600, 3)
+    res = aidopt.solve_svm(X, y, C=1.0, kernel=kernel, solver="smo", log=False)
+    ref = aidopt.solve_svm(X, y, C=1.0, kernel=kernel, solver="clarabel", log=False)
+    assert res.termination is Termination.CERTIFIED_OPTIMAL and res.solver == "smo"
+    assert ref.certified
+    assert res.objective == pytest.approx(ref.objective, rel=2e-6)
+    info = res.history[-1].info
+    assert info["working_set"] <= res.history[-1].n_clusters and info["kernel_values"] > 0
+
+
+def test_smo_that_stops_short_hands_over_to_fm():
+    X, y = svm_rows(8, 400, 3)
+    res = aidopt.solve_svm(X, y, C=1.0, kernel="rbf", solver="smo", log=False,
+                           solver_options={"max_iter": 1})
+    # smo stops after one pair update, fm (same options) after one step: Clarabel finishes
+    assert res.certified
+    assert "smo iteration_limit" in res.message and "; fm: " in res.message
+    assert "retried with clarabel" in res.message
+
+
+def test_smo_options_are_checked():
+    X, y = svm_rows(8, 400, 3)
+    with pytest.raises(ValueError, match="solver='smo' takes"):
+        aidopt.solve_svm(X, y, kernel="rbf", solver="smo", log=False,
+                         solver_options={"omega": 1.0})
