@@ -127,8 +127,8 @@ class KernelSums:
         """New columns ``G[:, a] - G[:, b]`` (a parent's column minus one child's: the other
         child's). Returns their slots."""
         slots = self._reserve(len(a))
-        _subtract_columns(self.G, np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64),
-                          slots)
+        _by_columns(_subtract_columns, slots.size, self.G, np.asarray(a, dtype=np.int64),
+                    np.asarray(b, dtype=np.int64), slots)
         return slots
 
 
@@ -276,9 +276,9 @@ class MeanKernel:
             old[unchanged] = prev._col[self.parent[new[unchanged]]]
         keep = old >= 0
         if keep.any():
-            _inherit_sums(prev._S, old[keep], self.parent, self._S, place[keep], self.sums.G,
-                          slots[keep], self._small_rows, self.partition.labels, self.sums.s,
-                          self._small, self.sibling)
+            _by_columns(_inherit_sums, int(keep.sum()), prev._S, old[keep], self.parent, self._S,
+                        place[keep], self.sums.G, slots[keep], self._small_rows,
+                        self.partition.labels, self.sums.s, self._small, self.sibling)
         if (~keep).any():
             self._S[:, place[~keep]] = _cluster_sums(
                 self.sums.G, slots[~keep], self.partition.labels, self.sums.s, self.n_clusters)
@@ -290,15 +290,35 @@ def _lexless(a1, a2, b1, b2) -> np.ndarray:
     return (a1 < b1) | ((a1 == b1) & (a2 < b2))
 
 
-@numba.njit(parallel=True, cache=True)
-def _cluster_sums(G, slots, labels, s, K):  # pragma: no cover - compiled
-    """``out[k, c] = sum_{i in C_k} s_i G[i, slots[c]]`` (one column of G per thread)."""
-    out = np.zeros((K, slots.size))
-    for c in numba.prange(slots.size):
+@numba.njit(nogil=True, cache=True)
+def _cluster_sums_range(G, slots, labels, s, out, lo, hi):  # pragma: no cover - compiled
+    """``out[k, c] = sum_{i in C_k} s_i G[i, slots[c]]`` for ``lo <= c < hi``."""
+    for c in range(lo, hi):
         col = slots[c]
+        for k in range(out.shape[0]):
+            out[k, c] = 0.0
         for i in range(G.shape[0]):
             out[labels[i], c] += s[i] * G[i, col]
+
+
+def _cluster_sums(G, slots, labels, s, K) -> np.ndarray:
+    """``out[k, c] = sum_{i in C_k} s_i G[i, slots[c]]`` (K x len(slots), column ranges in
+    threads)."""
+    out = np.empty((K, slots.size), order="F")
+    _by_columns(_cluster_sums_range, slots.size, G, slots, labels, s, out)
     return out
+
+
+def _by_columns(kernel, count, *args) -> None:
+    """``kernel(*args, lo, hi)`` over ``count`` columns split into one range per core (the
+    compiled kernels release the GIL)."""
+    threads = min(len(os.sched_getaffinity(0)), max(1, count // 8))
+    if threads <= 1:
+        kernel(*args, 0, count)
+        return
+    edges = np.linspace(0, count, threads + 1).astype(np.int64)
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(lambda r: kernel(*args, edges[r], edges[r + 1]), range(threads)))
 
 
 @numba.njit(cache=True)
@@ -323,13 +343,13 @@ def _segment_sums(E, w, starts, ends, G, lo, slots):  # pragma: no cover - compi
             G[lo + i, slots[g]] = total
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(nogil=True, cache=True)
 def _inherit_sums(S_old, old_cols, parent, S, cols, G, slots, small_rows, labels, s, small,
-                  sibling):  # pragma: no cover - compiled
-    """Cluster sums of a refined partition from the previous one's: an unchanged cluster's
-    entry is its parent's, a smaller child's is summed over its rows, and its sibling's is the
-    parent's minus it (one column per thread)."""
-    for c in numba.prange(cols.size):
+                  sibling, lo, hi):  # pragma: no cover - compiled
+    """Cluster sums of a refined partition from the previous one's, columns ``lo..hi-1``: an
+    unchanged cluster's entry is its parent's, a smaller child's is summed over its rows, and
+    its sibling's is the parent's minus it."""
+    for c in range(lo, hi):
         oc, col, slot = old_cols[c], cols[c], slots[c]
         for k in range(parent.size):
             S[k, col] = S_old[parent[k], oc]
@@ -364,10 +384,10 @@ def _symmetric_block(S, ks, cols, W, signs):  # pragma: no cover - compiled
     return out
 
 
-@numba.njit(parallel=True, cache=True)
-def _subtract_columns(G, a, b, out):  # pragma: no cover - compiled
-    """``G[:, out[c]] = G[:, a[c]] - G[:, b[c]]`` (one column per thread)."""
-    for c in numba.prange(out.size):
+@numba.njit(nogil=True, cache=True)
+def _subtract_columns(G, a, b, out, lo, hi):  # pragma: no cover - compiled
+    """``G[:, out[c]] = G[:, a[c]] - G[:, b[c]]`` for ``lo <= c < hi``."""
+    for c in range(lo, hi):
         for i in range(G.shape[0]):
             G[i, out[c]] = G[i, a[c]] - G[i, b[c]]
 
