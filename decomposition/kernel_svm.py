@@ -230,6 +230,16 @@ class KernelSVMProblem(AIDProblem):
         rounds, iterations = 0, 0
         alpha = np.zeros(y.size) if aggregated.warm is None else aggregated.warm
         while True:
+            remaining = None if time_limit is None else max(
+                0.0, time_limit - (time.perf_counter() - start))
+            if rounds and remaining is not None and remaining <= 0:
+                # out of time between rounds: the last round's answer is feasible (alpha zero
+                # outside its working set) and its bound valid; it is not called optimal
+                outcome = SolveOutcome(solvers.SolveStatus.TIME_LIMIT, outcome.objective, None,
+                                       outcome.has_solution, outcome.solver, outcome.version,
+                                       outcome.seconds, f"{outcome.message}; time limit reached "
+                                       "before the working set was complete")
+                break
             rounds += 1
             ks = np.flatnonzero(inside)
             QWW = aggregated.kbar_block(ks, y[ks])
@@ -291,8 +301,9 @@ class KernelSVMProblem(AIDProblem):
         return [("clarabel", None)] if solver in self.native_methods else []
 
     def on_nonoptimal(self, outcome: SolveOutcome) -> bool:
-        """As :meth:`~.svm.SVMProblem.on_nonoptimal`: a stopped ``fm`` iterate is feasible."""
-        return outcome.solver == "fm" and outcome.has_solution
+        """As :meth:`~.svm.SVMProblem.on_nonoptimal`: a stopped ``fm`` or ``smo`` answer is
+        feasible (alpha in the box and balanced, zero outside the working set)."""
+        return outcome.solver in ("fm", "smo") and outcome.has_solution
 
     def lift(self, model, outcome, partition, aggregated, data) -> Lifted:
         if isinstance(model, FMResult):

@@ -203,3 +203,36 @@ def test_smo_options_are_checked():
     with pytest.raises(ValueError, match="solver='smo' takes"):
         aidopt.solve_svm(X, y, kernel="rbf", solver="smo", log=False,
                          solver_options={"omega": 1.0})
+
+
+def test_a_time_limit_between_rounds_returns_the_last_feasible_round(monkeypatch):
+    """Out of time after the first working-set round (the restricted solve is made to use up
+    the limit): the answer is that round's alpha (zero outside its working set, in the box,
+    balanced) with a valid bound, reported as a time limit, never as optimal; the run keeps it
+    as an incumbent, uncertified."""
+    import time as clock
+
+    X, y = svm_rows(11, 2000, 3)
+    problem = KernelSVMProblem(C=1.0, kernel="rbf")
+    data = as_classification_data(X, y)
+    partition = problem.initial_partition(data, 80, np.random.default_rng(0), None)
+    agg = problem.aggregate(data, partition)
+    real = KernelSVMProblem._restricted
+
+    def slow(self, *args, time_limit, **kwargs):
+        out = real(self, *args, time_limit=time_limit, **kwargs)
+        clock.sleep(time_limit)  # the limit is used up by this round
+        return out
+
+    monkeypatch.setattr(KernelSVMProblem, "_restricted", slow)
+    res, outcome = problem.solve_native("smo", agg, None, partition, tol=1e-6, time_limit=0.5,
+                                        options={})
+    assert outcome.status == "time_limit" and outcome.extra["rounds"] == 1
+    assert problem.on_nonoptimal(outcome)
+    a, u = res.alpha, problem.C * agg.w
+    assert np.all(a >= 0) and np.all(a <= u) and abs(float(a @ agg.y)) <= 1e-12 * a.sum()
+    assert np.count_nonzero(a) <= outcome.extra["working_set"] < agg.y.size
+    Q = agg.Kbar * np.outer(agg.y, agg.y)
+    full = ferris_munson_kernel(Q, agg.y, u, tol=1e-11)
+    assert res.dual <= full.objective + 1e-9 * abs(full.objective) <= res.objective + 1e-9 * abs(
+        full.objective)
