@@ -26,7 +26,7 @@ import numbers
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from aidopt.models import kernel_svm, svm
@@ -227,7 +227,7 @@ class KernelSVMProblem(AIDProblem):
         start = time.perf_counter()
         y, u = aggregated.y, self.C * aggregated.w
         inside = _with_both_classes(aggregated.start, y, aggregated.mean.W)
-        rounds, iterations = 0, 0
+        rounds, iterations, outcome = 0, 0, None
         alpha = np.zeros(y.size) if aggregated.warm is None else aggregated.warm
         while True:
             remaining = None if time_limit is None else max(
@@ -235,10 +235,10 @@ class KernelSVMProblem(AIDProblem):
             if rounds and remaining is not None and remaining <= 0:
                 # out of time between rounds: the last round's answer is feasible (alpha zero
                 # outside its working set) and its bound valid; it is not called optimal
-                outcome = SolveOutcome(solvers.SolveStatus.TIME_LIMIT, outcome.objective, None,
-                                       outcome.has_solution, outcome.solver, outcome.version,
-                                       outcome.seconds, f"{outcome.message}; time limit reached "
-                                       "before the working set was complete")
+                outcome = replace(outcome, status=solvers.SolveStatus.TIME_LIMIT,
+                                  termination_condition=None,  # derived again from the status
+                                  message=f"{outcome.message}; time limit reached before the "
+                                  "working set was complete")
                 break
             rounds += 1
             ks = np.flatnonzero(inside)

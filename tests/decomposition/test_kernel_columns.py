@@ -114,7 +114,7 @@ def test_mean_kernels_equal_the_direct_ones_through_refinements(kernel):
     sums = KernelSums(X, s, kfun, gamma if kernel == "rbf" else None)
     partition = Partition.from_labels(rng.integers(0, 12, size=n))
     view = MeanKernel(sums, partition)
-    for step in range(5):
+    for _ in range(5):
         K = partition.n_clusters
         H, Kbar = direct(X, s, partition.labels, kfun)
         some = np.sort(rng.choice(K, size=max(2, K // 2), replace=False))
@@ -228,6 +228,7 @@ def test_a_time_limit_between_rounds_returns_the_last_feasible_round(monkeypatch
     res, outcome = problem.solve_native("smo", agg, None, partition, tol=1e-6, time_limit=0.5,
                                         options={})
     assert outcome.status == "time_limit" and outcome.extra["rounds"] == 1
+    assert outcome.termination_condition.name == "maxTimeLimit"
     assert problem.on_nonoptimal(outcome)
     a, u = res.alpha, problem.C * agg.w
     assert np.all(a >= 0) and np.all(a <= u) and abs(float(a @ agg.y)) <= 1e-12 * a.sum()
