@@ -102,6 +102,9 @@ def smo(Q, y, u, alpha0=None, *, tol: float = 1e-9, max_iter: int | None = None,
             break
         if violation <= target:
             target *= 0.25
+        elif steps == 0:  # the selected pair cannot move (rounding): nothing will change
+            status = "stalled"
+            break
         # crawling (tiny steps on a badly scaled Q): give up when thirty checks did not lower a
         # gap still far above tol by a tenth, and let the caller hand it to an interior point
         history.append(res.gap)

@@ -60,28 +60,41 @@ class KernelSums:
         n = X.shape[0]
         # at most 2n - 1 clusters are ever created; untouched columns of np.empty cost no memory
         self.G = np.empty((n, max(16, min(2 * n, _RESERVE_BYTES // (8 * n)))), order="F")
+        self.generation = np.zeros(self.G.shape[1], dtype=np.int64)  #: bumped when reused
         self.used = 0
-        self.free: list[int] = []  # released slots
-        self.threads = max(1, min(4, len(os.sched_getaffinity(0))))
+        self.free: set[int] = set()  # released slots
+        self.threads = max(1, min(4, _cores()))
         self.evaluations = 0  #: kernel values computed so far
 
     def _reserve(self, count: int) -> np.ndarray:
-        """Slots for ``count`` new columns: released ones first, then new ones (the array
+        """Slots for ``count`` new columns: released ones first (their generation goes up, so
+        a view still holding one sees that its column is gone), then new ones (the array
         doubles when full)."""
-        reused = self.free[len(self.free) - min(count, len(self.free)):]
-        del self.free[len(self.free) - len(reused):]
-        need = self.used + count - len(reused)
+        reused = np.array([self.free.pop() for _ in range(min(count, len(self.free)))],
+                          dtype=np.int64)
+        self.generation[reused] += 1
+        need = self.used + count - reused.size
         if need > self.G.shape[1]:
-            G = np.empty((self.G.shape[0], max(need, 2 * self.G.shape[1])), order="F")
+            width = max(need, 2 * self.G.shape[1])
+            G = np.empty((self.G.shape[0], width), order="F")
             G[:, :self.used] = self.G[:, :self.used]
             self.G = G
-        slots = np.r_[np.array(reused, dtype=np.int64), np.arange(self.used, need)]
+            self.generation = np.r_[self.generation, np.zeros(width - self.generation.size,
+                                                                dtype=np.int64)]
+        slots = np.r_[reused, np.arange(self.used, need)]
         self.used = need
         return slots
 
-    def release(self, slots) -> None:
-        """Columns no partition will read again: their slots are reused."""
-        self.free.extend(int(q) for q in np.unique(slots) if q >= 0)
+    def valid(self, slots, generations) -> np.ndarray:
+        """Bool: the slots hold the columns they held at ``generations`` (-1: no slot)."""
+        slots = np.asarray(slots)
+        return (slots >= 0) & (self.generation[np.maximum(slots, 0)] == generations)
+
+    def release(self, slots, generations) -> None:
+        """Columns no partition will read again (those still at ``generations``): their
+        slots are reused."""
+        keep = self.valid(slots, generations)
+        self.free.update(int(q) for q in np.asarray(slots)[keep])
 
     def compute(self, rows: np.ndarray, group: np.ndarray, count: int) -> np.ndarray:
         """New columns, one per group: column ``g`` sums ``s_j K(., x_j)`` over the ``rows``
@@ -149,8 +162,10 @@ class MeanKernel:
         K = partition.n_clusters
         self.W = np.bincount(partition.labels, weights=sums.s, minlength=K)
         self.slot = np.full(K, -1)
+        self.gen = np.full(K, -1)  # generation of each slot when this view took it
         self.parent = None  # cluster of the previous partition holding each cluster's rows
         self.parent_slot = np.full(K, -1)
+        self.parent_gen = np.full(K, -1)
         self.sibling = np.full(K, -1)
         # cluster sums S[k, l] = sum_{i in C_k} s_i G[i, l] = W_k W_l Kbar[k, l] computed so
         # far: column l is _S[:, _col[l]]
@@ -162,49 +177,67 @@ class MeanKernel:
             self._inherit(previous)
 
     def _inherit(self, previous: MeanKernel) -> None:
+        self._retire(previous)
         old, new = previous.partition, self.partition
         if old.labels.shape != new.labels.shape:
             return
         first = np.unique(new.labels, return_index=True)[1]
         parent = old.labels[first]
         if not np.array_equal(parent[new.labels], old.labels):
-            return  # not a refinement of the previous partition
+            return  # not a refinement of the previous partition: every column from scratch
         self.parent = parent
         same = new.counts == old.counts[parent]
         self.slot[same] = previous.slot[parent[same]]
-        split = np.flatnonzero(~same)  # children come in pairs: two per split parent
+        self.gen[same] = previous.gen[parent[same]]
+        split = np.flatnonzero(~same)
         self.parent_slot[split] = previous.slot[parent[split]]
-        by_parent = split[np.argsort(parent[split], kind="stable")]
+        self.parent_gen[split] = previous.gen[parent[split]]
+        # siblings: the two children of a parent split in two (a parent split in more parts
+        # has its children computed directly)
+        children = np.bincount(parent[split], minlength=old.n_clusters)
+        pairs = split[children[parent[split]] == 2]
+        by_parent = pairs[np.argsort(parent[pairs], kind="stable")]
         self.sibling[by_parent[0::2]] = by_parent[1::2]
         self.sibling[by_parent[1::2]] = by_parent[0::2]
-        # the smaller of two children (ties: the lower index): its cluster sums are computed,
-        # its sibling's are the parent's minus them
-        sib = self.sibling[split]
-        small = split[_lexless(new.counts[split], split, new.counts[sib], sib)]
-        self._small = small
-        self._small_rows = np.flatnonzero(np.isin(new.labels, small))
+        # cluster sums summed over rows: the smaller of two children (ties: the lower index),
+        # whose sibling's are the parent's minus them, and every other split child
+        sib = self.sibling[pairs]
+        small = pairs[_lexless(new.counts[pairs], pairs, new.counts[sib], sib)]
+        self._summed = np.union1d(small, split[children[parent[split]] != 2])
+        self._summed_rows = np.flatnonzero(np.isin(new.labels, self._summed))
         self._previous = previous
-        # the previous view is done (solved and lifted): the columns of the clusters its own
-        # refinement split are read by nobody now, and it may not compute columns any more
-        previous._previous = None
+
+    def _retire(self, previous: MeanKernel) -> None:
+        """``previous`` is done (solved and lifted): keep one generation of views alive, and
+        release the columns of the clusters its own refinement split (nobody derives from
+        them any more; a view still holding one recomputes it if asked)."""
+        if previous._frozen:
+            return  # retired by an earlier view (a second view from one previous one)
         previous._frozen = True
-        self.sums.release(previous.parent_slot)
+        previous._previous = None
+        self.sums.release(previous.parent_slot, previous.parent_gen)
 
     @property
     def n_clusters(self) -> int:
         return self.partition.n_clusters
 
     def ensure(self, ks) -> np.ndarray:
-        """Compute the missing columns of clusters ``ks``; return their slots."""
+        """Compute the missing columns of clusters ``ks`` (also those whose slot was reused
+        since); return their slots."""
         ks = np.asarray(ks, dtype=np.int64)
+        check = np.unique(np.r_[ks, self.sibling[ks]])
+        check = check[check >= 0]
+        stale = check[(self.slot[check] >= 0) & ~self.sums.valid(self.slot[check],
+                                                                 self.gen[check])]
+        self.slot[stale] = -1
         missing = np.unique(ks[self.slot[ks] < 0])
-        if missing.size and self._frozen:
-            raise RuntimeError("the mean kernels of a partition that was refined since cannot "
-                               "compute new columns (the ones they would derive from are gone)")
         if missing.size:
             counts, sib = self.partition.counts, self.sibling[missing]
-            # the larger of two children comes from the parent when the parent's column is known
-            derive = (self.parent_slot[missing] >= 0) & (sib >= 0)
+            # the larger of two children is its parent's column minus its sibling's, while this
+            # view is current and the parent's column is still there
+            derive = (sib >= 0) & self.sums.valid(self.parent_slot[missing],
+                                                  self.parent_gen[missing])
+            derive &= not self._frozen
             derive[derive] = _lexless(counts[sib[derive]], sib[derive], counts[missing[derive]],
                                       missing[derive])
             direct = np.union1d(missing[~derive], sib[derive][self.slot[sib[derive]] < 0])
@@ -214,10 +247,12 @@ class MeanKernel:
                 rows = np.flatnonzero(position[self.partition.labels] >= 0)
                 self.slot[direct] = self.sums.compute(
                     rows, position[self.partition.labels[rows]], direct.size)
+                self.gen[direct] = self.sums.generation[self.slot[direct]]
             derived = missing[derive]
             if derived.size:
                 self.slot[derived] = self.sums.difference(self.parent_slot[derived],
                                                           self.slot[self.sibling[derived]])
+                self.gen[derived] = self.sums.generation[self.slot[derived]]
         return self.slot[ks]
 
     def H(self, ks) -> np.ndarray:
@@ -277,8 +312,8 @@ class MeanKernel:
         keep = old >= 0
         if keep.any():
             _by_columns(_inherit_sums, int(keep.sum()), prev._S, old[keep], self.parent, self._S,
-                        place[keep], self.sums.G, slots[keep], self._small_rows,
-                        self.partition.labels, self.sums.s, self._small, self.sibling)
+                        place[keep], self.sums.G, slots[keep], self._summed_rows,
+                        self.partition.labels, self.sums.s, self._summed, self.sibling)
         if (~keep).any():
             self._S[:, place[~keep]] = _cluster_sums(
                 self.sums.G, slots[~keep], self.partition.labels, self.sums.s, self.n_clusters)
@@ -309,10 +344,18 @@ def _cluster_sums(G, slots, labels, s, K) -> np.ndarray:
     return out
 
 
+def _cores() -> int:
+    """Cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
 def _by_columns(kernel, count, *args) -> None:
     """``kernel(*args, lo, hi)`` over ``count`` columns split into one range per core (the
     compiled kernels release the GIL)."""
-    threads = min(len(os.sched_getaffinity(0)), max(1, count // 8))
+    threads = min(_cores(), max(1, count // 8))
     if threads <= 1:
         kernel(*args, 0, count)
         return
@@ -347,8 +390,8 @@ def _segment_sums(E, w, starts, ends, G, lo, slots):  # pragma: no cover - compi
 def _inherit_sums(S_old, old_cols, parent, S, cols, G, slots, small_rows, labels, s, small,
                   sibling, lo, hi):  # pragma: no cover - compiled
     """Cluster sums of a refined partition from the previous one's, columns ``lo..hi-1``: an
-    unchanged cluster's entry is its parent's, a smaller child's is summed over its rows, and
-    its sibling's is the parent's minus it."""
+    unchanged cluster's entry is its parent's, a ``small`` cluster's is summed over its rows
+    (``small_rows``), and the sibling of one (if any) is the parent's minus it."""
     for c in range(lo, hi):
         oc, col, slot = old_cols[c], cols[c], slots[c]
         for k in range(parent.size):
@@ -360,7 +403,8 @@ def _inherit_sums(S_old, old_cols, parent, S, cols, G, slots, small_rows, labels
             S[labels[i], col] += s[i] * G[i, slot]
         for q in range(small.size):
             k = small[q]
-            S[sibling[k], col] = S_old[parent[k], oc] - S[k, col]
+            if sibling[k] >= 0:
+                S[sibling[k], col] = S_old[parent[k], oc] - S[k, col]
 
 
 @numba.njit(cache=True)
