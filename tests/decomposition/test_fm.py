@@ -198,14 +198,20 @@ def test_dense_form_validation():
         ferris_munson_kernel(X, y, u)
 
 
+@pytest.mark.parametrize("solver", ["fm", "smo"])
 @pytest.mark.parametrize("kernel", ["rbf", "poly"])
-def test_kernel_aid_with_fm_is_certified_and_equals_clarabel(kernel):
+def test_kernel_aid_with_fm_is_certified_and_equals_clarabel(kernel, solver):
+    """Kernel AID with a native method on the working sets of its column generation (fm, or
+    smo in tests/decomposition/test_kernel_columns.py) against Clarabel on the whole
+    aggregated Pyomo model at every iteration."""
     X, y = svm_rows(7, 600, 3)
-    res = aidopt.solve_svm(X, y, C=1.0, kernel=kernel, solver="fm", log=False)
+    res = aidopt.solve_svm(X, y, C=1.0, kernel=kernel, solver=solver, log=False)
     ref = aidopt.solve_svm(X, y, C=1.0, kernel=kernel, solver="clarabel", log=False)
-    assert res.termination is Termination.CERTIFIED_OPTIMAL and res.solver == "fm"
+    assert res.termination is Termination.CERTIFIED_OPTIMAL and res.solver == solver
     assert ref.certified
     assert res.objective == pytest.approx(ref.objective, rel=2e-6)
+    info = res.history[-1].info  # the column generation's work, recorded per iteration
+    assert info["working_set"] <= res.history[-1].n_clusters and info["kernel_values"] > 0
 
 
 def test_kernel_fm_that_stops_short_falls_back_to_clarabel():

@@ -15,7 +15,6 @@ from aidopt.models.kernel_svm import kernel_function
 import aidopt
 from aidopt.data import as_classification_data
 from aidopt.fm import ferris_munson_kernel
-from aidopt.results import Termination
 from aidopt.smo import smo
 
 from .test_fm import ROUNDING_LIMITED, case, reference, svm_rows
@@ -200,18 +199,6 @@ def test_column_generation_solves_the_whole_aggregated_dual(method):
     assert res.dual <= full.objective + 1e-9 * scale
     a = res.alpha
     assert res.dual == pytest.approx(float(a.sum()) - 0.5 * float(a @ Q @ a), rel=1e-9)
-
-
-@pytest.mark.parametrize("kernel", ["rbf", "poly"])
-def test_kernel_aid_with_smo_is_certified_and_equals_clarabel(kernel):
-    X, y = svm_rows(7, 600, 3)
-    res = aidopt.solve_svm(X, y, C=1.0, kernel=kernel, solver="smo", log=False)
-    ref = aidopt.solve_svm(X, y, C=1.0, kernel=kernel, solver="clarabel", log=False)
-    assert res.termination is Termination.CERTIFIED_OPTIMAL and res.solver == "smo"
-    assert ref.certified
-    assert res.objective == pytest.approx(ref.objective, rel=2e-6)
-    info = res.history[-1].info
-    assert info["working_set"] <= res.history[-1].n_clusters and info["kernel_values"] > 0
 
 
 def test_smo_that_stops_short_hands_over_to_fm():
