@@ -51,6 +51,9 @@ __all__ = ["KernelSVMProblem", "AggregatedKernelSVM", "KernelSVMState"]
 ACTIVE = 1e-6
 #: a cluster outside the working set joins it when its margin y_k fbar_k < 1 - JOIN_TOL
 JOIN_TOL = 1e-9
+#: the loosest relative gap to which smo solves an aggregated dual while AID is far from done
+#: (then a hundredth of the last iteration's E_t - F_t, never below tol / 10)
+LOOSE = 1e-4
 #: LIBSVM's stopping tolerance (its KKT violation) and SMO iteration limit (at least 100 per
 #: column) for the aggregated kernel QPs
 LIBSVM_TOL, LIBSVM_MAX_ITER = 1e-8, 100_000
@@ -93,12 +96,14 @@ class AggregatedKernelSVM:
 @dataclass
 class KernelSVMState:
     """Decision values ``f`` and margin slacks on the full data, ``(alpha y)' Kbar (alpha y)``
-    (= ||w||^2 in feature space) and the sign tolerance."""
+    (= ||w||^2 in feature space), the sign tolerance, and whether the aggregated solve was
+    stopped at a gap looser than ``tol / 10`` (:data:`LOOSE`)."""
 
     f: np.ndarray
     slack: np.ndarray
     quad: float
     eps: float
+    loose: bool = False
 
 
 class KernelSVMProblem(AIDProblem):
@@ -226,6 +231,7 @@ class KernelSVMProblem(AIDProblem):
             raise SolverError("the aggregated SVM has one class only")
         start = time.perf_counter()
         y, u = aggregated.y, self.C * aggregated.w
+        target = self._target(method, previous, tol)
         inside = _with_both_classes(aggregated.start, y, aggregated.mean.W)
         rounds, iterations, outcome = 0, 0, None
         alpha = np.zeros(y.size) if aggregated.warm is None else aggregated.warm
@@ -245,9 +251,9 @@ class KernelSVMProblem(AIDProblem):
             QWW = aggregated.kbar_block(ks, y[ks])
             remaining = None if time_limit is None else max(
                 0.0, time_limit - (time.perf_counter() - start))
-            res, outcome = self._restricted(method, QWW, y[ks],
-                                            aggregated.w[ks], alpha[ks], tol=tol,
-                                            time_limit=remaining, options=options)
+            res, outcome = self._restricted(method, QWW, y[ks], aggregated.w[ks], alpha[ks],
+                                            tol=tol, target=target, time_limit=remaining,
+                                            options=options)
             iterations += int(outcome.extra.get("iterations", 0))
             alpha = np.zeros(y.size)
             alpha[ks] = res.alpha
@@ -256,7 +262,7 @@ class KernelSVMProblem(AIDProblem):
                             alpha, res.b, columns=ks)
             margin = y * aggregated.mean.kbar_dot(ks, y[ks] * res.alpha) + judged.b * y
             join = ~inside & (margin < 1.0 - JOIN_TOL)
-            if not outcome.optimal or not join.any() or judged.gap <= tol / 10:
+            if not outcome.optimal or not join.any() or judged.gap <= target:
                 break
             inside |= join
         note = (f"{outcome.message}; working set {ks.size} of {y.size} clusters after {rounds} "
@@ -267,10 +273,28 @@ class KernelSVMProblem(AIDProblem):
             outcome.status, judged.objective, None, outcome.has_solution, outcome.solver,
             outcome.version, time.perf_counter() - start, note,
             extra={"iterations": iterations, "rounds": rounds, "working_set": int(ks.size),
-                   "kernel_values": aggregated.mean.sums.evaluations},
+                   "kernel_values": aggregated.mean.sums.evaluations, "target": target,
+                   "loose": target > tol / 10},
             bound=judged.dual if np.isfinite(judged.dual) else None)
 
-    def _restricted(self, method, Q, y, w, alpha0, *, tol, time_limit, options):
+    @staticmethod
+    def _target(method, previous, tol) -> float:
+        """The relative gap the aggregated dual is solved to: ``tol / 10`` (the certificate's
+        gap is the last aggregated solve's when no cluster is mixed, so a factor 10 remains),
+        but for ``smo`` while AID is far from done a hundredth of the last iteration's
+        :math:`(E_t - F_t)/E_t`, at most :data:`LOOSE` (a cheap rough solve early). A loose
+        solve at which no cluster is mixed is solved again to ``tol / 10`` (:meth:`split`)."""
+        if method != "smo":
+            return tol / 10
+        if previous is None:
+            return max(tol / 10, LOOSE)
+        if previous.split.partition is previous.partition:  # the re-solve :meth:`split` asked
+            return tol / 10
+        E, F = previous.E_t, previous.F_t
+        progress = (E - F) / max(abs(E), np.finfo(float).tiny) if np.isfinite(F) else 1.0
+        return float(min(LOOSE, max(tol / 10, progress / 100)))
+
+    def _restricted(self, method, Q, y, w, alpha0, *, tol, target, time_limit, options):
         """The aggregated dual on a working set (``Q`` = :math:`D_y \\bar K D_y`, ``y``, ``w``
         restricted; ``alpha0`` the start of ``"smo"``, which hands a solve it did not finish to
         ``"fm"``)."""
@@ -280,11 +304,9 @@ class KernelSVMProblem(AIDProblem):
                                  options=options)
         if method == "smo":
             start = time.perf_counter()
-            # to tol / 10: the certificate's gap is the last aggregated solve's (F = E when no
-            # cluster is mixed), so this leaves a factor 10 to spare
             res, outcome = solve_fm(lambda **kw: smo(Q, y, u, alpha0, **kw), tol=tol,
                                     time_limit=time_limit, options=options, method="smo",
-                                    max_iter=None, target=tol / 10)
+                                    max_iter=None, target=target)
             if outcome.optimal or outcome.status == solvers.SolveStatus.TIME_LIMIT:
                 return res, outcome
             if time_limit is not None:
@@ -320,10 +342,12 @@ class KernelSVMProblem(AIDProblem):
                     "gamma": aggregated.gamma}
         # (alpha y)' Kbar (alpha y) = sum_k coef_k mean_{C_k}(f - b), from f in O(n)
         quad = float(data.s @ ((coef / aggregated.w)[partition.labels] * (f - b)))
-        state = KernelSVMState(f, slack, quad, SIGN_TOL * max(1.0, float(np.abs(f).max())))
-        # the column generation's work: working set, rounds, kernel values computed so far
-        info = {key: float(outcome.extra[key]) for key in ("working_set", "rounds",
-                                                           "kernel_values") if key in outcome.extra}
+        state = KernelSVMState(f, slack, quad, SIGN_TOL * max(1.0, float(np.abs(f).max())),
+                               bool(outcome.extra.get("loose", False)))
+        # the column generation's work: working set, rounds, kernel values computed so far, and
+        # the relative gap the aggregated dual was solved to
+        info = {key: float(outcome.extra[key]) for key in (
+            "working_set", "rounds", "kernel_values", "target") if key in outcome.extra}
         return Lifted(solution, state, info)
 
     def lower_bound(self, outcome, partition, data) -> float | None:
@@ -335,7 +359,13 @@ class KernelSVMProblem(AIDProblem):
         return 0.5 * lifted.state.quad + self.C * float(data.s @ hinge)
 
     def split(self, partition: Partition, data, lifted: Lifted) -> Split:
-        return Split(*partition.split_mixed(lifted.state.slack, lifted.state.eps))
+        """Split the mixed clusters; when none is mixed but the aggregated solve was loose
+        (:meth:`_target`), the same partition again (nothing split): its solve to ``tol / 10``
+        decides."""
+        refined, n_split = partition.split_mixed(lifted.state.slack, lifted.state.eps)
+        if refined is None and lifted.state.loose:
+            return Split(partition, 0)
+        return Split(refined, n_split)
 
     def certify(self, data, best: Iterate, *, bound: Iterate, solve, tol, feasibility_tol=1e-6,
                 history=()) -> Certificate:
