@@ -2,14 +2,17 @@ r"""AID plug-in for the kernel 2-norm SVM (Park & Klabjan 2016, Appendix B).
 
 * **Aggregate**: label-pure clusters; the mean kernel between clusters
   :math:`\bar K_{kq}` and, for every row, the mean kernel to every cluster
-  :math:`H_{ik} = \sum_{j \in C_k} s_j K(x_i, x_j) / W_k`, computed in row blocks (the full
-  n x n kernel is never held). Only the columns of clusters that changed since the last iteration
-  are recomputed: a split leaves every other column of H as it was.
-* **Solve**: the aggregated dual (21) (:mod:`aidopt.models.kernel_svm`), or without a Pyomo
-  model (written only under ``write_models``): ``solver="libsvm"``, LIBSVM's SMO (scikit-learn's
-  ``SVC``) on the precomputed mean kernel :math:`\bar K` with sample weights :math:`W_k` (the
-  paper's choice), or ``solver="fm"``, the interior point
-  :func:`aidopt.fm.ferris_munson_kernel` on the dense :math:`Q = D_y \bar K D_y`.
+  :math:`H_{ik} = \sum_{j \in C_k} s_j K(x_i, x_j) / W_k`, held by a lazy
+  :class:`~.mean_kernel.MeanKernel`: a column is computed only when a solve or the lift needs
+  it, a split cluster's larger child is its parent's column minus the smaller child's, and the
+  n x n kernel is never held.
+* **Solve**: the aggregated dual (21) (:mod:`aidopt.models.kernel_svm`; the whole
+  :math:`\bar K` for a Pyomo solver), or without a Pyomo model (written only under
+  ``write_models``) by column generation over clusters (:meth:`KernelSVMProblem.solve_native`)
+  with ``solver="smo"`` (the default: :func:`aidopt.smo.smo`, warm-started), ``"fm"``
+  (:func:`aidopt.fm.ferris_munson_kernel`) or ``"libsvm"`` (scikit-learn's ``SVC`` on the
+  precomputed mean kernel with sample weights :math:`W_k`, the paper's choice) on the working
+  set's :math:`Q = D_y \bar K D_y`.
 * **Lift**: :math:`f(x_i) = \sum_k \bar\alpha_k y_k H_{ik} + b`; the primal solution is the
   feature-space :math:`w = \sum_k \bar\alpha_k y_k \bar\phi_k`, so
   :math:`\|w\|^2 = (\bar\alpha y)^\top \bar K (\bar\alpha y)` and
