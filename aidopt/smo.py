@@ -85,7 +85,7 @@ def smo(Q, y, u, alpha0=None, *, tol: float = 1e-9, max_iter: int | None = None,
     done, status, history = 0, "iteration_limit", []
     while res.gap > tol and done < max_iter:
         steps, violation = _pairs(Q, y, u, alpha, grad, min(chunk, max_iter - done),
-                                  min(1000, K), target)
+                                  min(200, K), target)
         done += steps
         grad = Q @ alpha - 1.0  # exact again (shrunk variables' entries were stale)
         res = gap_of(Q, y, u, alpha, _offset(y, u, alpha, grad), floor)

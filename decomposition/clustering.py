@@ -3,7 +3,9 @@
 Park & Klabjan build the initial partition cheaply: a model fitted on a small random sample gives a
 low-dimensional summary of every row (for LAD the residual and the response), and one k-means
 iteration in that space groups rows that will behave alike in the aggregated problem. Nearest
-centres are found with a k-d tree, so the step costs O(n log K), not O(n K).
+centres are found with a k-d tree in up to three dimensions (O(n log K)); in more (kernel AID
+clusters the features themselves), where a k-d tree degenerates to a slow exhaustive search, with
+one matrix product per block of rows (O(n K d) flops through BLAS).
 """
 
 from __future__ import annotations
@@ -44,10 +46,27 @@ def one_step_kmeans(features, n_clusters: int, rng: np.random.Generator) -> np.n
     Z = (Z - Z.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
     k = int(min(max(1, n_clusters), n))
     centres = Z[rng.choice(n, size=k, replace=False)]
-    labels = cKDTree(centres).query(Z, k=1)[1]
+    labels = _nearest(Z, centres)
     counts = np.bincount(labels, minlength=k)
     sums = np.column_stack([np.bincount(labels, weights=z, minlength=k) for z in Z.T])
     used = counts > 0
     centres = sums[used] / counts[used, None]
-    return cKDTree(centres).query(Z, k=1)[1].astype(np.int64)
+    return _nearest(Z, centres).astype(np.int64)
+
+
+_KD_TREE_DIMENSIONS = 3
+_BLOCK_ENTRIES = 1 << 20
+
+
+def _nearest(Z: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """Index of the nearest centre of every row of ``Z``: a k-d tree in few dimensions, else
+    ``argmin_c ||c||^2 - 2 z'c`` by blocks of rows."""
+    if Z.shape[1] <= _KD_TREE_DIMENSIONS:
+        return cKDTree(centres).query(Z, k=1)[1]
+    half = 0.5 * np.einsum("ij,ij->i", centres, centres)
+    step = max(1, _BLOCK_ENTRIES // centres.shape[0])
+    labels = np.empty(Z.shape[0], dtype=np.int64)
+    for lo in range(0, Z.shape[0], step):
+        labels[lo:lo + step] = np.argmin(half - Z[lo:lo + step] @ centres.T, axis=1)
+    return labels
 

@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from .partition import Partition
 
@@ -109,27 +109,29 @@ class KernelSums:
         n, r = self.X.shape[0], rows.size
         step = max(1, _BLOCK_ENTRIES // r)
         if self.gamma is not None:
-            twice = (2.0 * self.gamma) * Xr.T
+            twice = (2.0 * self.gamma) * Xr
             shift = self.gamma * self.norms[rows]
         G = self.G
         ends = np.r_[starts[1:], r]
 
         def block(lo):
+            # E[i, j] = K(x_{lo+i}, x_{rows[j]}), Fortran-ordered: the sums below run down
+            # contiguous columns of E and G
             hi = min(n, lo + step)
             if self.gamma is not None:  # -gamma ||x - z||^2 = 2 gamma x'z - gamma x'x - gamma z'z
-                E = self.X[lo:hi] @ twice
-                _shift_clip(E, shift, self.gamma * self.norms[lo:hi])
+                E = (twice @ self.X[lo:hi].T).T
+                _shift_clip(E, self.gamma * self.norms[lo:hi], shift)
                 np.exp(E, out=E)
-            else:
-                E = np.asarray(self.kfun(self.X[lo:hi], Xr), dtype=float)
+            else:  # a kernel is symmetric: K(X_block, Xr) = K(Xr, X_block)'
+                E = np.asarray(self.kfun(Xr, self.X[lo:hi]), dtype=float).T
             _segment_sums(E, sr, starts, ends, G, lo, slots)
 
         blocks = range(0, n, step)
         if self.threads > 1 and len(blocks) > 1 and self.gamma is not None:
             # numpy releases the GIL in the product, exp and sums: one block per thread, with
             # BLAS single-threaded inside (else its threads and ours compete for the cores)
-            with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(self.threads) as pool:
-                list(pool.map(block, blocks))
+            with _blas_controller().limit(limits=1, user_api="blas"):
+                list(_pool().map(block, blocks))
         else:
             for lo in blocks:
                 block(lo)
@@ -265,7 +267,10 @@ class MeanKernel:
         """``H[:, ks] @ v`` (n,), without forming ``H[:, ks]``."""
         ks = np.asarray(ks, dtype=np.int64)
         slots = self.ensure(ks)
-        return _columns_dot(self.sums.G, slots, np.asarray(v, dtype=float) / self.W[ks])
+        out = np.empty(self.sums.G.shape[0])
+        _by_ranges(_columns_dot, out.size, self.sums.G, slots,
+                   np.asarray(v, dtype=float) / self.W[ks], out, grain=4096)
+        return out
 
     def kbar(self, ks) -> np.ndarray:
         r""":math:`\bar K_{\cdot, ks}` (K x len(ks)): mean kernel of every cluster to ``ks``."""
@@ -288,7 +293,12 @@ class MeanKernel:
         ks = np.asarray(ks, dtype=np.int64)
         cols = self._columns(ks)  # first: it may reallocate _S
         signs = np.ones(ks.size) if signs is None else np.asarray(signs, dtype=float)
-        return _symmetric_block(self._S, ks, cols, self.W, signs)
+        out = np.empty((ks.size, ks.size))
+        scale = signs / self.W[ks]
+        _by_ranges(_gather_block, ks.size, self._S, ks, cols, scale, out)
+        tiles = -(-ks.size // _TILE)
+        _by_ranges(_symmetrise_tiles, (tiles + 1) // 2, out, tiles)
+        return out
 
     def _columns(self, ks) -> np.ndarray:
         """Positions in ``_S`` of the columns of clusters ``ks`` (computed when missing: from
@@ -352,38 +362,79 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+_POOL: ThreadPoolExecutor | None = None
+_CONTROLLER: ThreadpoolController | None = None
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The process's worker threads for kernel blocks and column ranges (one per core, at most
+    four; created on first use, tasks of concurrent runs queue)."""
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max(1, min(4, _cores())), thread_name_prefix="aidopt-kernel")
+    return _POOL
+
+
+def _forget_pool() -> None:
+    """In a forked child the parent's worker threads do not exist: start a new pool."""
+    global _POOL
+    _POOL = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _blas_controller() -> ThreadpoolController:
+    """The BLAS thread-pool controller (inspecting the loaded libraries once: ~5 ms)."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER
+
+
 def _by_columns(kernel, count, *args) -> None:
     """``kernel(*args, lo, hi)`` over ``count`` columns split into one range per core (the
     compiled kernels release the GIL)."""
-    threads = min(_cores(), max(1, count // 8))
+    _by_ranges(kernel, count, *args)
+
+
+def _by_ranges(kernel, count, *args, grain=8) -> None:
+    """``kernel(*args, lo, hi)`` over ``0..count-1`` split into one range per core (at most
+    one per ``grain`` items; the compiled kernels release the GIL)."""
+    threads = min(_cores(), 4, max(1, count // grain))
     if threads <= 1:
         kernel(*args, 0, count)
         return
     edges = np.linspace(0, count, threads + 1).astype(np.int64)
-    with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(lambda r: kernel(*args, edges[r], edges[r + 1]), range(threads)))
+    list(_pool().map(lambda r: kernel(*args, edges[r], edges[r + 1]), range(threads)))
 
 
-@numba.njit(cache=True)
-def _columns_dot(G, slots, v):  # pragma: no cover - compiled
-    """``G[:, slots] @ v``, column by column."""
-    out = np.zeros(G.shape[0])
+@numba.njit(nogil=True, cache=True)
+def _columns_dot(G, slots, v, out, lo, hi):  # pragma: no cover - compiled
+    """``out[lo:hi] = G[lo:hi, slots] @ v``, column by column."""
+    for i in range(lo, hi):
+        out[i] = 0.0
     for c in range(slots.size):
         col, vc = slots[c], v[c]
-        for i in range(G.shape[0]):
+        for i in range(lo, hi):
             out[i] += vc * G[i, col]
-    return out
 
 
 @numba.njit(nogil=True, cache=True)
 def _segment_sums(E, w, starts, ends, G, lo, slots):  # pragma: no cover - compiled
-    """``G[lo + i, slots[g]] = sum_{starts[g] <= j < ends[g]} w_j E[i, j]`` (no GIL held)."""
-    for i in range(E.shape[0]):
-        for g in range(starts.size):
-            total = 0.0
-            for j in range(starts[g], ends[g]):
-                total += w[j] * E[i, j]
-            G[lo + i, slots[g]] = total
+    """``G[lo + i, slots[g]] = sum_{starts[g] <= j < ends[g]} w_j E[i, j]`` (no GIL held;
+    column by column: contiguous for Fortran-ordered ``E`` and ``G``)."""
+    b = E.shape[0]
+    for g in range(starts.size):
+        col, first = slots[g], starts[g]
+        wj = w[first]
+        for i in range(b):
+            G[lo + i, col] = wj * E[i, first]
+        for j in range(first + 1, ends[g]):
+            wj = w[j]
+            for i in range(b):
+                G[lo + i, col] += wj * E[i, j]
 
 
 @numba.njit(nogil=True, cache=True)
@@ -407,25 +458,37 @@ def _inherit_sums(S_old, old_cols, parent, S, cols, G, slots, small_rows, labels
                 S[sibling[k], col] = S_old[parent[k], oc] - S[k, col]
 
 
-@numba.njit(cache=True)
-def _symmetric_block(S, ks, cols, W, signs):  # pragma: no cover - compiled
-    """``D Kbar[ks, ks] D`` (``D = diag(signs)``) from the sums ``S`` (``S[k, cols[c]]``:
-    cluster k against ``ks[c]``), averaged with its transpose."""
-    m = ks.size
-    out = np.empty((m, m))
-    for c in range(m):  # row c of out holds column c of the block (the transpose)
-        col, scale = cols[c], signs[c] / W[ks[c]]
-        for r in range(m):
-            out[c, r] = S[ks[r], col] * scale * signs[r] / W[ks[r]]
-    tile = 64
-    for c0 in range(0, m, tile):  # average with the transpose, tile by tile
-        for r0 in range(0, c0 + 1, tile):
-            for c in range(c0, min(m, c0 + tile)):
-                for r in range(r0, min(c, r0 + tile)):
-                    v = 0.5 * (out[r, c] + out[c, r])
-                    out[r, c] = v
-                    out[c, r] = v
-    return out
+_TILE = 64
+
+
+@numba.njit(nogil=True, cache=True)
+def _gather_block(S, ks, cols, scale, out, lo, hi):  # pragma: no cover - compiled
+    """Rows ``lo..hi-1`` of ``D Kbar[ks, ks] D`` transposed: ``out[c, r] = S[ks[r], cols[c]]
+    scale[c] scale[r]`` (``S[k, cols[c]]``: cluster k against ``ks[c]``; ``scale = D / W``)."""
+    for c in range(lo, hi):
+        col, sc = cols[c], scale[c]
+        for r in range(ks.size):
+            out[c, r] = S[ks[r], col] * sc * scale[r]
+
+
+@numba.njit(nogil=True, cache=True)
+def _symmetrise_tiles(out, tiles, lo, hi):  # pragma: no cover - compiled
+    """``out`` averaged with its transpose, tile by tile: item ``p`` in ``lo..hi-1`` takes the
+    column tiles ``p`` and ``tiles - 1 - p`` (equal work per item) against every row tile up
+    to them, so each pair of entries is touched by one item only."""
+    m = out.shape[0]
+    for p in range(lo, hi):
+        for second in range(2):
+            tc = tiles - 1 - p if second else p
+            if second and tc == p:
+                break
+            c0 = tc * _TILE
+            for r0 in range(0, c0 + 1, _TILE):
+                for c in range(c0, min(m, c0 + _TILE)):
+                    for r in range(r0, min(c, r0 + _TILE)):
+                        v = 0.5 * (out[r, c] + out[c, r])
+                        out[r, c] = v
+                        out[c, r] = v
 
 
 @numba.njit(nogil=True, cache=True)
@@ -437,8 +500,10 @@ def _subtract_columns(G, a, b, out, lo, hi):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, cache=True)
-def _shift_clip(E, column, row):  # pragma: no cover - compiled
-    """``E[i, j] = min(E[i, j] - column[j] - row[i], 0)`` in place (no GIL held)."""
-    for i in range(E.shape[0]):
-        for j in range(E.shape[1]):
-            E[i, j] = min(E[i, j] - column[j] - row[i], 0.0)
+def _shift_clip(E, row, column):  # pragma: no cover - compiled
+    """``E[i, j] = min(E[i, j] - row[i] - column[j], 0)`` in place (no GIL held; column by
+    column, for Fortran-ordered ``E``)."""
+    for j in range(E.shape[1]):
+        cj = column[j]
+        for i in range(E.shape[0]):
+            E[i, j] = min(E[i, j] - row[i] - cj, 0.0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from aidopt.decomposition import mean_kernel
 from aidopt.decomposition.kernel_svm import KernelSVMProblem
 from aidopt.decomposition.mean_kernel import KernelSums, MeanKernel
 from aidopt.decomposition.partition import Partition
@@ -135,6 +136,33 @@ def test_mean_kernels_equal_the_direct_ones_through_refinements(kernel):
         partition = partition.refine(group)
         view = MeanKernel(sums, partition, view)
     assert sums.free or sums.used <= 2 * n  # parents' columns were released and reused
+
+
+def test_row_ranges_in_threads_give_the_same_kernel_products():
+    """Past 8192 rows H_dot runs in row ranges on the worker threads; its products equal the
+    mean kernels computed here cluster by cluster."""
+    rng = np.random.default_rng(4)
+    n = 9000
+    X, s = rng.normal(size=(n, 3)), rng.uniform(0.5, 2.0, size=n)
+    kfun = kernel_function("rbf", 0.5, 3, 1.0)
+    partition = Partition.from_labels(rng.integers(0, 40, size=n))
+    view = MeanKernel(KernelSums(X, s, kfun, 0.5), partition)
+    some = np.array([0, 3, 17, 39])
+    v = rng.normal(size=some.size)
+    H = np.column_stack([kfun(X, X[partition.members(k)]) @ s[partition.members(k)]
+                         / s[partition.members(k)].sum() for k in some])
+    assert np.allclose(view.H_dot(some, v), H @ v, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("m", [1, 63, 64, 65, 200, 1031, 2500])
+def test_tiles_symmetrised_in_ranges_equal_the_average_with_the_transpose(m):
+    """Each range of items takes two column tiles (one from each end): every entry is averaged
+    exactly once, whatever the ranges."""
+    A = np.random.default_rng(m).normal(size=(m, m))
+    expected = 0.5 * (A + A.T)
+    tiles = -(-m // mean_kernel._TILE)
+    mean_kernel._by_ranges(mean_kernel._symmetrise_tiles, (tiles + 1) // 2, A, tiles, grain=1)
+    assert np.array_equal(A, expected)
 
 
 def test_old_views_stay_exact_after_their_columns_are_reused():

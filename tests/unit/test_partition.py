@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from aidopt.decomposition import LADProblem, Lifted, Partition
-from aidopt.decomposition.clustering import one_step_kmeans
+from aidopt.decomposition.clustering import _nearest, one_step_kmeans
 from aidopt.decomposition.lad import LADState
 
 
@@ -80,3 +80,15 @@ def test_one_step_kmeans_is_seeded_and_groups_nearby_points():
     assert (a == b).all()
     # both blobs end up label-pure whatever the seed centres were
     assert len(set(a[:100])) == 1 and len(set(a[100:])) == 1 and a[0] != a[150]
+
+
+@pytest.mark.parametrize("d", [1, 3, 4, 20])
+def test_nearest_centres_agree_with_brute_force_in_any_dimension(d):
+    """The k-d tree (d <= 3) and the blocked matrix products (d > 3) both find each row's
+    nearest centre, over several row blocks."""
+    rng = np.random.default_rng(d)
+    Z, centres = rng.normal(size=(5000, d)), rng.normal(size=(300, d))
+    found = _nearest(Z, centres)
+    distances = ((Z[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
+    assert np.allclose(distances[np.arange(Z.shape[0]), found], distances.min(axis=1),
+                       rtol=1e-12, atol=1e-12)
