@@ -297,7 +297,7 @@ class MeanKernel:
         scale = signs / self.W[ks]
         _by_ranges(_gather_block, ks.size, self._S, ks, cols, scale, out)
         tiles = -(-ks.size // _TILE)
-        _by_ranges(_symmetrise_tiles, (tiles + 1) // 2, out, tiles)
+        _by_ranges(_symmetrise_tiles, (tiles + 1) // 2, out, tiles, grain=1)
         return out
 
     def _columns(self, ks) -> np.ndarray:
@@ -458,7 +458,7 @@ def _inherit_sums(S_old, old_cols, parent, S, cols, G, slots, small_rows, labels
                 S[sibling[k], col] = S_old[parent[k], oc] - S[k, col]
 
 
-_TILE = 64
+_TILE = 32
 
 
 @numba.njit(nogil=True, cache=True)
