@@ -142,7 +142,7 @@ class KernelSums:
         """New columns ``G[:, a] - G[:, b]`` (a parent's column minus one child's: the other
         child's). Returns their slots."""
         slots = self._reserve(len(a))
-        _by_columns(_subtract_columns, slots.size, self.G, np.asarray(a, dtype=np.int64),
+        _by_ranges(_subtract_columns, slots.size, self.G, np.asarray(a, dtype=np.int64),
                     np.asarray(b, dtype=np.int64), slots)
         return slots
 
@@ -321,7 +321,7 @@ class MeanKernel:
             old[unchanged] = prev._col[self.parent[new[unchanged]]]
         keep = old >= 0
         if keep.any():
-            _by_columns(_inherit_sums, int(keep.sum()), prev._S, old[keep], self.parent, self._S,
+            _by_ranges(_inherit_sums, int(keep.sum()), prev._S, old[keep], self.parent, self._S,
                         place[keep], self.sums.G, slots[keep], self._summed_rows,
                         self.partition.labels, self.sums.s, self._summed, self.sibling)
         if (~keep).any():
@@ -350,7 +350,7 @@ def _cluster_sums(G, slots, labels, s, K) -> np.ndarray:
     """``out[k, c] = sum_{i in C_k} s_i G[i, slots[c]]`` (K x len(slots), column ranges in
     threads)."""
     out = np.empty((K, slots.size), order="F")
-    _by_columns(_cluster_sums_range, slots.size, G, slots, labels, s, out)
+    _by_ranges(_cluster_sums_range, slots.size, G, slots, labels, s, out)
     return out
 
 
@@ -391,12 +391,6 @@ def _blas_controller() -> ThreadpoolController:
     if _CONTROLLER is None:
         _CONTROLLER = ThreadpoolController()
     return _CONTROLLER
-
-
-def _by_columns(kernel, count, *args) -> None:
-    """``kernel(*args, lo, hi)`` over ``count`` columns split into one range per core (the
-    compiled kernels release the GIL)."""
-    _by_ranges(kernel, count, *args)
 
 
 def _by_ranges(kernel, count, *args, grain=8) -> None:
