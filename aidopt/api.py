@@ -142,6 +142,7 @@ def solve_svm(
     gamma: float | str = "scale",
     degree: int = 3,
     coef0: float = 1.0,
+    cache_size: float | None = None,
     sample_weight=None,
     form: str = "auto",
     method: str = "aid",
@@ -169,6 +170,11 @@ def solve_svm(
         A callable takes ``(A, B)`` and returns the ``len(A) x len(B)`` kernel matrix.
     gamma, degree, coef0
         Kernel parameters as in scikit-learn's SVC (``gamma="scale"`` is 1 / (m Var(X))).
+    cache_size : float, optional
+        Kernel AID: MB for the cached mean-kernel columns (8 n bytes each; as SVC's
+        ``cache_size``). Past it the columns used least recently are dropped and recomputed
+        when needed again: more kernel values, the same answer. Default: half the machine's
+        physical memory.
     sample_weight : array-like of shape (n,) or str, optional
     solver : str, optional
         Default :func:`default_svm_solver`: "smo" for kernels (:mod:`aidopt.smo`), "fm"
@@ -265,13 +271,17 @@ def solve_svm(
     config = RunConfig.from_kwargs(options, caller="solve_svm", solver=default_svm_solver(norm, kernel))
     data = as_classification_data(X, y, sample_weight, engine=engine)
     if kernel is None or kernel == "linear":
+        if cache_size is not None:
+            raise ValueError("cache_size is for kernel AID (kernel='rbf', 'poly' or a callable): "
+                             "the linear SVM keeps no kernel columns")
         problem = SVMProblem(C=C, norm=norm, form=form)
     else:
         from aidopt.decomposition.kernel_svm import KernelSVMProblem
 
         if norm != "l2":
             raise ValueError(f"kernel AID solves the 2-norm SVM dual; norm={norm!r} is not supported")
-        problem = KernelSVMProblem(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
+        problem = KernelSVMProblem(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                                   cache_size=cache_size)
     result = _run(problem, data, config)
     result.solution["feature_names"] = list(data.feature_names)
     result.solution["classes"] = data.classes.tolist()

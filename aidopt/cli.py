@@ -174,8 +174,8 @@ def cmd_svm(args) -> int:
     X, y = _load(args)
     gamma = args.gamma if args.gamma == "scale" else float(args.gamma)
     kwargs = {"C": args.C, "norm": args.norm, "kernel": args.kernel, "gamma": gamma,
-              "degree": args.degree, "coef0": args.coef0, "method": args.method,
-              "bias": args.bias}
+              "degree": args.degree, "coef0": args.coef0, "cache_size": args.cache_size,
+              "method": args.method, "bias": args.bias}
     with _dask_client(args):
         result = solve_svm(X, y, **kwargs, engine=args.engine, **_options(args))
         if result.solution.get("w") is not None and result.solution.get("b") is not None:
@@ -387,6 +387,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gamma", default="scale", help="kernel gamma (default 'scale')")
     p.add_argument("--degree", type=int, default=3, help="polynomial kernel degree")
     p.add_argument("--coef0", type=float, default=1.0, help="polynomial kernel constant")
+    p.add_argument("--cache-size", type=float, default=None, metavar="MB",
+                   help="kernel AID: MB for cached mean-kernel columns (default: half the memory)")
     p.add_argument("--method", default="aid", choices=["aid", "lpc", "sor"],
                    help="aid, lpc (linear program chunking; norm l1) or sor (successive "
                         "overrelaxation for the modified SVM (1.35) with gamma^2 regularized, not "

@@ -518,11 +518,15 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
         None / "linear": the linear SVM with ``coef_``; otherwise kernel AID (``norm="l2"``).
     gamma, degree, coef0
         Kernel parameters as in scikit-learn's SVC.
+    cache_size : float or None, default None
+        Kernel AID: MB for the cached mean-kernel columns (None: half the machine's memory);
+        see :func:`aidopt.solve_svm`.
     form : {"auto", "dual", "primal"}, default "auto"
     solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
     solver_options, threads, tee, raise_on_failure, fallback
         The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``; the
-        solver defaults to "fm" (aidopt.fm) for the 2-norm and kernel QPs, "highs" for the LPs.
+        solver defaults to "fm" (aidopt.fm) for the 2-norm QP, "smo" (aidopt.smo) for kernels,
+        "highs" for the LPs.
 
     Attributes
     ----------
@@ -554,7 +558,7 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
     """
 
     _params = {"C": 1.0, "norm": "l2", "kernel": None, "gamma": "scale", "degree": 3, "coef0": 1.0,
-               "form": "auto"}
+               "cache_size": None, "form": "auto"}
     _sparse_input = True
     _transient = ("_kfun",)
 

@@ -26,6 +26,7 @@ r"""AID plug-in for the kernel 2-norm SVM (Park & Klabjan 2016, Appendix B).
 from __future__ import annotations
 
 import numbers
+import os
 import time
 import warnings
 from collections.abc import Callable
@@ -122,6 +123,11 @@ class KernelSVMProblem(AIDProblem):
     degree, coef0 : polynomial kernel ``(gamma x'z + coef0)^degree``.
     rank_tol : float
         Relative eigenvalue cut-off of the aggregated kernel factor (see the model module).
+    cache_size : float or None
+        Memory for the cached mean-kernel columns, in MB (as scikit-learn's ``SVC``): each
+        column takes 8 n bytes. Past it the columns used least recently are dropped and
+        recomputed when needed again (more kernel values, same answer). ``None``: half the
+        machine's physical memory.
     """
 
     problem_class = ProblemClass.QP
@@ -129,7 +135,8 @@ class KernelSVMProblem(AIDProblem):
     per_element_keys = ("alpha",)
     native_methods = ("smo", "libsvm", "fm")
 
-    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=1.0, rank_tol=1e-12):
+    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=1.0, rank_tol=1e-12,
+                 cache_size=None):
         if not (isinstance(C, numbers.Real) and not isinstance(C, bool) and np.isfinite(C) and C > 0):
             raise ValueError(f"C must be a positive finite number, got {C!r}")
         if not callable(kernel) and kernel not in kernel_svm.KERNELS:
@@ -144,10 +151,21 @@ class KernelSVMProblem(AIDProblem):
             raise ValueError(
                 f"the polynomial kernel needs coef0 >= 0 to be positive semidefinite, got {coef0!r}"
             )
+        if cache_size is not None and not (
+            isinstance(cache_size, numbers.Real) and not isinstance(cache_size, bool)
+            and np.isfinite(cache_size) and cache_size > 0
+        ):
+            raise ValueError(f"cache_size must be a positive number of MB or None, got {cache_size!r}")
         self.C = float(C)
         self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, int(degree), float(coef0)
         self.rank_tol = rank_tol
+        self.cache_size = cache_size
         self.name = f"kernel_svm_{kernel if isinstance(kernel, str) else 'callable'}"
+
+    def max_columns(self, n: int) -> int:
+        """How many n-row mean-kernel columns ``cache_size`` holds (at least 16)."""
+        budget = self.cache_size * 2**20 if self.cache_size is not None else physical_memory() / 2
+        return max(16, int(budget // (8 * n)))
 
     # ----------------------------------------------------------------- contract
     def configure(self, solver_spec) -> None:
@@ -200,7 +218,8 @@ class KernelSVMProblem(AIDProblem):
         if previous is None:
             gamma = self.resolved_gamma(data)
             kfun = kernel_svm.kernel_function(self.kernel, gamma, self.degree, self.coef0)
-            sums = KernelSums(data.X, data.s, kfun, gamma if self.kernel == "rbf" else None)
+            sums = KernelSums(data.X, data.s, kfun, gamma if self.kernel == "rbf" else None,
+                              max_columns=self.max_columns(data.n))
             mean = MeanKernel(sums, partition)
             start, warm = _near_other_class(data, partition, ybar), None
         else:
@@ -276,7 +295,8 @@ class KernelSVMProblem(AIDProblem):
             outcome.status, judged.objective, None, outcome.has_solution, outcome.solver,
             outcome.version, time.perf_counter() - start, note,
             extra={"iterations": iterations, "rounds": rounds, "working_set": int(ks.size),
-                   "kernel_values": aggregated.mean.sums.evaluations, "target": target,
+                   "kernel_values": aggregated.mean.sums.evaluations,
+                   "columns_dropped": aggregated.mean.sums.dropped, "target": target,
                    "loose": target > tol / 10},
             bound=judged.dual if np.isfinite(judged.dual) else None)
 
@@ -347,10 +367,11 @@ class KernelSVMProblem(AIDProblem):
         quad = float(data.s @ ((coef / aggregated.w)[partition.labels] * (f - b)))
         state = KernelSVMState(f, slack, quad, SIGN_TOL * max(1.0, float(np.abs(f).max())),
                                bool(outcome.extra.get("loose", False)))
-        # the column generation's work: working set, rounds, kernel values computed so far, and
-        # the relative gap the aggregated dual was solved to
+        # the column generation's work: working set, rounds, kernel values computed and columns
+        # dropped (cache_size) so far, and the relative gap the aggregated dual was solved to
         info = {key: float(outcome.extra[key]) for key in (
-            "working_set", "rounds", "kernel_values", "target") if key in outcome.extra}
+            "working_set", "rounds", "kernel_values", "columns_dropped", "target")
+            if key in outcome.extra}
         return Lifted(solution, state, info)
 
     def lower_bound(self, outcome, partition, data) -> float | None:
@@ -439,6 +460,14 @@ def libsvm_kernel(Kbar, y, W, C, *, tol, time_limit, options) -> tuple[FMResult,
         f"{iterations} SMO iterations, relative gap {res.gap:.2e} "
         f"({'within' if ok else 'above'} tol / 4 = {tol / 4:.1e})",
         extra={"iterations": iterations}, bound=res.dual)
+
+
+def physical_memory() -> float:
+    """Bytes of physical memory (16 GB assumed where the system does not say)."""
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows)
+        return 16.0 * 2**30
 
 
 def _near_other_class(data, partition: Partition, y) -> np.ndarray:

@@ -38,9 +38,9 @@ _RESERVE_BYTES = 1 << 32  # address space reserved for G up front (pages are com
 
 
 class KernelSums:
-    """Columns :math:`G_{\\cdot l} = \\sum_{j \\in C_l} s_j K(\\cdot, x_j)` of clusters of the
-    rows of ``X``, kept in one growing Fortran-ordered array (a column is never changed after it
-    is computed, so every partition of a run can refer to it by its slot).
+    r"""Columns :math:`G_{\cdot l} = \sum_{j \in C_l} s_j K(\cdot, x_j)` of clusters of the
+    rows of ``X``, kept in one Fortran-ordered array (a column is never changed while it is
+    held, so every partition of a run can refer to it by its slot).
 
     Parameters
     ----------
@@ -50,28 +50,50 @@ class KernelSums:
     kfun : callable
         ``kfun(A, B)`` -> the ``len(A) x len(B)`` kernel matrix.
     gamma : float or None
-        With a number, the kernel is the RBF :math:`\\exp(-\\gamma\\|x - z\\|^2)`, computed in
+        With a number, the kernel is the RBF :math:`\exp(-\gamma\|x - z\|^2)`, computed in
         place from one matrix product per block (``kfun`` unused).
+    max_columns : int or None
+        How many columns may be held (``None``: no limit). Past it, the columns used least
+        recently are dropped (their slots reused; a view that needs one again recomputes it),
+        except those the current request needs: one request may exceed the limit.
     """
 
-    def __init__(self, X, s, kfun, gamma=None):
+    def __init__(self, X, s, kfun, gamma=None, max_columns=None):
         self.X, self.s, self.kfun, self.gamma = X, s, kfun, gamma
         self.norms = np.einsum("ij,ij->i", X, X) if gamma is not None else None
         n = X.shape[0]
-        # at most 2n - 1 clusters are ever created; untouched columns of np.empty cost no memory
-        self.G = np.empty((n, max(16, min(2 * n, _RESERVE_BYTES // (8 * n)))), order="F")
+        if max_columns is not None and max_columns < 1:
+            raise ValueError(f"max_columns must be at least 1, got {max_columns!r}")
+        self.max_columns = max_columns
+        # at most 2n - 1 clusters are ever created; untouched columns of np.empty cost no
+        # memory, so the whole allowance is reserved at once (no copy when it fills up)
+        width = min(2 * n, max_columns if max_columns is not None else _RESERVE_BYTES // (8 * n))
+        self.G = np.empty((n, max(16, width)), order="F")
         self.generation = np.zeros(self.G.shape[1], dtype=np.int64)  #: bumped when reused
+        self.last_used = np.zeros(self.G.shape[1], dtype=np.int64)  #: request clock, per slot
+        self.clock = 0
         self.used = 0
         self.free: set[int] = set()  # released slots
         self.threads = max(1, min(4, _cores()))
         self.evaluations = 0  #: kernel values computed so far
+        self.dropped = 0  #: columns dropped to stay within max_columns
 
-    def _reserve(self, count: int) -> np.ndarray:
-        """Slots for ``count`` new columns: released ones first (their generation goes up, so
-        a view still holding one sees that its column is gone), then new ones (the array
-        doubles when full)."""
-        reused = np.array([self.free.pop() for _ in range(min(count, len(self.free)))],
-                          dtype=np.int64)
+    def touch(self, slots) -> None:
+        """Mark ``slots`` as used by the current request (for least-recently-used dropping)."""
+        self.clock += 1
+        slots = np.asarray(slots, dtype=np.int64)
+        self.last_used[slots[slots >= 0]] = self.clock
+
+    def _reserve(self, count: int, keep=()) -> np.ndarray:
+        """Slots for ``count`` new columns: released ones first, then new ones while
+        ``max_columns`` allows, then those of the columns used least recently (not in
+        ``keep``), then new ones again (the array doubles when full). A reused slot's
+        generation goes up, so a view still holding it sees that its column is gone."""
+        reused = [self.free.pop() for _ in range(min(count, len(self.free)))]
+        room = None if self.max_columns is None else max(0, self.max_columns - self.used)
+        if room is not None and count - len(reused) > room:  # (not those just taken)
+            reused += self._least_recent(count - len(reused) - room, np.r_[keep, reused])
+        reused = np.array(reused, dtype=np.int64)
         self.generation[reused] += 1
         need = self.used + count - reused.size
         if need > self.G.shape[1]:
@@ -79,11 +101,26 @@ class KernelSums:
             G = np.empty((self.G.shape[0], width), order="F")
             G[:, :self.used] = self.G[:, :self.used]
             self.G = G
-            self.generation = np.r_[self.generation, np.zeros(width - self.generation.size,
-                                                                dtype=np.int64)]
+            grow = width - self.generation.size
+            self.generation = np.r_[self.generation, np.zeros(grow, dtype=np.int64)]
+            self.last_used = np.r_[self.last_used, np.zeros(grow, dtype=np.int64)]
         slots = np.r_[reused, np.arange(self.used, need)]
         self.used = need
+        self.last_used[slots] = self.clock
         return slots
+
+    def _least_recent(self, count: int, keep) -> list[int]:
+        """Up to ``count`` held slots, not in ``keep``, used least recently (dropped)."""
+        held = np.ones(self.used, dtype=bool)
+        held[list(self.free)] = False
+        keep = np.asarray(keep, dtype=np.int64)
+        held[keep[(keep >= 0) & (keep < self.used)]] = False
+        candidates = np.flatnonzero(held)
+        if candidates.size > count:
+            order = np.argsort(self.last_used[candidates], kind="stable")
+            candidates = candidates[order[:count]]
+        self.dropped += candidates.size
+        return [int(q) for q in candidates]
 
     def valid(self, slots, generations) -> np.ndarray:
         """Bool: the slots hold the columns they held at ``generations`` (-1: no slot)."""
@@ -96,10 +133,11 @@ class KernelSums:
         keep = self.valid(slots, generations)
         self.free.update(int(q) for q in np.asarray(slots)[keep])
 
-    def compute(self, rows: np.ndarray, group: np.ndarray, count: int) -> np.ndarray:
+    def compute(self, rows: np.ndarray, group: np.ndarray, count: int, keep=()) -> np.ndarray:
         """New columns, one per group: column ``g`` sums ``s_j K(., x_j)`` over the ``rows``
-        with ``group == g`` (every group in ``0..count-1`` non-empty). Returns their slots."""
-        slots = self._reserve(count)
+        with ``group == g`` (every group in ``0..count-1`` non-empty). Returns their slots;
+        the columns in ``keep`` are not dropped to make room."""
+        slots = self._reserve(count, keep)
         if count == 0:
             return slots
         order = np.argsort(group, kind="stable")
@@ -138,12 +176,13 @@ class KernelSums:
         self.evaluations += n * r
         return slots
 
-    def difference(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def difference(self, a: np.ndarray, b: np.ndarray, keep=()) -> np.ndarray:
         """New columns ``G[:, a] - G[:, b]`` (a parent's column minus one child's: the other
-        child's). Returns their slots."""
-        slots = self._reserve(len(a))
+        child's). Returns their slots; neither ``a``, ``b`` nor ``keep`` is dropped to make
+        room."""
+        slots = self._reserve(len(a), np.r_[np.asarray(keep, dtype=np.int64), a, b])
         _by_ranges(_subtract_columns, slots.size, self.G, np.asarray(a, dtype=np.int64),
-                    np.asarray(b, dtype=np.int64), slots)
+                   np.asarray(b, dtype=np.int64), slots)
         return slots
 
 
@@ -189,6 +228,7 @@ class MeanKernel:
             return  # not a refinement of the previous partition: every column from scratch
         self.parent = parent
         same = new.counts == old.counts[parent]
+        self._same = same  # the cluster is its parent, unchanged
         self.slot[same] = previous.slot[parent[same]]
         self.gen[same] = previous.gen[parent[same]]
         split = np.flatnonzero(~same)
@@ -243,18 +283,22 @@ class MeanKernel:
             derive[derive] = _lexless(counts[sib[derive]], sib[derive], counts[missing[derive]],
                                       missing[derive])
             direct = np.union1d(missing[~derive], sib[derive][self.slot[sib[derive]] < 0])
+            # columns this request reads: none of them may be dropped to make room
+            keep = np.r_[self.slot[check], self.parent_slot[missing[derive]]]
             if direct.size:
                 position = np.full(self.n_clusters, -1)
                 position[direct] = np.arange(direct.size)
                 rows = np.flatnonzero(position[self.partition.labels] >= 0)
                 self.slot[direct] = self.sums.compute(
-                    rows, position[self.partition.labels[rows]], direct.size)
+                    rows, position[self.partition.labels[rows]], direct.size, keep)
                 self.gen[direct] = self.sums.generation[self.slot[direct]]
             derived = missing[derive]
             if derived.size:
-                self.slot[derived] = self.sums.difference(self.parent_slot[derived],
-                                                          self.slot[self.sibling[derived]])
+                self.slot[derived] = self.sums.difference(
+                    self.parent_slot[derived], self.slot[self.sibling[derived]],
+                    np.r_[keep, self.slot[direct]])
                 self.gen[derived] = self.sums.generation[self.slot[derived]]
+        self.sums.touch(self.slot[ks])
         return self.slot[ks]
 
     def H(self, ks) -> np.ndarray:
@@ -316,14 +360,14 @@ class MeanKernel:
         self._col[new] = place
         prev = self._previous
         old = np.full(new.size, -1)
-        if prev is not None:  # an unchanged cluster's column, if the previous view had it
-            unchanged = self.slot[new] == prev.slot[self.parent[new]]
+        if prev is not None:  # an unchanged cluster's sums, if the previous view had them
+            unchanged = self._same[new]
             old[unchanged] = prev._col[self.parent[new[unchanged]]]
         keep = old >= 0
         if keep.any():
             _by_ranges(_inherit_sums, int(keep.sum()), prev._S, old[keep], self.parent, self._S,
-                        place[keep], self.sums.G, slots[keep], self._summed_rows,
-                        self.partition.labels, self.sums.s, self._summed, self.sibling)
+                       place[keep], self.sums.G, slots[keep], self._summed_rows,
+                       self.partition.labels, self.sums.s, self._summed, self.sibling)
         if (~keep).any():
             self._S[:, place[~keep]] = _cluster_sums(
                 self.sums.G, slots[~keep], self.partition.labels, self.sums.s, self.n_clusters)

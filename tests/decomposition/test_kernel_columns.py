@@ -100,18 +100,21 @@ def direct(X, s, labels, kfun):
     return G / W, (A @ G) / np.outer(W, W)
 
 
-@pytest.mark.parametrize("kernel", ["rbf", "poly", "linear"])
-def test_mean_kernels_equal_the_direct_ones_through_refinements(kernel):
+@pytest.mark.parametrize("kernel,max_columns", [("rbf", None), ("poly", None), ("linear", None),
+                                                ("rbf", 5), ("rbf", 20), ("poly", 9)])
+def test_mean_kernels_equal_the_direct_ones_through_refinements(kernel, max_columns):
     """Columns computed directly, as a parent minus its smaller child, and cluster sums
     inherited from the previous partition all equal the kernel computed here at once, over
-    four refinements in which columns are asked for in pieces (and released slots reused)."""
+    four refinements in which columns are asked for in pieces (and released slots reused) —
+    also when at most ``max_columns`` columns may be held (the least recently used are
+    dropped and recomputed; a request for more than that many exceeds it)."""
     rng = np.random.default_rng(1)
     n = 300
     X = rng.normal(size=(n, 4))
     s = rng.uniform(0.5, 2.0, size=n)
     gamma = 0.3
     kfun = kernel_function(kernel, gamma, 3, 1.0)
-    sums = KernelSums(X, s, kfun, gamma if kernel == "rbf" else None)
+    sums = KernelSums(X, s, kfun, gamma if kernel == "rbf" else None, max_columns=max_columns)
     partition = Partition.from_labels(rng.integers(0, 12, size=n))
     view = MeanKernel(sums, partition)
     for _ in range(5):
@@ -136,6 +139,31 @@ def test_mean_kernels_equal_the_direct_ones_through_refinements(kernel):
         partition = partition.refine(group)
         view = MeanKernel(sums, partition, view)
     assert sums.free or sums.used <= 2 * n  # parents' columns were released and reused
+    if max_columns is None:
+        assert sums.dropped == 0
+    else:
+        assert sums.dropped > 0
+
+
+def test_dropping_columns_keeps_those_of_the_request():
+    """With room for three columns, asking for a parent's two children and then for other
+    clusters drops the least recently used columns only: each answer equals the direct one."""
+    rng = np.random.default_rng(3)
+    n = 120
+    X, s = rng.normal(size=(n, 3)), np.ones(n)
+    kfun = kernel_function("rbf", 0.4, 3, 1.0)
+    sums = KernelSums(X, s, kfun, 0.4, max_columns=3)
+    partition = Partition.from_labels(rng.integers(0, 6, size=n))
+    view = MeanKernel(sums, partition)
+    view.H([0, 1, 2])
+    child = partition.refine(((partition.labels == 0) & (rng.random(n) < 0.5)).astype(np.int64))
+    view = MeanKernel(sums, child, view)
+    H, _ = direct(X, s, child.labels, kfun)
+    for ks in ([0, 6], [3, 4, 5], [1], [0, 2, 6], [5]):
+        assert np.allclose(view.H(ks), H[:, ks], rtol=1e-12, atol=1e-12)
+    assert sums.dropped > 0
+    with pytest.raises(ValueError, match="max_columns"):
+        KernelSums(X, s, kfun, 0.4, max_columns=0)
 
 
 def test_row_ranges_in_threads_give_the_same_kernel_products():

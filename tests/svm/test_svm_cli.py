@@ -97,6 +97,29 @@ def test_cli_csv_kernel_with_target(tmp_path, xy):
     assert result["solution"]["gamma"] == 0.5
 
 
+def test_cli_kernel_cache_size_drops_columns_and_keeps_the_answer(tmp_path, xy):
+    """--cache-size bounds the cached mean-kernel columns: a tiny one drops columns (recorded in
+    the history) and the certified objective is the unbounded run's."""
+    X, y = xy
+    frame = pd.DataFrame({"cls": y.astype(int), "a": X[:, 0], "b": X[:, 1]})
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    results = []
+    for extra in ([], ["--cache-size", "0.01"]):  # 0.01 MB: 16 columns, the floor
+        out = tmp_path / f"r{len(extra)}.json"
+        argv = ["svm", "--data", str(path), "--target", "cls", "--kernel", "rbf", "--C", "1",
+                "--quiet", "--output", str(out), *extra]
+        assert main(argv) == 0
+        results.append(json.loads(out.read_text()))
+    assert all(r["termination"] == "certified_optimal" for r in results)
+    assert results[1]["objective"] == pytest.approx(results[0]["objective"], rel=1e-5)
+    dropped = [it["info"].get("columns_dropped", 0) for it in results[1]["history"]]
+    assert max(dropped) > 0
+    assert max(it["info"].get("columns_dropped", 0) for it in results[0]["history"]) == 0
+    assert main(["svm", "--data", str(path), "--target", "cls", "--cache-size", "5",
+                 "--quiet"]) == 2  # the linear SVM has no kernel columns
+
+
 def test_cli_bad_labels_exit_code_2(tmp_path, capsys):
     frame = pd.DataFrame({"a": np.arange(9.0), "label": [0, 1, 2] * 3})
     path = tmp_path / "three.csv"
