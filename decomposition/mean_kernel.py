@@ -250,14 +250,24 @@ class MeanKernel:
         self._previous = previous
 
     def _retire(self, previous: MeanKernel) -> None:
-        """``previous`` is done (solved and lifted): keep one generation of views alive, and
-        release the columns of the clusters its own refinement split (nobody derives from
-        them any more; a view still holding one recomputes it if asked)."""
+        """``previous`` is done (solved and lifted): keep one generation of views alive, drop
+        the cluster sums of the one before it (the driver may still hold it as its best or
+        bound iterate; it recomputes them if asked), and release the columns of the clusters
+        ``previous``'s own refinement split (nobody derives from them any more; a view still
+        holding one recomputes it if asked)."""
         if previous._frozen:
             return  # retired by an earlier view (a second view from one previous one)
         previous._frozen = True
+        if previous._previous is not None:  # two generations back: nobody inherits its sums
+            previous._previous._forget_sums()
         previous._previous = None
         self.sums.release(previous.parent_slot, previous.parent_gen)
+
+    def _forget_sums(self) -> None:
+        """Drop the cluster sums (K x columns asked for: the largest array of a late view); a
+        later request computes them again from the columns."""
+        self._S = np.empty((self.n_clusters, 0), order="F")
+        self._col[:] = -1
 
     @property
     def n_clusters(self) -> int:

@@ -195,8 +195,8 @@ def test_tiles_symmetrised_in_ranges_equal_the_average_with_the_transpose(m):
 
 def test_old_views_stay_exact_after_their_columns_are_reused():
     """Views two refinements old (as the best or bound iterate of a run may be) lost the
-    columns of their split clusters to newer ones: asked again, they recompute them directly
-    (never read a reused slot); a refinement into three parts, a partition that is not a
+    columns of their split clusters to newer ones and their cluster sums: asked again, they
+    recompute them directly (never read a reused slot); a refinement into three parts, a partition that is not a
     refinement, and two views made from one previous view are all exact too."""
     rng = np.random.default_rng(2)
     n = 240
@@ -220,7 +220,8 @@ def test_old_views_stay_exact_after_their_columns_are_reused():
                                 views[-1]))
         check(views[-1])
     assert sums.free or sums.generation.max() > 0  # slots were released and reused
-    for view in views:  # old views: their released columns are recomputed, not misread
+    assert views[1]._S.shape[1] == 0  # two generations back: its cluster sums were dropped
+    for view in views:  # old views: their released columns and dropped sums are recomputed
         check(view)
     three = MeanKernel(sums, views[-1].partition.refine(rng.integers(0, 3, size=n)), views[-1])
     check(three)
