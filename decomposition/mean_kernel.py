@@ -96,8 +96,10 @@ class KernelSums:
         reused = np.array(reused, dtype=np.int64)
         self.generation[reused] += 1
         need = self.used + count - reused.size
-        if need > self.G.shape[1]:
+        if need > self.G.shape[1]:  # doubling, but not past max_columns unless need is
             width = max(need, 2 * self.G.shape[1])
+            if self.max_columns is not None:
+                width = min(width, max(need, self.max_columns))
             G = np.empty((self.G.shape[0], width), order="F")
             G[:, :self.used] = self.G[:, :self.used]
             self.G = G
@@ -318,13 +320,23 @@ class MeanKernel:
         return self.sums.G[:, slots] / self.W[ks]
 
     def H_dot(self, ks, v) -> np.ndarray:
-        """``H[:, ks] @ v`` (n,), without forming ``H[:, ks]``."""
+        """``H[:, ks] @ v`` (n,), without forming ``H[:, ks]`` (by chunks of columns under a
+        column limit, see :meth:`_chunks`)."""
         ks = np.asarray(ks, dtype=np.int64)
-        slots = self.ensure(ks)
-        out = np.empty(self.sums.G.shape[0])
-        _by_ranges(_columns_dot, out.size, self.sums.G, slots,
-                   np.asarray(v, dtype=float) / self.W[ks], out, grain=4096)
+        v = np.asarray(v, dtype=float) / self.W[ks]
+        out = np.zeros(self.sums.G.shape[0])
+        for part in self._chunks(ks.size):
+            slots = self.ensure(ks[part])
+            _by_ranges(_columns_dot, out.size, self.sums.G, slots, v[part], out, grain=4096)
         return out
+
+    def _chunks(self, count: int) -> list[slice]:
+        """Ranges of at most a quarter of ``max_columns`` requested columns each (a request also
+        holds the parents and siblings its new columns derive from), so that no request exceeds
+        the limit; one range without a limit."""
+        limit = self.sums.max_columns
+        step = count if limit is None else max(1, limit // 4)
+        return [slice(lo, lo + step) for lo in range(0, count, max(1, step))]
 
     def kbar(self, ks) -> np.ndarray:
         r""":math:`\bar K_{\cdot, ks}` (K x len(ks)): mean kernel of every cluster to ``ks``."""
@@ -356,10 +368,15 @@ class MeanKernel:
 
     def _columns(self, ks) -> np.ndarray:
         """Positions in ``_S`` of the columns of clusters ``ks`` (computed when missing: from
-        the previous partition's sums when it had them, else from G)."""
+        the previous partition's sums when it had them, else from G; by chunks under a column
+        limit)."""
         new = np.unique(ks[self._col[ks] < 0])
-        if new.size == 0:
-            return self._col[ks]
+        for part in self._chunks(new.size):
+            self._sums_of(new[part])
+        return self._col[ks]
+
+    def _sums_of(self, new) -> None:
+        """Compute the cluster sums of the clusters ``new`` (none has them yet)."""
         slots = self.ensure(new)  # first: it may reallocate G
         used = int(self._col.max()) + 1
         if used + new.size > self._S.shape[1]:
@@ -381,7 +398,6 @@ class MeanKernel:
         if (~keep).any():
             self._S[:, place[~keep]] = _cluster_sums(
                 self.sums.G, slots[~keep], self.partition.labels, self.sums.s, self.n_clusters)
-        return self._col[ks]
 
 
 def _lexless(a1, a2, b1, b2) -> np.ndarray:
@@ -460,9 +476,7 @@ def _by_ranges(kernel, count, *args, grain=8) -> None:
 
 @numba.njit(nogil=True, cache=True)
 def _columns_dot(G, slots, v, out, lo, hi):  # pragma: no cover - compiled
-    """``out[lo:hi] = G[lo:hi, slots] @ v``, column by column."""
-    for i in range(lo, hi):
-        out[i] = 0.0
+    """``out[lo:hi] += G[lo:hi, slots] @ v``, column by column."""
     for c in range(slots.size):
         col, vc = slots[c], v[c]
         for i in range(lo, hi):
