@@ -173,7 +173,7 @@ def solve_svm(
     cache_size : float, optional
         Kernel AID: MB for the cached mean-kernel columns (8 n bytes each; as SVC's
         ``cache_size``). Past it the columns used least recently are dropped and recomputed
-        when needed again: more kernel values, the same answer. Default: half the machine's
+        when needed again: more kernel values, the same answer. Default: a third of the machine's
         physical memory.
     sample_weight : array-like of shape (n,) or str, optional
     solver : str, optional

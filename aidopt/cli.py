@@ -388,7 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--degree", type=int, default=3, help="polynomial kernel degree")
     p.add_argument("--coef0", type=float, default=1.0, help="polynomial kernel constant")
     p.add_argument("--cache-size", type=float, default=None, metavar="MB",
-                   help="kernel AID: MB for cached mean-kernel columns (default: half the memory)")
+                   help="kernel AID: MB for cached mean-kernel columns (default: a third of the memory)")
     p.add_argument("--method", default="aid", choices=["aid", "lpc", "sor"],
                    help="aid, lpc (linear program chunking; norm l1) or sor (successive "
                         "overrelaxation for the modified SVM (1.35) with gamma^2 regularized, not "

@@ -519,7 +519,7 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
     gamma, degree, coef0
         Kernel parameters as in scikit-learn's SVC.
     cache_size : float or None, default None
-        Kernel AID: MB for the cached mean-kernel columns (None: half the machine's memory);
+        Kernel AID: MB for the cached mean-kernel columns (None: a third of the machine's memory);
         see :func:`aidopt.solve_svm`.
     form : {"auto", "dual", "primal"}, default "auto"
     solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,

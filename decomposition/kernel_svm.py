@@ -126,7 +126,7 @@ class KernelSVMProblem(AIDProblem):
     cache_size : float or None
         Memory for the cached mean-kernel columns, in MB (as scikit-learn's ``SVC``): each
         column takes 8 n bytes. Past it the columns used least recently are dropped and
-        recomputed when needed again (more kernel values, same answer). ``None``: half the
+        recomputed when needed again (more kernel values, same answer). ``None``: a third of the
         machine's physical memory.
     """
 
@@ -164,7 +164,7 @@ class KernelSVMProblem(AIDProblem):
 
     def max_columns(self, n: int) -> int:
         """How many n-row mean-kernel columns ``cache_size`` holds (at least 16)."""
-        budget = self.cache_size * 2**20 if self.cache_size is not None else physical_memory() / 2
+        budget = self.cache_size * 2**20 if self.cache_size is not None else physical_memory() / 3
         return max(16, int(budget // (8 * n)))
 
     # ----------------------------------------------------------------- contract
