@@ -85,11 +85,16 @@ class KernelSums:
         self.last_used[slots[slots >= 0]] = self.clock
 
     def _reserve(self, count: int, keep=()) -> np.ndarray:
-        """Slots for ``count`` new columns: released ones first, then new ones while
-        ``max_columns`` allows, then those of the columns used least recently (not in
+        """Slots for ``count`` new columns: released ones first (not in ``keep``), then new ones
+        while ``max_columns`` allows, then those of the columns used least recently (not in
         ``keep``), then new ones again (the array doubles when full). A reused slot's
         generation goes up, so a view still holding it sees that its column is gone."""
-        reused = [self.free.pop() for _ in range(min(count, len(self.free)))]
+        keep = np.asarray(keep, dtype=np.int64).ravel()
+        held = set(keep[keep >= 0].tolist())
+        # a released slot still holds its column until reused, and an old view may be reading
+        # it in this very request: those in keep stay
+        reused = [q for q in self.free if q not in held][:count]
+        self.free.difference_update(reused)
         room = None if self.max_columns is None else max(0, self.max_columns - self.used)
         if room is not None and count - len(reused) > room:  # (not those just taken)
             reused += self._least_recent(count - len(reused) - room, np.r_[keep, reused])

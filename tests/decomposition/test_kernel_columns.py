@@ -234,6 +234,98 @@ def test_old_views_stay_exact_after_their_columns_are_reused():
     check(a)
 
 
+def test_an_old_view_never_overwrites_a_released_column_it_is_reading():
+    """A view three refinements old still holds a column that was released (its cluster was
+    split by the next view) and not yet reused; asked for it together with a missing column,
+    the new column must not take that slot (found by an independent review: the released
+    slots were handed out before the request's own were excluded)."""
+    n = 60
+    rng = np.random.default_rng(0)
+    X, s = rng.normal(size=(n, 3)), rng.uniform(0.5, 2.0, size=n)
+    kfun = kernel_function("rbf", 0.5, 3, 1.0)
+    sums = KernelSums(X, s, kfun, 0.5)
+    rows = np.arange(n)
+    p0 = Partition.from_labels(rows % 4)
+    v0 = MeanKernel(sums, p0)
+    v0.H([0, 1, 2])  # cluster 3 not computed
+    views, p = [v0], p0
+    for k in range(3):  # split cluster k of the last partition, each view asked for everything
+        p = p.refine(((p.labels == k) & (rows % 8 == k)).astype(np.int64))
+        views.append(MeanKernel(sums, p, views[-1]))
+        if k < 2:
+            views[-1].H(np.arange(p.n_clusters))
+    assert int(v0.slot[0]) in sums.free and sums.valid(v0.slot[[0]], v0.gen[[0]])[0]
+    H, Kbar = direct(X, s, p0.labels, kfun)
+    assert np.allclose(v0.H([0, 3]), H[:, [0, 3]], rtol=1e-12, atol=1e-13)
+    assert np.allclose(v0.kbar_block([0, 1, 3]), Kbar[np.ix_([0, 1, 3], [0, 1, 3])],
+                       rtol=1e-12, atol=1e-13)
+
+
+def test_a_second_view_from_one_previous_derives_from_an_intact_parent():
+    """Views A and B from one previous view P split the same cluster; a view made from A
+    releases P's column of it, which B (asked only then) derives its larger child from: B's
+    smaller child must not be computed into that slot."""
+    n = 60
+    rng = np.random.default_rng(2)
+    X, s = rng.normal(size=(n, 3)), rng.uniform(0.5, 2.0, size=n)
+    kfun = kernel_function("rbf", 0.4, 3, 1.0)
+    sums = KernelSums(X, s, kfun, 0.4)
+    rows = np.arange(n)
+    p = Partition.from_labels(rows % 4)
+    P = MeanKernel(sums, p)
+    P.H(np.arange(4))
+    split = ((p.labels == 0) & (rows % 8 == 0)).astype(np.int64)
+    A = MeanKernel(sums, p.refine(split), P)
+    B = MeanKernel(sums, p.refine(split), P)
+    A.H(np.arange(A.n_clusters))
+    MeanKernel(sums, A.partition.refine((rows % 3 == 0).astype(np.int64)), A)
+    assert int(P.slot[0]) in sums.free
+    H, _ = direct(X, s, B.partition.labels, kfun)
+    assert np.allclose(B.H(np.arange(B.n_clusters)), H, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("max_columns", [1, 3, None])
+@pytest.mark.parametrize("seed", range(3))
+def test_random_requests_on_old_and_new_views_are_exact(seed, max_columns):
+    """Random requests (H, H_dot, kbar, kbar_dot, kbar_block) on the newest and on old views
+    of a chain of refinements, two views from one previous, repartitions that are not
+    refinements, under tight column limits: every answer equals the direct computation."""
+    rng = np.random.default_rng(seed)
+    n = 70
+    X, s = rng.normal(size=(n, 3)), rng.uniform(0.5, 2.0, size=n)
+    kfun = kernel_function("rbf", 0.4, 3, 1.0)
+    sums = KernelSums(X, s, kfun, 0.4, max_columns=max_columns)
+    views = [MeanKernel(sums, Partition.from_labels(rng.integers(0, 6, size=n)))]
+    for _ in range(60):
+        newest = views[-1]
+        if rng.random() < 0.15 and newest.n_clusters < n // 2:
+            base = newest._previous if (rng.random() < 0.2 and newest._previous) else newest
+            if rng.random() < 0.8:
+                split = rng.random(base.n_clusters) < 0.4
+                group = split[base.partition.labels] & (rng.random(n) < 0.5)
+                partition = base.partition.refine(group.astype(np.int64))
+            else:
+                partition = Partition.from_labels(rng.integers(0, 8, size=n))
+            views.append(MeanKernel(sums, partition, base))
+            continue
+        view = newest if rng.random() < 0.5 else views[rng.integers(len(views))]
+        H, Kbar = direct(X, s, view.partition.labels, kfun)
+        ks = np.unique(rng.choice(view.n_clusters, size=min(view.n_clusters, 8)))
+        v = rng.normal(size=ks.size)
+        kind = rng.integers(5)
+        if kind == 0:
+            assert np.allclose(view.H(ks), H[:, ks], rtol=1e-12, atol=1e-12)
+        elif kind == 1:
+            assert np.allclose(view.H_dot(ks, v), H[:, ks] @ v, rtol=1e-11, atol=1e-11)
+        elif kind == 2:
+            assert np.allclose(view.kbar(ks), Kbar[:, ks], rtol=1e-12, atol=1e-12)
+        elif kind == 3:
+            assert np.allclose(view.kbar_dot(ks, v), Kbar[:, ks] @ v, rtol=1e-11, atol=1e-11)
+        else:
+            assert np.allclose(view.kbar_block(ks), Kbar[np.ix_(ks, ks)], rtol=1e-12,
+                               atol=1e-12)
+
+
 # ------------------------------------------------------------------------ column generation
 @pytest.mark.parametrize("method", ["smo", "fm"])
 def test_column_generation_solves_the_whole_aggregated_dual(method):
