@@ -22,6 +22,7 @@ run); :class:`MeanKernel` is one partition's view of it.
 
 from __future__ import annotations
 
+import itertools
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -93,7 +94,7 @@ class KernelSums:
         held = set(keep[keep >= 0].tolist())
         # a released slot still holds its column until reused, and an old view may be reading
         # it in this very request: those in keep stay
-        reused = [q for q in self.free if q not in held][:count]
+        reused = list(itertools.islice((q for q in self.free if q not in held), count))
         self.free.difference_update(reused)
         room = None if self.max_columns is None else max(0, self.max_columns - self.used)
         if room is not None and count - len(reused) > room:  # (not those just taken)
