@@ -444,3 +444,14 @@ def test_kernel_aid_with_loose_early_solves_is_certified_within_tol(seed):
     assert np.all((targets >= 1e-7 * (1 - 1e-12)) & (targets <= 1e-4 * (1 + 1e-12)))
     if "optimality condition holds" in res.message:  # then only after a tight solve
         assert targets[-1] == pytest.approx(1e-7)
+
+
+@pytest.mark.parametrize("bad", [0, -5.0, float("nan"), float("inf"), True, "1000"])
+def test_cache_size_is_validated_before_solving(bad):
+    """cache_size must be a positive finite number of MB (kernel AID only)."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 2)), np.where(rng.random(40) < 0.5, 1.0, -1.0)
+    with pytest.raises(ValueError, match="cache_size"):
+        aidopt.solve_svm(X, y, kernel="rbf", cache_size=bad, log=False)
+    with pytest.raises(ValueError, match="cache_size"):
+        aidopt.solve_svm(X, y, cache_size=100, log=False)  # the linear SVM has no columns
