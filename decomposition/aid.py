@@ -127,7 +127,8 @@ class _Loop:
         previous: Iterate | None = None
         counted = problem.counters(self.data)  # e.g. passes over an out-of-core X
         keys = sorted(counted)  # one column per counter the plug-in declares, by its name
-        run.header(COLUMNS + [Column(key, max(7, len(key)), "d") for key in keys])
+        shown = tuple(problem.table_info)  # numbers the plug-in's lift reports, as they are
+        run.header(COLUMNS + [Column(key, max(7, len(key)), "d") for key in (*keys, *shown)])
         t = 0
         while self.stop is None:
             t += 1
@@ -152,7 +153,8 @@ class _Loop:
                 info={**it.lifted.info, **work},
             ))
             run.row(t, partition.n_clusters, partition.n_clusters / self.size, it.F_t, self.lower,
-                    self.best.E_t, gap, it.split.n_split, *(work.get(key, 0) for key in keys))
+                    self.best.E_t, gap, it.split.n_split, *(work.get(key, 0) for key in keys),
+                    *(int(it.lifted.info.get(key, 0)) for key in shown))
             if it.split.holds:
                 self._stop(Stop.CONDITION, "optimality condition holds")
             elif gap <= config.tol:

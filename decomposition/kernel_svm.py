@@ -134,6 +134,7 @@ class KernelSVMProblem(AIDProblem):
     needs_duals = True
     per_element_keys = ("alpha",)
     native_methods = ("smo", "libsvm", "fm")
+    table_info = ("working_set", "rounds")  # the column generation's, per iteration
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=1.0, rank_tol=1e-12,
                  cache_size=None):
@@ -369,9 +370,11 @@ class KernelSVMProblem(AIDProblem):
                                bool(outcome.extra.get("loose", False)))
         # the column generation's work: working set, rounds, kernel values computed and columns
         # dropped (cache_size) so far, and the relative gap the aggregated dual was solved to
-        info = {key: float(outcome.extra[key]) for key in (
+        # (a solve of the whole aggregated model: every cluster in one round)
+        info = {"working_set": float(partition.n_clusters), "rounds": 1.0}
+        info.update({key: float(outcome.extra[key]) for key in (
             "working_set", "rounds", "kernel_values", "columns_dropped", "target")
-            if key in outcome.extra}
+            if key in outcome.extra})
         return Lifted(solution, state, info)
 
     def lower_bound(self, outcome, partition, data) -> float | None:

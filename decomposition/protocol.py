@@ -148,6 +148,9 @@ class AIDProblem:
     native_methods : tuple of str
         Methods of aidopt's own (named as ``solver=``, e.g. ``"sor"``) that this plug-in runs on
         the aggregated problem through :meth:`solve_native` instead of a Pyomo solver.
+    table_info : tuple of str
+        Keys of ``Lifted.info`` the iteration table shows, one integer column each (e.g.
+        the working-set size of a column generation); every :meth:`lift` must set them.
     """
 
     name: str = "problem"
@@ -156,6 +159,7 @@ class AIDProblem:
     element: str = "rows"
     per_element_keys: tuple[str, ...] = ()
     native_methods: tuple[str, ...] = ()
+    table_info: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ setup
     def configure(self, solver_spec) -> None:

@@ -215,6 +215,8 @@ def check_declaration(problem) -> None:
     assert isinstance(problem.needs_duals, bool | np.bool_)
     assert isinstance(problem.element, str) and problem.element
     assert isinstance(problem.per_element_keys, tuple)
+    assert isinstance(problem.table_info, tuple) and all(
+        isinstance(key, str) and key for key in problem.table_info)
 
 
 def _is_real(x) -> bool:
@@ -399,6 +401,9 @@ def check_plugin(problem_factory, data, solver: str, *, other_data=None, convex:
                      if not _same(after.get(k, "<unset>"), expected_vars.get(k, "<unset>")))
     assert not changed, (f"a run left state on the plug-in beyond what configure sets: {changed}")
     check_history(aid, size)
+    missing = [(h.t, key) for h in aid.history for key in problem.table_info
+               if not _is_real(h.info.get(key))]
+    assert not missing, f"table_info keys a lift did not report (iteration, key): {missing}"
     check_result(aid, solver)
 
     # ---- no state between runs

@@ -455,3 +455,18 @@ def test_cache_size_is_validated_before_solving(bad):
         aidopt.solve_svm(X, y, kernel="rbf", cache_size=bad, log=False)
     with pytest.raises(ValueError, match="cache_size"):
         aidopt.solve_svm(X, y, cache_size=100, log=False)  # the linear SVM has no columns
+
+
+def test_the_iteration_table_shows_the_column_generation(capsys):
+    """Kernel AID's table_info: the working set and the rounds of each iteration are columns of
+    the iteration table, with the values its history records."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=300) > 0, 1.0, -1.0)
+    res = aidopt.solve_svm(X, y, kernel="rbf", log=True)
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if line.split()[:1] == ["iter"]).split()
+    assert header[-3:] == ["working_set", "rounds", "time"]
+    rows = [line.split() for line in lines if line.split()[:1] == ["1"]]
+    assert rows and int(rows[0][-3]) == res.history[0].info["working_set"]
+    assert int(rows[0][-2]) == res.history[0].info["rounds"]
