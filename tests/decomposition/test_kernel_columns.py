@@ -234,18 +234,21 @@ def test_old_views_stay_exact_after_their_columns_are_reused():
     check(a)
 
 
+def _four_clusters(seed, gamma, n=60):
+    """60 rows in 3 dimensions, their RBF kernel sums and a partition into 4 clusters."""
+    rng = np.random.default_rng(seed)
+    X, s = rng.normal(size=(n, 3)), rng.uniform(0.5, 2.0, size=n)
+    kfun = kernel_function("rbf", gamma, 3, 1.0)
+    return X, s, kfun, KernelSums(X, s, kfun, gamma), Partition.from_labels(np.arange(n) % 4)
+
+
 def test_an_old_view_never_overwrites_a_released_column_it_is_reading():
     """A view three refinements old still holds a column that was released (its cluster was
     split by the next view) and not yet reused; asked for it together with a missing column,
     the new column must not take that slot (found by an independent review: the released
     slots were handed out before the request's own were excluded)."""
-    n = 60
-    rng = np.random.default_rng(0)
-    X, s = rng.normal(size=(n, 3)), rng.uniform(0.5, 2.0, size=n)
-    kfun = kernel_function("rbf", 0.5, 3, 1.0)
-    sums = KernelSums(X, s, kfun, 0.5)
-    rows = np.arange(n)
-    p0 = Partition.from_labels(rows % 4)
+    X, s, kfun, sums, p0 = _four_clusters(seed=0, gamma=0.5)
+    rows = np.arange(X.shape[0])
     v0 = MeanKernel(sums, p0)
     v0.H([0, 1, 2])  # cluster 3 not computed
     views, p = [v0], p0
@@ -265,13 +268,8 @@ def test_a_second_view_from_one_previous_derives_from_an_intact_parent():
     """Views A and B from one previous view P split the same cluster; a view made from A
     releases P's column of it, which B (asked only then) derives its larger child from: B's
     smaller child must not be computed into that slot."""
-    n = 60
-    rng = np.random.default_rng(2)
-    X, s = rng.normal(size=(n, 3)), rng.uniform(0.5, 2.0, size=n)
-    kfun = kernel_function("rbf", 0.4, 3, 1.0)
-    sums = KernelSums(X, s, kfun, 0.4)
-    rows = np.arange(n)
-    p = Partition.from_labels(rows % 4)
+    X, s, kfun, sums, p = _four_clusters(seed=2, gamma=0.4)
+    rows = np.arange(X.shape[0])
     P = MeanKernel(sums, p)
     P.H(np.arange(4))
     split = ((p.labels == 0) & (rows % 8 == 0)).astype(np.int64)
