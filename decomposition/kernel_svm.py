@@ -280,10 +280,15 @@ class KernelSVMProblem(AIDProblem):
             iterations += int(outcome.extra.get("iterations", 0))
             alpha = np.zeros(y.size)
             alpha[ks] = res.alpha
-            # Q[:, ks] a = D_y Kbar[:, ks] D_y[ks] a: only the columns of the working set
-            judged = gap_of(lambda a, ks=ks: y * aggregated.mean.kbar_dot(ks, y[ks] * a), y, u,
-                            alpha, res.b, columns=ks)
-            margin = y * aggregated.mean.kbar_dot(ks, y[ks] * res.alpha) + judged.b * y
+            # Q[:, ks] a = D_y Kbar[:, ks] D_y[ks] a: only the columns of the working set; the
+            # product with this round's answer is computed once (the gap and the join test)
+            def product(a, ks=ks):
+                return y * aggregated.mean.kbar_dot(ks, y[ks] * a)
+
+            Qa = product(res.alpha)
+            judged = gap_of(lambda a, Qa=Qa, a0=res.alpha: Qa if np.array_equal(a, a0)
+                            else product(a), y, u, alpha, res.b, columns=ks)
+            margin = Qa + judged.b * y
             join = ~inside & (margin < 1.0 - JOIN_TOL)
             if not outcome.optimal or not join.any() or judged.gap <= target:
                 break
