@@ -55,6 +55,9 @@ __all__ = ["KernelSVMProblem", "AggregatedKernelSVM", "KernelSVMState"]
 ACTIVE = 1e-6
 #: a cluster outside the working set joins it when its margin y_k fbar_k < 1 - JOIN_TOL
 JOIN_TOL = 1e-9
+#: a round adds at most JOIN_SHARE x the working set's size (at least one) of those clusters,
+#: the smallest margins first: each cluster that joins costs a mean-kernel column
+JOIN_SHARE = 0.5
 #: the loosest relative gap to which smo solves an aggregated dual while AID is far from done
 #: (then a hundredth of the last iteration's E_t - F_t, never below tol / 10)
 LOOSE = 1e-4
@@ -247,7 +250,8 @@ class KernelSVMProblem(AIDProblem):
         (:func:`aidopt.fm.ferris_munson_kernel` on :math:`Q_{WW}`, :func:`~.svm.solve_fm`) or
         ``"libsvm"`` (:func:`libsvm_kernel` on :math:`\\bar K_{WW}`), then check every other
         cluster against the solution (only the columns of W are needed): the clusters with
-        :math:`y_k \\bar f_k < 1` join W, until none does or the relative gap of the whole
+        :math:`y_k \\bar f_k < 1` join W (at most :data:`JOIN_SHARE` x |W| per round, the
+        smallest margins first), until none does or the relative gap of the whole
         aggregated problem (:func:`aidopt.fm.gap_of`, from the columns of W) is within
         ``tol / 10``. The answer is judged on the whole aggregated problem."""
         if len(np.unique(aggregated.y)) < 2:
@@ -289,10 +293,11 @@ class KernelSVMProblem(AIDProblem):
             judged = gap_of(lambda a, Qa=Qa, a0=res.alpha: Qa if np.array_equal(a, a0)
                             else product(a), y, u, alpha, res.b, columns=ks)
             margin = Qa + judged.b * y
-            join = ~inside & (margin < 1.0 - JOIN_TOL)
-            if not outcome.optimal or not join.any() or judged.gap <= target:
+            join = np.flatnonzero(~inside & (margin < 1.0 - JOIN_TOL))
+            if not outcome.optimal or not join.size or judged.gap <= target:
                 break
-            inside |= join
+            most = max(1, int(JOIN_SHARE * ks.size))
+            inside[join[np.argsort(margin[join], kind="stable")[:most]]] = True
         note = (f"{outcome.message}; working set {ks.size} of {y.size} clusters after {rounds} "
                 f"round(s), relative gap of the aggregated problem {judged.gap:.2e}")
         res = FMResult(None, judged.b, judged.alpha, judged.objective, judged.dual, judged.gap,

@@ -351,6 +351,38 @@ def test_column_generation_solves_the_whole_aggregated_dual(method):
     assert res.dual == pytest.approx(float(a.sum()) - 0.5 * float(a @ Q @ a), rel=1e-9)
 
 
+def test_each_round_adds_at_most_a_share_of_the_working_set(monkeypatch):
+    """Column generation adds at most JOIN_SHARE x |W| violating clusters per round (the
+    smallest margins first); a smaller share takes more rounds to the same aggregated optimum."""
+    from aidopt.decomposition import kernel_svm as module
+
+    X, y = svm_rows(11, 2000, 3)
+    problem = KernelSVMProblem(C=1.0, kernel="rbf")
+    data = as_classification_data(X, y)
+    partition = problem.initial_partition(data, 80, np.random.default_rng(0), None)
+    real = KernelSVMProblem._restricted
+    runs = {}
+    for share in (0.1, 1e9):  # 1e9: every violator joins at once
+        sizes = runs[share] = []
+
+        def record(self, method, Q, *args, sizes=sizes, **kwargs):
+            sizes.append(Q.shape[0])
+            return real(self, method, Q, *args, **kwargs)
+
+        monkeypatch.setattr(KernelSVMProblem, "_restricted", record)
+        monkeypatch.setattr(module, "JOIN_SHARE", share)
+        agg = problem.aggregate(data, partition)
+        res, outcome = problem.solve_native("fm", agg, None, partition, tol=1e-6,
+                                            time_limit=None, options={})
+        assert outcome.optimal and outcome.extra["rounds"] == len(sizes)
+        runs[share] = (sizes, res.objective)
+    (capped, objective), (free, reference_objective) = runs[0.1], runs[1e9]
+    assert all(0 < b - a <= max(1, int(0.1 * a)) for a, b in zip(capped, capped[1:]))
+    assert any(b - a > max(1, int(0.1 * a)) for a, b in zip(free, free[1:]))  # it binds
+    assert len(capped) > len(free)
+    assert objective == pytest.approx(reference_objective, rel=1e-6)
+
+
 def test_smo_that_stops_short_hands_over_to_fm():
     X, y = svm_rows(8, 400, 3)
     res = aidopt.solve_svm(X, y, C=1.0, kernel="rbf", solver="smo", log=False,
