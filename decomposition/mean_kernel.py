@@ -75,7 +75,7 @@ class KernelSums:
         self.clock = 0
         self.used = 0
         self.free: set[int] = set()  # released slots
-        self.threads = max(1, min(4, _cores()))
+        self.threads = _workers()
         self.evaluations = 0  #: kernel values computed so far
         self.dropped = 0  #: columns dropped to stay within max_columns
 
@@ -442,12 +442,17 @@ _POOL: ThreadPoolExecutor | None = None
 _CONTROLLER: ThreadpoolController | None = None
 
 
+def _workers() -> int:
+    """Worker threads for kernel blocks and column ranges: one per core, at most four."""
+    return max(1, min(4, _cores()))
+
+
 def _pool() -> ThreadPoolExecutor:
-    """The process's worker threads for kernel blocks and column ranges (one per core, at most
-    four; created on first use, tasks of concurrent runs queue)."""
+    """The process's :func:`_workers` threads (created on first use; tasks of concurrent runs
+    queue)."""
     global _POOL
     if _POOL is None:
-        _POOL = ThreadPoolExecutor(max(1, min(4, _cores())), thread_name_prefix="aidopt-kernel")
+        _POOL = ThreadPoolExecutor(_workers(), thread_name_prefix="aidopt-kernel")
     return _POOL
 
 
@@ -472,7 +477,7 @@ def _blas_controller() -> ThreadpoolController:
 def _by_ranges(kernel, count, *args, grain=8) -> None:
     """``kernel(*args, lo, hi)`` over ``0..count-1`` split into one range per core (at most
     one per ``grain`` items; the compiled kernels release the GIL)."""
-    threads = min(_cores(), 4, max(1, count // grain))
+    threads = min(_workers(), max(1, count // grain))
     if threads <= 1:
         kernel(*args, 0, count)
         return
