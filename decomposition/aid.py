@@ -24,6 +24,7 @@ from aidopt.results import AIDResult, IterationRecord
 
 from .protocol import AIDProblem, Iterate, Stop, relative_gap
 from .run import BUILTIN_METHODS, Column, Run, RunConfig, pause_gc, release
+from .threads import compute_threads
 
 logger = logging.getLogger("aidopt.aid")
 
@@ -74,7 +75,7 @@ class _Loop:
     # ------------------------------------------------------------------ driver
     def execute(self, aid: bool, start=None) -> AIDResult:
         problem, data, config = self.problem, self.data, self.config
-        with _logging(config):
+        with _logging(config), compute_threads(config.threads):
             size = problem.size(data)
             mode = "direct full model (no aggregation)"
             if aid and start is not None:

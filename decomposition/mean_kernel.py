@@ -28,9 +28,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
 from .partition import Partition
+from .threads import blas_controller, budget
 
 __all__ = ["KernelSums", "MeanKernel"]
 
@@ -176,7 +176,7 @@ class KernelSums:
         if self.threads > 1 and len(blocks) > 1 and self.gamma is not None:
             # numpy releases the GIL in the product, exp and sums: one block per thread, with
             # BLAS single-threaded inside (else its threads and ours compete for the cores)
-            with _blas_controller().limit(limits=1, user_api="blas"):
+            with blas_controller().limit(limits=1, user_api="blas"):
                 list(_pool().map(block, blocks))
         else:
             for lo in blocks:
@@ -439,20 +439,25 @@ def _cores() -> int:
 
 
 _POOL: ThreadPoolExecutor | None = None
-_CONTROLLER: ThreadpoolController | None = None
 
 
-def _workers() -> int:
-    """Worker threads for kernel blocks and column ranges: one per core, at most four."""
+def _most_workers() -> int:
+    """Size of the worker pool: one thread per core, at most four."""
     return max(1, min(4, _cores()))
 
 
+def _workers() -> int:
+    """Worker threads for kernel blocks and column ranges: :func:`_most_workers`, at most the
+    run's thread budget (:func:`.threads.budget`)."""
+    limit = budget()
+    return _most_workers() if limit is None else max(1, min(_most_workers(), limit))
+
+
 def _pool() -> ThreadPoolExecutor:
-    """The process's :func:`_workers` threads (created on first use; tasks of concurrent runs
-    queue)."""
+    """The process's worker threads (created on first use; tasks of concurrent runs queue)."""
     global _POOL
     if _POOL is None:
-        _POOL = ThreadPoolExecutor(_workers(), thread_name_prefix="aidopt-kernel")
+        _POOL = ThreadPoolExecutor(_most_workers(), thread_name_prefix="aidopt-kernel")
     return _POOL
 
 
@@ -464,14 +469,6 @@ def _forget_pool() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
-
-
-def _blas_controller() -> ThreadpoolController:
-    """The BLAS thread-pool controller (inspecting the loaded libraries once: ~5 ms)."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER
 
 
 def _by_ranges(kernel, count, *args, grain=8) -> None:

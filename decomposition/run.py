@@ -117,7 +117,8 @@ class RunConfig:
     solver_options: dict = _opt(None, "Options passed through untouched to the solver "
                                 "(CLI: --option KEY=VALUE, repeatable).", flag="--option",
                                 default_factory=dict)
-    threads: int | None = _opt(None, "Solver threads (None: the solver's default).")
+    threads: int | None = _opt(None, "Solver threads; in AID and direct runs also the bound on "
+                               "BLAS's and aidopt's own worker threads (None: the defaults).")
     tee: bool = _opt(False, "Show the solver's own log.")
     raise_on_failure: bool = _opt(True, "Raise SolverError when a solve fails; False returns the "
                                   "best solution so far with termination 'solver_failure'.",

@@ -377,10 +377,42 @@ def test_each_round_adds_at_most_a_share_of_the_working_set(monkeypatch):
         assert outcome.optimal and outcome.extra["rounds"] == len(sizes)
         runs[share] = (sizes, res.objective)
     (capped, objective), (free, reference_objective) = runs[0.1], runs[1e9]
-    assert all(0 < b - a <= max(1, int(0.1 * a)) for a, b in zip(capped, capped[1:]))
-    assert any(b - a > max(1, int(0.1 * a)) for a, b in zip(free, free[1:]))  # it binds
+    grown, grown_free = np.diff(capped), np.diff(free)
+    assert np.all((grown > 0) & (grown <= np.maximum(1, (0.1 * np.array(capped[:-1])).astype(int))))
+    assert np.any(grown_free > np.maximum(1, (0.1 * np.array(free[:-1])).astype(int)))  # binds
     assert len(capped) > len(free)
     assert objective == pytest.approx(reference_objective, rel=1e-6)
+
+
+def test_threads_bounds_the_kernel_workers_and_blas(monkeypatch):
+    """``threads=1``: kernel AID's column work never reaches the worker pool, BLAS runs on one
+    thread inside the run (its default comes back after), and the answer is the default run's;
+    the default run does use the pool (columns of 9,000 rows span several kernel blocks)."""
+    from aidopt.decomposition import kernel_svm as module
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    X, y = svm_rows(5, 9000, 4)
+    before = blas_threads()
+    pooled, seen = [], []
+    real_pool, real_smo = mean_kernel._pool, module.smo
+    monkeypatch.setattr(mean_kernel, "_pool", lambda: pooled.append(1) or real_pool())
+
+    def smo(*args, **kwargs):
+        seen.append(blas_threads())
+        return real_smo(*args, **kwargs)
+
+    monkeypatch.setattr(module, "smo", smo)
+    default = aidopt.solve_svm(X, y, kernel="rbf", log=False)
+    assert default.certified and (pooled or mean_kernel._most_workers() == 1)
+    pooled.clear(), seen.clear()
+    one = aidopt.solve_svm(X, y, kernel="rbf", log=False, threads=1)
+    assert one.certified and not pooled
+    assert seen and all(threads == {1} for threads in seen)
+    assert blas_threads() == before
+    assert one.objective == pytest.approx(default.objective, rel=1e-7)
 
 
 def test_smo_that_stops_short_hands_over_to_fm():
