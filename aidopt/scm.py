@@ -85,7 +85,7 @@ from scipy import sparse
 
 from aidopt import solvers
 from aidopt.data import as_classification_data
-from aidopt.decomposition.run import RunConfig, common_options, release
+from aidopt.decomposition.run import RunConfig, common_options, release, run_scope
 from aidopt.decomposition.svm import certificate as svm_certificate
 from aidopt.decomposition.svm import hinge_certificate
 from aidopt.estimators import (
@@ -994,9 +994,7 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
     kfun, gamma_used, explicit = _resolve_kernel(kernel, gamma, degree, coef0, Xd)
     _check_solver(config.solver)
 
-    from aidopt.log import run_logging
-
-    with run_logging(config.log):
+    with run_scope(config):
         # positives first: every class is a contiguous range of the (cached) Gram matrix
         order = np.concatenate([pos, neg])
         Xp, yp = Xd[order], yy[order]

@@ -1003,9 +1003,8 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
     """
     from aidopt.data import as_classification_data
     from aidopt.decomposition.protocol import relative_gap
-    from aidopt.decomposition.run import Column, Run, RunConfig
+    from aidopt.decomposition.run import Column, Run, RunConfig, run_scope
     from aidopt.decomposition.svm import gap_floor as svm_gap_floor
-    from aidopt.log import run_logging
     from aidopt.results import Certificate, IterationRecord, Termination
     from aidopt.solvers import ProblemClass
 
@@ -1043,7 +1042,7 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
             run.row(sweeps, residual, primal, dual, rec.gap)
             next_logged[0], printed[0] = max(1, 2 * sweeps), sweeps
 
-    with run_logging(config.log):
+    with run_scope(config):
         run.intro()
         run.header([Column("sweeps", 8, "d"), Column("residual", 10, ".3e"),
                     Column("primal E", 15, ".9g"), Column("dual bound", 15, ".9g"),

@@ -23,8 +23,7 @@ from aidopt import solvers
 from aidopt.results import AIDResult, IterationRecord
 
 from .protocol import AIDProblem, Iterate, Stop, relative_gap
-from .run import BUILTIN_METHODS, Column, Run, RunConfig, pause_gc, release
-from .threads import compute_threads
+from .run import BUILTIN_METHODS, Column, Run, RunConfig, pause_gc, release, run_scope
 
 logger = logging.getLogger("aidopt.aid")
 
@@ -75,7 +74,7 @@ class _Loop:
     # ------------------------------------------------------------------ driver
     def execute(self, aid: bool, start=None) -> AIDResult:
         problem, data, config = self.problem, self.data, self.config
-        with _logging(config), compute_threads(config.threads):
+        with run_scope(config):
             size = problem.size(data)
             mode = "direct full model (no aggregation)"
             if aid and start is not None:
@@ -306,9 +305,3 @@ class _Loop:
         )
         result.partition = self.last_partition
         return result
-
-
-def _logging(config):
-    from aidopt.log import run_logging
-
-    return run_logging(config.log)

@@ -50,7 +50,7 @@ from aidopt import solvers
 from aidopt.results import AIDResult, Certificate, IterationRecord, Termination
 from aidopt.solvers import ProblemClass
 
-from .run import Column, Run, RunConfig, pause_gc
+from .run import Column, Run, RunConfig, pause_gc, run_scope
 
 logger = logging.getLogger("aidopt.lpc")
 
@@ -341,10 +341,8 @@ class _LPC:
         self.final = None
 
     def execute(self) -> AIDResult:
-        from aidopt.log import run_logging
-
         problem, config = self.problem, self.config
-        with run_logging(config.log):
+        with run_scope(config):
             L = len(self.blocks)
             size = max(b - a for a, b in self.blocks)
             run = Run(problem.name, ProblemClass.LP, config, dimensions={

@@ -75,7 +75,6 @@ class KernelSums:
         self.clock = 0
         self.used = 0
         self.free: set[int] = set()  # released slots
-        self.threads = _workers()
         self.evaluations = 0  #: kernel values computed so far
         self.dropped = 0  #: columns dropped to stay within max_columns
 
@@ -173,11 +172,14 @@ class KernelSums:
             _segment_sums(E, sr, starts, ends, G, lo, slots)
 
         blocks = range(0, n, step)
-        if self.threads > 1 and len(blocks) > 1 and self.gamma is not None:
-            # numpy releases the GIL in the product, exp and sums: one block per thread, with
-            # BLAS single-threaded inside (else its threads and ours compete for the cores)
+        workers = min(_workers(), len(blocks))
+        if workers > 1 and self.gamma is not None:
+            # numpy releases the GIL in the product, exp and sums: every worker takes every
+            # workers-th block, with BLAS single-threaded inside (else its threads and ours
+            # compete for the cores)
             with blas_controller().limit(limits=1, user_api="blas"):
-                list(_pool().map(block, blocks))
+                list(_pool().map(lambda first: [block(lo) for lo in blocks[first::workers]],
+                                 range(workers)))
         else:
             for lo in blocks:
                 block(lo)

@@ -40,6 +40,8 @@ import numpy as np
 from aidopt import solvers
 from aidopt.results import AIDResult, Certificate, IterationRecord, Termination
 
+from .threads import compute_threads
+
 logger = logging.getLogger("aidopt.run")
 #: where a run with ``log=False`` writes: nowhere, even when an outer run's handler is attached
 BUILTIN_METHODS = {
@@ -117,8 +119,8 @@ class RunConfig:
     solver_options: dict = _opt(None, "Options passed through untouched to the solver "
                                 "(CLI: --option KEY=VALUE, repeatable).", flag="--option",
                                 default_factory=dict)
-    threads: int | None = _opt(None, "Solver threads; in AID and direct runs also the bound on "
-                               "BLAS's and aidopt's own worker threads (None: the defaults).")
+    threads: int | None = _opt(None, "Solver threads, and while the run lasts the bound on BLAS's "
+                               "and aidopt's own worker threads (None: the defaults).")
     tee: bool = _opt(False, "Show the solver's own log.")
     raise_on_failure: bool = _opt(True, "Raise SolverError when a solve fails; False returns the "
                                   "best solution so far with termination 'solver_failure'.",
@@ -293,6 +295,16 @@ def _key_values(pairs: list[str]) -> dict:
 
 
 # --------------------------------------------------------------------------- memory hygiene
+
+
+@contextlib.contextmanager
+def run_scope(config: RunConfig):
+    """What a run holds while it lasts: its log (``config.log``, :func:`aidopt.log.run_logging`)
+    and its thread budget (``config.threads``, :func:`.threads.compute_threads`)."""
+    from aidopt.log import run_logging
+
+    with run_logging(config.log), compute_threads(config.threads):
+        yield
 
 
 @contextlib.contextmanager

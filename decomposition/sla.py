@@ -21,7 +21,7 @@ from typing import Any
 from aidopt import solvers
 from aidopt.results import AIDResult, Certificate, IterationRecord, Termination
 
-from .run import Column, Run, RunConfig
+from .run import Column, Run, RunConfig, run_scope
 
 logger = logging.getLogger("aidopt.sla")
 
@@ -103,9 +103,7 @@ def successive_linearization(step: SLAStep, config: RunConfig, *, dimensions: di
     always False (a stationary point of a concave minimization is not proven optimal).
     """
     run = Run(step.name, step.problem_class, config, dimensions=dimensions, mode=mode)
-    from aidopt.log import run_logging
-
-    with run_logging(config.log):
+    with run_scope(config):
         run.intro()
         history: list[IterationRecord] = []
         point = best = None

@@ -384,35 +384,62 @@ def test_each_round_adds_at_most_a_share_of_the_working_set(monkeypatch):
     assert objective == pytest.approx(reference_objective, rel=1e-6)
 
 
-def test_threads_bounds_the_kernel_workers_and_blas(monkeypatch):
-    """``threads=1``: kernel AID's column work never reaches the worker pool, BLAS runs on one
-    thread inside the run (its default comes back after), and the answer is the default run's;
-    the default run does use the pool (columns of 9,000 rows span several kernel blocks)."""
+@pytest.mark.parametrize("threads", [1, 2])
+def test_threads_bounds_the_kernel_workers_and_blas(monkeypatch, threads):
+    """On a (pretended) four-core machine: the default run hands the worker pool more than
+    ``threads`` tasks at once; with ``threads`` set, no call hands it more (``threads=1``: none
+    at all) and no more run at the same time, BLAS runs on ``threads`` threads inside the run (its
+    default comes back after), and the certified answer is the default run's within ``tol``."""
+    import threading
+
     from aidopt.decomposition import kernel_svm as module
     from threadpoolctl import threadpool_info
 
     def blas_threads():
         return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
 
-    X, y = svm_rows(5, 9000, 4)
-    before = blas_threads()
-    pooled, seen = [], []
+    monkeypatch.setattr(mean_kernel, "_cores", lambda: 4)
+    monkeypatch.setattr(mean_kernel, "_POOL", None)  # a pool of four for this test
+    tasks, seen = [], []
+    running, most, lock = [0], [0], threading.Lock()
     real_pool, real_smo = mean_kernel._pool, module.smo
-    monkeypatch.setattr(mean_kernel, "_pool", lambda: pooled.append(1) or real_pool())
+
+    class Recording:
+        def map(self, fn, items):
+            items = list(items)
+            tasks.append(len(items))
+
+            def traced(item):
+                with lock:
+                    running[0] += 1
+                    most[0] = max(most[0], running[0])
+                try:
+                    return fn(item)
+                finally:
+                    with lock:
+                        running[0] -= 1
+
+            return real_pool().map(traced, items)
 
     def smo(*args, **kwargs):
         seen.append(blas_threads())
         return real_smo(*args, **kwargs)
 
+    monkeypatch.setattr(mean_kernel, "_pool", Recording)
     monkeypatch.setattr(module, "smo", smo)
+    X, y = svm_rows(5, 9000, 4)  # columns of 9,000 rows: several kernel blocks
+    before = blas_threads()
     default = aidopt.solve_svm(X, y, kernel="rbf", log=False)
-    assert default.certified and (pooled or mean_kernel._most_workers() == 1)
-    pooled.clear(), seen.clear()
-    one = aidopt.solve_svm(X, y, kernel="rbf", log=False, threads=1)
-    assert one.certified and not pooled
-    assert seen and all(threads == {1} for threads in seen)
+    assert default.certified and max(tasks) > threads
+    tasks.clear(), seen.clear()
+    most[0] = 0
+    bounded = aidopt.solve_svm(X, y, kernel="rbf", log=False, threads=threads)
+    assert bounded.certified
+    assert max(tasks, default=0) <= threads and most[0] <= threads
+    assert bool(tasks) == (threads > 1)
+    assert seen and all(used == {threads} for used in seen)
     assert blas_threads() == before
-    assert one.objective == pytest.approx(default.objective, rel=1e-7)
+    assert bounded.objective == pytest.approx(default.objective, rel=1e-6)
 
 
 def test_smo_that_stops_short_hands_over_to_fm():
