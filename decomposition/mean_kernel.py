@@ -174,12 +174,17 @@ class KernelSums:
         blocks = range(0, n, step)
         workers = min(_workers(), len(blocks))
         if workers > 1 and self.gamma is not None:
-            # numpy releases the GIL in the product, exp and sums: every worker takes every
-            # workers-th block, with BLAS single-threaded inside (else its threads and ours
-            # compete for the cores)
+            # numpy releases the GIL in the product, exp and sums: each of the workers takes the
+            # next block from one shared iterator when it is free, with BLAS single-threaded
+            # inside (else its threads and ours compete for the cores)
+            todo = iter(blocks)
+
+            def work(_):
+                for lo in todo:
+                    block(lo)
+
             with blas_controller().limit(limits=1, user_api="blas"):
-                list(_pool().map(lambda first: [block(lo) for lo in blocks[first::workers]],
-                                 range(workers)))
+                list(_pool().map(work, range(workers)))
         else:
             for lo in blocks:
                 block(lo)
