@@ -420,11 +420,24 @@ def _lexless(a1, a2, b1, b2) -> np.ndarray:
 
 @numba.njit(nogil=True, cache=True)
 def _cluster_sums_range(G, slots, labels, s, out, lo, hi):  # pragma: no cover - compiled
-    """``out[k, c] = sum_{i in C_k} s_i G[i, slots[c]]`` for ``lo <= c < hi``."""
-    for c in range(lo, hi):
+    """``out[k, c] = sum_{i in C_k} s_i G[i, slots[c]]`` for ``lo <= c < hi``: four columns
+    per pass over the rows (a row's label and weight read once for four columns, whose four
+    sums sit side by side in ``acc``), then the columns left one by one."""
+    acc = np.empty((out.shape[0], 4))
+    full = lo + (hi - lo) // 4 * 4
+    for c in range(lo, full, 4):
+        c0, c1, c2, c3 = slots[c], slots[c + 1], slots[c + 2], slots[c + 3]
+        acc[:] = 0.0
+        for i in range(G.shape[0]):
+            k, si = labels[i], s[i]
+            acc[k, 0] += si * G[i, c0]
+            acc[k, 1] += si * G[i, c1]
+            acc[k, 2] += si * G[i, c2]
+            acc[k, 3] += si * G[i, c3]
+        out[:, c:c + 4] = acc
+    for c in range(full, hi):
         col = slots[c]
-        for k in range(out.shape[0]):
-            out[k, c] = 0.0
+        out[:, c] = 0.0
         for i in range(G.shape[0]):
             out[labels[i], c] += s[i] * G[i, col]
 
@@ -491,8 +504,19 @@ def _by_ranges(kernel, count, *args, grain=8) -> None:
 
 @numba.njit(nogil=True, cache=True)
 def _columns_dot(G, slots, v, out, lo, hi):  # pragma: no cover - compiled
-    """``out[lo:hi] += G[lo:hi, slots] @ v``, column by column."""
-    for c in range(slots.size):
+    """``out[lo:hi] += G[lo:hi, slots] @ v``: eight columns per pass over the rows (eight
+    streams through memory at once, ``out`` read and written once per eight columns: about
+    twice as fast as one column per pass), then the columns left one by one."""
+    full = slots.size // 8 * 8
+    for c in range(0, full, 8):
+        g0, g1, g2, g3 = slots[c], slots[c + 1], slots[c + 2], slots[c + 3]
+        g4, g5, g6, g7 = slots[c + 4], slots[c + 5], slots[c + 6], slots[c + 7]
+        v0, v1, v2, v3 = v[c], v[c + 1], v[c + 2], v[c + 3]
+        v4, v5, v6, v7 = v[c + 4], v[c + 5], v[c + 6], v[c + 7]
+        for i in range(lo, hi):
+            out[i] += ((v0 * G[i, g0] + v1 * G[i, g1] + v2 * G[i, g2] + v3 * G[i, g3])
+                       + (v4 * G[i, g4] + v5 * G[i, g5] + v6 * G[i, g6] + v7 * G[i, g7]))
+    for c in range(full, slots.size):
         col, vc = slots[c], v[c]
         for i in range(lo, hi):
             out[i] += vc * G[i, col]

@@ -193,6 +193,31 @@ def test_tiles_symmetrised_in_ranges_equal_the_average_with_the_transpose(m):
     assert np.array_equal(A, expected)
 
 
+@pytest.mark.parametrize("count", [0, 1, 3, 4, 5, 7, 8, 9, 16, 19])
+def test_grouped_column_loops_equal_numpy(count):
+    """The column loops that take several columns per pass (eight for the products, four for
+    the cluster sums) and the rest one by one give numpy's answer for every remainder, on any
+    row or column range."""
+    rng = np.random.default_rng(count)
+    n, K = 301, 7
+    G = np.asfortranarray(rng.normal(size=(n, 40)))
+    slots = rng.choice(40, size=count, replace=False).astype(np.int64)
+    v, s = rng.normal(size=count), rng.random(n)
+    labels = rng.integers(0, K, size=n).astype(np.int64)
+    out = rng.normal(size=n)
+    expected = out.copy()
+    expected[17:250] += G[17:250][:, slots] @ v
+    mean_kernel._columns_dot(G, slots, v, out, 17, 250)
+    assert np.allclose(out, expected, rtol=1e-13, atol=1e-13)
+    sums = np.full((K, count), np.nan, order="F")
+    lo = min(1, count)
+    mean_kernel._cluster_sums_range(G, slots, labels, s, sums, lo, count)
+    direct = np.stack([np.bincount(labels, weights=s * G[:, q], minlength=K) for q in slots],
+                      axis=1) if count else np.empty((K, 0))
+    assert np.allclose(sums[:, lo:], direct[:, lo:], rtol=1e-13, atol=1e-13)
+    assert np.isnan(sums[:, :lo]).all()  # columns outside the range are not touched
+
+
 def test_old_views_stay_exact_after_their_columns_are_reused():
     """Views two refinements old (as the best or bound iterate of a run may be) lost the
     columns of their split clusters to newer ones and their cluster sums: asked again, they
