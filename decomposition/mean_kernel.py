@@ -61,8 +61,10 @@ class KernelSums:
 
     def __init__(self, X, s, kfun, gamma=None, max_columns=None):
         self.X, self.s, self.kfun, self.gamma = X, s, kfun, gamma
-        self.norms = np.einsum("ij,ij->i", X, X) if gamma is not None else None
         n = X.shape[0]
+        if gamma is not None:  # -gamma ||x - z||^2 = [2 gamma x, -gamma x'x, 1] . [z, 1, -gamma z'z]
+            self.norms = np.einsum("ij,ij->i", X, X)
+            self.A = np.hstack([(2.0 * gamma) * X, -gamma * self.norms[:, None], np.ones((n, 1))])
         if max_columns is not None and max_columns < 1:
             raise ValueError(f"max_columns must be at least 1, got {max_columns!r}")
         self.max_columns = max_columns
@@ -154,8 +156,8 @@ class KernelSums:
         n, r = self.X.shape[0], rows.size
         step = max(1, _BLOCK_ENTRIES // r)
         if self.gamma is not None:
-            twice = (2.0 * self.gamma) * Xr
-            shift = self.gamma * self.norms[rows]
+            B = np.hstack([Xr, np.ones((r, 1)), -self.gamma * self.norms[rows, None]])
+        upper = 1.0 if self.gamma is not None else np.inf  # exp(min(e, 0)) = min(exp(e), 1)
         G = self.G
         ends = np.r_[starts[1:], r]
 
@@ -163,13 +165,12 @@ class KernelSums:
             # E[i, j] = K(x_{lo+i}, x_{rows[j]}), Fortran-ordered: the sums below run down
             # contiguous columns of E and G
             hi = min(n, lo + step)
-            if self.gamma is not None:  # -gamma ||x - z||^2 = 2 gamma x'z - gamma x'x - gamma z'z
-                E = (twice @ self.X[lo:hi].T).T
-                _shift_clip(E, self.gamma * self.norms[lo:hi], shift)
+            if self.gamma is not None:  # -gamma ||x - z||^2 in one product, exp in place
+                E = (B @ self.A[lo:hi].T).T
                 np.exp(E, out=E)
             else:  # a kernel is symmetric: K(X_block, Xr) = K(Xr, X_block)'
                 E = np.asarray(self.kfun(Xr, self.X[lo:hi]), dtype=float).T
-            _segment_sums(E, sr, starts, ends, G, lo, slots)
+            _segment_sums(E, sr, starts, ends, G, lo, slots, upper)
 
         blocks = range(0, n, step)
         workers = min(_workers(), len(blocks))
@@ -523,19 +524,19 @@ def _columns_dot(G, slots, v, out, lo, hi):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, cache=True)
-def _segment_sums(E, w, starts, ends, G, lo, slots):  # pragma: no cover - compiled
-    """``G[lo + i, slots[g]] = sum_{starts[g] <= j < ends[g]} w_j E[i, j]`` (no GIL held;
-    column by column: contiguous for Fortran-ordered ``E`` and ``G``)."""
+def _segment_sums(E, w, starts, ends, G, lo, slots, upper):  # pragma: no cover - compiled
+    """``G[lo + i, slots[g]] = sum_{starts[g] <= j < ends[g]} w_j min(E[i, j], upper)`` (no GIL
+    held; column by column: contiguous for Fortran-ordered ``E`` and ``G``)."""
     b = E.shape[0]
     for g in range(starts.size):
         col, first = slots[g], starts[g]
         wj = w[first]
         for i in range(b):
-            G[lo + i, col] = wj * E[i, first]
+            G[lo + i, col] = wj * min(E[i, first], upper)
         for j in range(first + 1, ends[g]):
             wj = w[j]
             for i in range(b):
-                G[lo + i, col] += wj * E[i, j]
+                G[lo + i, col] += wj * min(E[i, j], upper)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -598,13 +599,3 @@ def _subtract_columns(G, a, b, out, lo, hi):  # pragma: no cover - compiled
     for c in range(lo, hi):
         for i in range(G.shape[0]):
             G[i, out[c]] = G[i, a[c]] - G[i, b[c]]
-
-
-@numba.njit(nogil=True, cache=True)
-def _shift_clip(E, row, column):  # pragma: no cover - compiled
-    """``E[i, j] = min(E[i, j] - row[i] - column[j], 0)`` in place (no GIL held; column by
-    column, for Fortran-ordered ``E``)."""
-    for j in range(E.shape[1]):
-        cj = column[j]
-        for i in range(E.shape[0]):
-            E[i, j] = min(E[i, j] - row[i] - cj, 0.0)
