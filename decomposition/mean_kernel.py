@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import itertools
 import os
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numba
 import numpy as np
 
 from .partition import Partition
-from .threads import blas_controller, budget
+from .threads import blas_limit, budget
 
 __all__ = ["KernelSums", "MeanKernel"]
 
@@ -64,7 +65,10 @@ class KernelSums:
         n = X.shape[0]
         if gamma is not None:  # -gamma ||x - z||^2 = [2 gamma x, -gamma x'x, 1] . [z, 1, -gamma z'z]
             self.norms = np.einsum("ij,ij->i", X, X)
-            self.A = np.hstack([(2.0 * gamma) * X, -gamma * self.norms[:, None], np.ones((n, 1))])
+            m = X.shape[1]
+            self.A = np.empty((n, m + 2))  # kept for the run: n x (m + 2) more than X
+            np.multiply(X, 2.0 * gamma, out=self.A[:, :m])
+            self.A[:, m], self.A[:, m + 1] = -gamma * self.norms, 1.0
         if max_columns is not None and max_columns < 1:
             raise ValueError(f"max_columns must be at least 1, got {max_columns!r}")
         self.max_columns = max_columns
@@ -177,15 +181,25 @@ class KernelSums:
         if workers > 1 and self.gamma is not None:
             # numpy releases the GIL in the product, exp and sums: each of the workers takes the
             # next block from one shared iterator when it is free, with BLAS single-threaded
-            # inside (else its threads and ours compete for the cores)
-            todo = iter(blocks)
+            # inside (else its threads and ours compete for the cores); after an error the
+            # others stop at their next block, and all have stopped before this returns
+            todo, failed = iter(blocks), threading.Event()
 
-            def work(_):
+            def work():
                 for lo in todo:
-                    block(lo)
+                    if failed.is_set():
+                        return
+                    try:
+                        block(lo)
+                    except BaseException:
+                        failed.set()
+                        raise
 
-            with blas_controller().limit(limits=1, user_api="blas"):
-                list(_pool().map(work, range(workers)))
+            with blas_limit(1):
+                tasks = [_pool().submit(work) for _ in range(workers)]
+                wait(tasks)
+                for task in tasks:
+                    task.result()
         else:
             for lo in blocks:
                 block(lo)

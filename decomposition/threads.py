@@ -7,27 +7,24 @@ methods ``fm``, ``fn`` and ``smo``, cluster sums, lifts) and kernel AID's worker
 (:mod:`.mean_kernel`). ``None`` leaves both at their defaults (BLAS: every core; kernel workers:
 one per core, at most four).
 
-BLAS limits are process-wide. The limits from before the first budgeted run come back when the
-last one ends; while runs overlap (nested, or in threads of one process), the most recently
-entered run that is still going sets the limit.
+BLAS limits are process-wide and set through threadpoolctl, which lets one thread at a time set
+OpenBLAS's: while a run in one thread holds them, a run in another thread leaves them as they
+are (its kernel workers still keep to its own budget). The limits from before a run come back
+when it ends, and the thread that set them hands the control back.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import threading
 
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["budget", "blas_controller", "compute_threads"]
+__all__ = ["budget", "blas_controller", "blas_limit", "compute_threads"]
 
 _BUDGET: contextvars.ContextVar[int | None] = contextvars.ContextVar("aidopt_threads",
                                                                      default=None)
 _CONTROLLER: ThreadpoolController | None = None
-_LOCK = threading.Lock()
-_ACTIVE: list[int] = []  # the budgets of the runs going on, in the order they started
-_ORIGINAL = None  # the BLAS limits from before the first of them (a threadpoolctl limiter)
 
 
 def budget() -> int | None:
@@ -43,35 +40,24 @@ def blas_controller() -> ThreadpoolController:
     return _CONTROLLER
 
 
-def _limit_blas(threads: int):
-    return blas_controller().limit(limits=threads, user_api="blas")
+@contextlib.contextmanager
+def blas_limit(threads: int):
+    """BLAS uses at most ``threads`` threads within the block, its limits from before after it
+    (see the module on threads)."""
+    with blas_controller().limit(limits=int(threads), user_api="blas"):
+        yield
 
 
 @contextlib.contextmanager
 def compute_threads(threads: int | None):
     """Within the block, BLAS and kernel AID's workers use at most ``threads`` threads
     (``None``: no change)."""
-    global _ORIGINAL
     if threads is None:
         yield
         return
-    threads = int(threads)
-    token = _BUDGET.set(threads)
+    token = _BUDGET.set(int(threads))
     try:
-        with _LOCK:
-            limiter = _limit_blas(threads)
-            if not _ACTIVE:
-                _ORIGINAL = limiter
-            _ACTIVE.append(threads)
-        try:
+        with blas_limit(int(threads)):
             yield
-        finally:
-            with _LOCK:
-                _ACTIVE.remove(threads)
-                if _ACTIVE:
-                    _limit_blas(_ACTIVE[-1])
-                else:
-                    _ORIGINAL.restore_original_limits()
-                    _ORIGINAL = None
     finally:
         _BUDGET.reset(token)

@@ -28,34 +28,55 @@ def test_nested_runs_restore_the_outer_limit_then_the_default():
     assert budget() is None and _blas() == before
 
 
-def test_runs_in_two_threads_ending_out_of_order_restore_the_default():
-    """A starts (1), B starts (2), A ends: B's limit holds; B ends: the limits from before A."""
+def test_nested_runs_with_a_repeated_value_keep_the_one_still_going():
+    """1, then 2, then 1 again inside: when the inner 1 ends, the 2 still going holds."""
     before = _blas()
-    a_in, b_in, a_out, b_out = (threading.Event() for _ in range(4))
+    with compute_threads(1):
+        with compute_threads(2):
+            with compute_threads(1):
+                assert _blas() == {1}
+            assert budget() == 2 and _blas() == {2}
+        assert _blas() == {1}
+    assert _blas() == before
+
+
+def test_runs_in_two_threads_leave_the_limits_as_they_were():
+    """A starts (2), B starts in another thread (1) while A holds the BLAS limits, A ends, B
+    ends: B's budget is its own throughout, the limits come back to the defaults, and a later
+    run in this thread sets them again while A's thread is still alive (threadpoolctl lets one
+    thread at a time set them, and would keep them with A's thread)."""
+    before = _blas()
+    a_in, b_in, a_out, b_out, release = (threading.Event() for _ in range(5))
     during = {}
 
     def run_a():
-        with compute_threads(1):
+        with compute_threads(2):
             a_in.set()
             b_in.wait(10)
         a_out.set()
+        release.wait(10)  # the thread lives on, as a pool's worker would
 
     def run_b():
         a_in.wait(10)
-        with compute_threads(2):
-            during["budget"] = budget()
+        with compute_threads(1):
             b_in.set()
             a_out.wait(10)
-            during["after A"] = _blas()
+            during["budget"] = budget()
         b_out.set()
 
     threads = [threading.Thread(target=run_a), threading.Thread(target=run_b)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join(20)
-    assert b_out.is_set() and during == {"budget": 2, "after A": {2}}
-    assert _blas() == before and budget() is None
+    try:
+        assert b_out.wait(20) and during == {"budget": 1}
+        assert _blas() == before and budget() is None
+        with compute_threads(1):
+            assert _blas() == {1}
+        assert _blas() == before
+    finally:
+        release.set()
+        for t in threads:
+            t.join(20)
 
 
 def test_an_error_inside_restores_the_limits():
@@ -66,3 +87,32 @@ def test_an_error_inside_restores_the_limits():
     except RuntimeError:
         pass
     assert _blas() == before and budget() is None
+
+
+def test_a_failing_kernel_block_stops_the_other_workers(monkeypatch):
+    """A block that raises: the error reaches the caller, the other workers take no block after
+    it, all have stopped when it does, and BLAS has its limits back."""
+    import numpy as np
+    import pytest
+    from aidopt.decomposition import mean_kernel
+
+    monkeypatch.setattr(mean_kernel, "_cores", lambda: 2)
+    monkeypatch.setattr(mean_kernel, "_BLOCK_ENTRIES", 64)  # one block per 4 rows below
+    calls, real = [], mean_kernel._segment_sums
+
+    def failing(*args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("block failed")
+        return real(*args)
+
+    monkeypatch.setattr(mean_kernel, "_segment_sums", failing)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    sums = mean_kernel.KernelSums(X, np.ones(400), None, gamma=0.5)
+    before = _blas()
+    with pytest.raises(RuntimeError, match="block failed"):
+        sums.compute(np.arange(16), np.repeat(np.arange(4), 4), 4)  # 100 blocks
+    done = len(calls)
+    assert 3 <= done <= 3 + 2  # at most one more block per worker after the failure
+    assert len(calls) == done and _blas() == before
