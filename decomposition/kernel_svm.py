@@ -130,7 +130,9 @@ class KernelSVMProblem(AIDProblem):
         Memory for the cached mean-kernel columns, in MB (as scikit-learn's ``SVC``): each
         column takes 8 n bytes. Past it the columns used least recently are dropped and
         recomputed when needed again (more kernel values, same answer). ``None``: a third of the
-        machine's physical memory.
+        machine's physical memory. Not counted in it: the clusters' K x K mean-kernel sums, the
+        working set's block, the kernel blocks being computed and, for the RBF kernel, an
+        n x (m + 2) copy of X.
     """
 
     problem_class = ProblemClass.QP
