@@ -64,11 +64,10 @@ class KernelSums:
         self.X, self.s, self.kfun, self.gamma = X, s, kfun, gamma
         n = X.shape[0]
         if gamma is not None:  # -gamma ||x - z||^2 = [2 gamma x, -gamma x'x, 1] . [z, 1, -gamma z'z]
-            self.norms = np.einsum("ij,ij->i", X, X)
             m = X.shape[1]
             self.A = np.empty((n, m + 2))  # kept for the run: n x (m + 2) more than X
             np.multiply(X, 2.0 * gamma, out=self.A[:, :m])
-            self.A[:, m], self.A[:, m + 1] = -gamma * self.norms, 1.0
+            self.A[:, m], self.A[:, m + 1] = -gamma * np.einsum("ij,ij->i", X, X), 1.0
         if max_columns is not None and max_columns < 1:
             raise ValueError(f"max_columns must be at least 1, got {max_columns!r}")
         self.max_columns = max_columns
@@ -160,7 +159,8 @@ class KernelSums:
         n, r = self.X.shape[0], rows.size
         step = max(1, _BLOCK_ENTRIES // r)
         if self.gamma is not None:
-            B = np.hstack([Xr, np.ones((r, 1)), -self.gamma * self.norms[rows, None]])
+            m = Xr.shape[1]  # [z, 1, -gamma z'z]: A's columns m + 1 and m, swapped
+            B = np.hstack([Xr, np.ones((r, 1)), self.A[rows, m:m + 1]])
         upper = 1.0 if self.gamma is not None else np.inf  # exp(min(e, 0)) = min(exp(e), 1)
         G = self.G
         ends = np.r_[starts[1:], r]
