@@ -22,15 +22,12 @@ from __future__ import annotations
 
 import time
 
-import numba
 import numpy as np
 
+from aidopt._smo_pairs import pairs as _pairs
 from aidopt.fm import FMResult, balanced, gap_of
 
 __all__ = ["smo"]
-
-_TAU = 1e-12  # curvature floor of a pair (a flat direction is moved as if slightly curved)
-
 
 def smo(Q, y, u, alpha0=None, *, tol: float = 1e-9, max_iter: int | None = None,
         time_limit: float | None = None, floor: float = 0.0) -> FMResult:
@@ -127,89 +124,3 @@ def _offset(y, u, alpha, grad) -> float:
     hi = (-yg[up]).max() if up.any() else 0.0
     lo = (-yg[low]).min() if low.any() else 0.0
     return float(0.5 * (hi + lo))
-
-
-@numba.njit(cache=True)
-def _pairs(Q, y, u, alpha, grad, steps, shrink_every, target):  # pragma: no cover - compiled
-    """Up to ``steps`` pair updates in place; returns ``(updates done, last violation)``. The
-    loop ends early when the maximal violation is at most ``target``.
-
-    Shrinking: every ``shrink_every`` updates, a variable at a bound that can move only in the
-    direction that does not violate optimality, and whose gradient lies beyond the current
-    violating range, leaves the selection and the gradient updates (its gradient goes stale;
-    the caller recomputes the full gradient after the call, and every variable is back at the
-    next call)."""
-    K = y.size
-    QD = np.empty(K)
-    for t in range(K):
-        QD[t] = Q[t, t]
-    active = np.arange(K)
-    n_act = K
-    violation = 0.0
-    for it in range(steps):
-        # i: the largest -y_t grad_t over I_up (alpha_t can move up along y_t)
-        gmax, i = -np.inf, -1
-        for q in range(n_act):
-            t = active[q]
-            if (y[t] > 0 and alpha[t] < u[t]) or (y[t] < 0 and alpha[t] > 0):
-                v = -y[t] * grad[t]
-                if v > gmax:
-                    gmax, i = v, t
-        # j over I_low: the largest second-order decrease b^2 / a with b = gmax + y_t grad_t > 0
-        gmin, j, best = np.inf, -1, 0.0
-        for q in range(n_act):
-            t = active[q]
-            if (y[t] > 0 and alpha[t] > 0) or (y[t] < 0 and alpha[t] < u[t]):
-                v = -y[t] * grad[t]
-                if v < gmin:
-                    gmin = v
-                b = gmax - v
-                if b > 0.0:
-                    a = QD[i] + QD[t] - 2.0 * y[i] * y[t] * Q[i, t]
-                    if a <= 0.0:
-                        a = _TAU
-                    if b * b / a > best:
-                        best, j = b * b / a, t
-        violation = gmax - gmin
-        if i < 0 or j < 0 or violation <= 0.0:
-            return it, max(violation, 0.0)
-        if violation <= target:
-            return it, violation
-        old_i, old_j = alpha[i], alpha[j]
-        a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * Q[i, j]
-        if a <= 0.0:
-            a = _TAU
-        # move alpha_i by y_i * d and alpha_j by -y_j * d (keeps y'alpha), d from the model,
-        # clipped so that both stay in their boxes
-        d = (gmax + y[j] * grad[j]) / a
-        d = _clip_step(d, y[i], alpha[i], u[i])
-        d = _clip_step(d, -y[j], alpha[j], u[j])
-        alpha[i] = min(max(old_i + y[i] * d, 0.0), u[i])
-        alpha[j] = min(max(old_j - y[j] * d, 0.0), u[j])
-        di, dj = alpha[i] - old_i, alpha[j] - old_j
-        if di == 0.0 and dj == 0.0:
-            return it, violation
-        for q in range(n_act):  # Q is symmetric: rows i and j, read contiguously
-            t = active[q]
-            grad[t] += Q[i, t] * di + Q[j, t] * dj
-        if (it + 1) % shrink_every == 0:
-            kept = 0
-            for q in range(n_act):
-                t = active[q]
-                v = -y[t] * grad[t]
-                up = (y[t] > 0 and alpha[t] < u[t]) or (y[t] < 0 and alpha[t] > 0)
-                low = (y[t] > 0 and alpha[t] > 0) or (y[t] < 0 and alpha[t] < u[t])
-                if (up and not low and v < gmin) or (low and not up and v > gmax):
-                    continue  # stuck at its bound for now
-                active[kept] = t
-                kept += 1
-            n_act = kept
-    return steps, violation
-
-
-@numba.njit(cache=True)
-def _clip_step(d, direction, a, ub):  # pragma: no cover - compiled
-    """The largest step ``<= d`` (d >= 0) with ``0 <= a + direction * d <= ub``."""
-    if direction > 0:
-        return min(d, ub - a)
-    return min(d, a)

@@ -27,9 +27,16 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 
-import numba
 import numpy as np
 
+from ._kernel_loops import TILE as _TILE
+from ._kernel_loops import cluster_sums_range as _cluster_sums_range
+from ._kernel_loops import columns_dot as _columns_dot
+from ._kernel_loops import gather_block as _gather_block
+from ._kernel_loops import inherit_sums as _inherit_sums
+from ._kernel_loops import segment_sums as _segment_sums
+from ._kernel_loops import subtract_columns as _subtract_columns
+from ._kernel_loops import symmetrise_tiles as _symmetrise_tiles
 from .partition import Partition
 from .threads import blas_limit, budget
 
@@ -173,7 +180,7 @@ class KernelSums:
                 E = (B @ self.A[lo:hi].T).T
                 np.exp(E, out=E)
             else:  # a kernel is symmetric: K(X_block, Xr) = K(Xr, X_block)'
-                E = np.asarray(self.kfun(Xr, self.X[lo:hi]), dtype=float).T
+                E = np.asfortranarray(np.asarray(self.kfun(Xr, self.X[lo:hi]), dtype=float).T)
             _segment_sums(E, sr, starts, ends, G, lo, slots, upper)
 
         blocks = range(0, n, step)
@@ -433,30 +440,6 @@ def _lexless(a1, a2, b1, b2) -> np.ndarray:
     return (a1 < b1) | ((a1 == b1) & (a2 < b2))
 
 
-@numba.njit(nogil=True, cache=True)
-def _cluster_sums_range(G, slots, labels, s, out, lo, hi):  # pragma: no cover - compiled
-    """``out[k, c] = sum_{i in C_k} s_i G[i, slots[c]]`` for ``lo <= c < hi``: four columns
-    per pass over the rows (a row's label and weight read once for four columns, whose four
-    sums sit side by side in ``acc``), then the columns left one by one."""
-    acc = np.empty((out.shape[0], 4))
-    full = lo + (hi - lo) // 4 * 4
-    for c in range(lo, full, 4):
-        c0, c1, c2, c3 = slots[c], slots[c + 1], slots[c + 2], slots[c + 3]
-        acc[:] = 0.0
-        for i in range(G.shape[0]):
-            k, si = labels[i], s[i]
-            acc[k, 0] += si * G[i, c0]
-            acc[k, 1] += si * G[i, c1]
-            acc[k, 2] += si * G[i, c2]
-            acc[k, 3] += si * G[i, c3]
-        out[:, c:c + 4] = acc
-    for c in range(full, hi):
-        col = slots[c]
-        out[:, c] = 0.0
-        for i in range(G.shape[0]):
-            out[labels[i], c] += s[i] * G[i, col]
-
-
 def _cluster_sums(G, slots, labels, s, K) -> np.ndarray:
     """``out[k, c] = sum_{i in C_k} s_i G[i, slots[c]]`` (K x len(slots), column ranges in
     threads)."""
@@ -515,101 +498,3 @@ def _by_ranges(kernel, count, *args, grain=8) -> None:
         return
     edges = np.linspace(0, count, threads + 1).astype(np.int64)
     list(_pool().map(lambda r: kernel(*args, edges[r], edges[r + 1]), range(threads)))
-
-
-@numba.njit(nogil=True, cache=True)
-def _columns_dot(G, slots, v, out, lo, hi):  # pragma: no cover - compiled
-    """``out[lo:hi] += G[lo:hi, slots] @ v``: eight columns per pass over the rows (eight
-    streams through memory at once, ``out`` read and written once per eight columns: about
-    twice as fast as one column per pass), then the columns left one by one."""
-    full = slots.size // 8 * 8
-    for c in range(0, full, 8):
-        g0, g1, g2, g3 = slots[c], slots[c + 1], slots[c + 2], slots[c + 3]
-        g4, g5, g6, g7 = slots[c + 4], slots[c + 5], slots[c + 6], slots[c + 7]
-        v0, v1, v2, v3 = v[c], v[c + 1], v[c + 2], v[c + 3]
-        v4, v5, v6, v7 = v[c + 4], v[c + 5], v[c + 6], v[c + 7]
-        for i in range(lo, hi):
-            out[i] += ((v0 * G[i, g0] + v1 * G[i, g1] + v2 * G[i, g2] + v3 * G[i, g3])
-                       + (v4 * G[i, g4] + v5 * G[i, g5] + v6 * G[i, g6] + v7 * G[i, g7]))
-    for c in range(full, slots.size):
-        col, vc = slots[c], v[c]
-        for i in range(lo, hi):
-            out[i] += vc * G[i, col]
-
-
-@numba.njit(nogil=True, cache=True)
-def _segment_sums(E, w, starts, ends, G, lo, slots, upper):  # pragma: no cover - compiled
-    """``G[lo + i, slots[g]] = sum_{starts[g] <= j < ends[g]} w_j min(E[i, j], upper)`` (no GIL
-    held; column by column: contiguous for Fortran-ordered ``E`` and ``G``)."""
-    b = E.shape[0]
-    for g in range(starts.size):
-        col, first = slots[g], starts[g]
-        wj = w[first]
-        for i in range(b):
-            G[lo + i, col] = wj * min(E[i, first], upper)
-        for j in range(first + 1, ends[g]):
-            wj = w[j]
-            for i in range(b):
-                G[lo + i, col] += wj * min(E[i, j], upper)
-
-
-@numba.njit(nogil=True, cache=True)
-def _inherit_sums(S_old, old_cols, parent, S, cols, G, slots, small_rows, labels, s, small,
-                  sibling, lo, hi):  # pragma: no cover - compiled
-    """Cluster sums of a refined partition from the previous one's, columns ``lo..hi-1``: an
-    unchanged cluster's entry is its parent's, a ``small`` cluster's is summed over its rows
-    (``small_rows``), and the sibling of one (if any) is the parent's minus it."""
-    for c in range(lo, hi):
-        oc, col, slot = old_cols[c], cols[c], slots[c]
-        for k in range(parent.size):
-            S[k, col] = S_old[parent[k], oc]
-        for q in range(small.size):
-            S[small[q], col] = 0.0
-        for q in range(small_rows.size):
-            i = small_rows[q]
-            S[labels[i], col] += s[i] * G[i, slot]
-        for q in range(small.size):
-            k = small[q]
-            if sibling[k] >= 0:
-                S[sibling[k], col] = S_old[parent[k], oc] - S[k, col]
-
-
-_TILE = 32
-
-
-@numba.njit(nogil=True, cache=True)
-def _gather_block(S, ks, cols, scale, out, lo, hi):  # pragma: no cover - compiled
-    """Rows ``lo..hi-1`` of ``D Kbar[ks, ks] D`` transposed: ``out[c, r] = S[ks[r], cols[c]]
-    scale[c] scale[r]`` (``S[k, cols[c]]``: cluster k against ``ks[c]``; ``scale = D / W``)."""
-    for c in range(lo, hi):
-        col, sc = cols[c], scale[c]
-        for r in range(ks.size):
-            out[c, r] = S[ks[r], col] * sc * scale[r]
-
-
-@numba.njit(nogil=True, cache=True)
-def _symmetrise_tiles(out, tiles, lo, hi):  # pragma: no cover - compiled
-    """``out`` averaged with its transpose, tile by tile: item ``p`` in ``lo..hi-1`` takes the
-    column tiles ``p`` and ``tiles - 1 - p`` (equal work per item) against every row tile up
-    to them, so each pair of entries is touched by one item only."""
-    m = out.shape[0]
-    for p in range(lo, hi):
-        for second in range(2):
-            tc = tiles - 1 - p if second else p
-            if second and tc == p:
-                break
-            c0 = tc * _TILE
-            for r0 in range(0, c0 + 1, _TILE):
-                for c in range(c0, min(m, c0 + _TILE)):
-                    for r in range(r0, min(c, r0 + _TILE)):
-                        v = 0.5 * (out[r, c] + out[c, r])
-                        out[r, c] = v
-                        out[c, r] = v
-
-
-@numba.njit(nogil=True, cache=True)
-def _subtract_columns(G, a, b, out, lo, hi):  # pragma: no cover - compiled
-    """``G[:, out[c]] = G[:, a[c]] - G[:, b[c]]`` for ``lo <= c < hi``."""
-    for c in range(lo, hi):
-        for i in range(G.shape[0]):
-            G[i, out[c]] = G[i, a[c]] - G[i, b[c]]

@@ -5,6 +5,9 @@ aggregated dual."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from aidopt.decomposition import mean_kernel
@@ -217,6 +220,43 @@ def test_grouped_column_loops_equal_numpy(count):
     assert np.allclose(sums[:, lo:hi], direct[:, lo:hi], rtol=1e-13, atol=1e-13)
     outside = np.r_[0:lo, hi:count]
     assert np.isnan(sums[:, outside]).all()  # columns outside the range are not touched
+
+
+def test_the_compiled_loops_refuse_a_wrong_layout_or_index_type():
+    """The compiled loops read raw memory: an array in the wrong order or an index array of
+    another integer type is refused with an error, never read as something else."""
+    G, out = np.ones((10, 4), order="F"), np.zeros(10)
+    mean_kernel._columns_dot(G, np.arange(4, dtype=np.int64), np.ones(4), out, 0, 10)
+    assert np.array_equal(out, np.full(10, 4.0))
+    with pytest.raises(ValueError, match="Fortran contiguous"):
+        mean_kernel._columns_dot(np.ones((10, 4)), np.arange(4, dtype=np.int64), np.ones(4),
+                                 out, 0, 10)
+    with pytest.raises(ValueError, match="dtype mismatch"):
+        mean_kernel._columns_dot(G, np.arange(4, dtype=np.int32), np.ones(4), out, 0, 10)
+    assert np.array_equal(out, np.full(10, 4.0))  # untouched by the refused calls
+
+
+def test_a_kernel_solve_does_not_start_numba():
+    """Kernel AID's loops and its SMO are compiled at install: a fresh process's first kernel
+    solve never initialises numba's typing registries (0.24-0.37 s measured, more than
+    LIBSVM's whole fit at 10^4 rows; docs/design.md). Checked in a fresh interpreter, since
+    other tests of this session may have started numba already."""
+    code = (
+        "import sys, numpy as np, aidopt\n"
+        "rng = np.random.default_rng(0)\n"
+        "X = np.r_[rng.normal(-1, 1, (150, 3)), rng.normal(1, 1, (150, 3))]\n"
+        "y = np.r_[-np.ones(150), np.ones(150)]\n"
+        "res = aidopt.solve_svm(X, y, C=1.0, kernel='rbf', log=False, tol=1e-6)\n"
+        "assert res.certified, res.termination\n"
+        "print('numba.np.arraymath' in sys.modules)\n"
+        "import numba\n"  # the marker works: a numba call does load that module
+        "numba.njit(lambda a: a + 1)(1.0)\n"
+        "print('numba.np.arraymath' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "True"], proc.stdout
 
 
 def test_old_views_stay_exact_after_their_columns_are_reused():
