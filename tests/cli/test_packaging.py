@@ -1,4 +1,5 @@
-"""`pip install .` gives the same import paths as the editable install (mapped package dirs)."""
+"""`pip install .` gives the same import paths as the editable install (mapped package dirs),
+compiled modules included."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = ["aidopt.models.lad", "aidopt.decomposition.aid", "aidopt.decomposition.lad",
-           "aidopt.instances", "aidopt.solvers", "aidopt.cli"]
+           "aidopt.instances", "aidopt.solvers", "aidopt.cli",
+           "aidopt._smo_pairs", "aidopt.decomposition._kernel_loops"]  # the last two compiled
 
 
 @pytest.mark.slow
