@@ -13,8 +13,8 @@ cdef double _TAU = 1e-12
 cdef inline double _clip_step(double d, double direction, double a, double ub) noexcept nogil:
     """The largest step ``<= d`` (d >= 0) with ``0 <= a + direction * d <= ub``."""
     if direction > 0:
-        return d if d < ub - a else ub - a
-    return d if d < a else a
+        return ub - a if ub - a < d else d
+    return a if a < d else d
 
 
 cdef inline bint _up(double yt, double at, double ut) noexcept nogil:
@@ -41,6 +41,8 @@ def pairs(const double[:, ::1] Q, const double[:] y, const double[:] u, double[:
     cdef Py_ssize_t done = steps
     cdef double violation = 0.0, gmax, gmin, best, v, b, a, d, old_i, old_j, di, dj
     cdef bint up, low
+    if shrink_every < 1:
+        raise ValueError(f"shrink_every must be at least 1, got {shrink_every}")
     cdef double *QD = <double *> malloc(max(K, 1) * sizeof(double))
     cdef Py_ssize_t *active = <Py_ssize_t *> malloc(max(K, 1) * sizeof(Py_ssize_t))
     if QD == NULL or active == NULL:

@@ -13,9 +13,9 @@ from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
-#: tile edge of :func:`symmetrise_tiles`
-TILE = 32
 cdef Py_ssize_t _TILE = 32
+#: tile edge of :func:`symmetrise_tiles`
+TILE = _TILE
 
 
 def cluster_sums_range(const double[::1, :] G, const int64_t[:] slots, const int64_t[:] labels,

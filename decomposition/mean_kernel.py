@@ -123,7 +123,7 @@ class KernelSums:
             grow = width - self.generation.size
             self.generation = np.r_[self.generation, np.zeros(grow, dtype=np.int64)]
             self.last_used = np.r_[self.last_used, np.zeros(grow, dtype=np.int64)]
-        slots = np.r_[reused, np.arange(self.used, need)]
+        slots = np.r_[reused, np.arange(self.used, need, dtype=np.int64)]
         self.used = need
         self.last_used[slots] = self.clock
         return slots
@@ -239,16 +239,16 @@ class MeanKernel:
         self.sums, self.partition = sums, partition
         K = partition.n_clusters
         self.W = np.bincount(partition.labels, weights=sums.s, minlength=K)
-        self.slot = np.full(K, -1)
-        self.gen = np.full(K, -1)  # generation of each slot when this view took it
+        self.slot = np.full(K, -1, dtype=np.int64)  # index arrays: int64, as the loops take
+        self.gen = np.full(K, -1, dtype=np.int64)  # generation of each slot when this view took it
         self.parent = None  # cluster of the previous partition holding each cluster's rows
-        self.parent_slot = np.full(K, -1)
-        self.parent_gen = np.full(K, -1)
-        self.sibling = np.full(K, -1)
+        self.parent_slot = np.full(K, -1, dtype=np.int64)
+        self.parent_gen = np.full(K, -1, dtype=np.int64)
+        self.sibling = np.full(K, -1, dtype=np.int64)
         # cluster sums S[k, l] = sum_{i in C_k} s_i G[i, l] = W_k W_l Kbar[k, l] computed so
         # far: column l is _S[:, _col[l]]
         self._S = np.empty((K, 0), order="F")
-        self._col = np.full(K, -1)
+        self._col = np.full(K, -1, dtype=np.int64)
         self._previous = None
         self._frozen = False
         if previous is not None:
@@ -418,10 +418,10 @@ class MeanKernel:
             grown = np.empty((self.n_clusters, max(64, 2 * (used + new.size))), order="F")
             grown[:, :used] = self._S[:, :used]
             self._S = grown
-        place = np.arange(used, used + new.size)
+        place = np.arange(used, used + new.size, dtype=np.int64)
         self._col[new] = place
         prev = self._previous
-        old = np.full(new.size, -1)
+        old = np.full(new.size, -1, dtype=np.int64)
         if prev is not None:  # an unchanged cluster's sums, if the previous view had them
             unchanged = self._same[new]
             old[unchanged] = prev._col[self.parent[new[unchanged]]]

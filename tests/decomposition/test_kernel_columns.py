@@ -19,7 +19,7 @@ from aidopt.models.kernel_svm import kernel_function
 import aidopt
 from aidopt.data import as_classification_data
 from aidopt.fm import ferris_munson_kernel
-from aidopt.smo import smo
+from aidopt.smo import _pairs, smo
 
 from .test_fm import ROUNDING_LIMITED, case, reference, svm_rows
 
@@ -90,6 +90,11 @@ def test_smo_limits_and_validation():
         smo(Q[:, :-1], y, u)
     with pytest.raises(ValueError, match="u > 0"):
         smo(Q, y, -u)
+    # the compiled pair loop checks the one argument its modulo would divide by
+    alpha, grad = np.zeros(y.size), -np.ones(y.size)
+    with pytest.raises(ValueError, match="shrink_every"):
+        _pairs(np.ascontiguousarray(Q), y, u, alpha, grad, 10, 0, 0.0)
+    assert _pairs(np.ascontiguousarray(Q), y, u, alpha, grad, 10, 5, 0.0)[0] > 0
 
 
 # ----------------------------------------------------------------------------- mean kernels
