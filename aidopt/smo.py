@@ -29,6 +29,7 @@ from aidopt.fm import FMResult, balanced, gap_of
 
 __all__ = ["smo"]
 
+
 def smo(Q, y, u, alpha0=None, *, tol: float = 1e-9, max_iter: int | None = None,
         time_limit: float | None = None, floor: float = 0.0) -> FMResult:
     """Solve the dense SVM dual by SMO from ``alpha0``.
