@@ -5,6 +5,6 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 setup(ext_modules=cythonize([
-    Extension("aidopt._smo_pairs", ["aidopt/_smo_pairs.pyx"]),
-    Extension("aidopt.decomposition._kernel_loops", ["decomposition/_kernel_loops.pyx"]),
+    Extension("aidopt.numerics._smo_pairs", ["aidopt/numerics/_smo_pairs.pyx"]),
+    Extension("aidopt.decomposition.plugins._kernel_loops", ["decomposition/plugins/_kernel_loops.pyx"]),
 ], compiler_directives={"language_level": 3}))

@@ -1,64 +1,56 @@
-"""aidopt: exact large-scale machine-learning optimization on Pyomo with AID and certificates."""
+"""aidopt: exact large-scale machine-learning optimization on Pyomo with AID and certificates.
+
+The package is layered (docs/design.md has the map):
+
+* ``aidopt.models`` — one Pyomo formulation per module;
+* ``aidopt.decomposition`` — the engine (plug-in contract, run framework, AID / SLA / LPC loops)
+  and, in ``aidopt.decomposition.plugins``, one plug-in per problem;
+* ``aidopt.api`` — one module per family: its ``solve_*`` function and its estimator;
+* ``aidopt.cli`` and ``aidopt.bench`` — the ``aidopt`` command and its benchmarks;
+* ``aidopt.numerics``, ``aidopt.data``, ``aidopt.solvers`` — numerical methods, input
+  validation and readers, the solver layer; ``aidopt.testing`` — the plug-in conformance check.
+
+The names below are imported on first use, so ``import aidopt`` loads no solver, Pyomo, numba,
+scikit-learn or dask.
+"""
 
 import logging
 
-__version__ = "0.1.0"
+from aidopt._lazy import lazy_exports
+from aidopt._version import __version__  # noqa: F401 (public)
 
 logging.getLogger("aidopt").addHandler(logging.NullHandler())
 
-from aidopt.aggout import solve_aggregate_outputs  # noqa: E402
-from aidopt.api import (  # noqa: E402
-    bootstrap_coefficients,
-    solve_fsv,
-    solve_lad,
-    solve_s3vm,
-    solve_svm,
-)
-from aidopt.data import RankWarning  # noqa: E402
-from aidopt.estimators import (  # noqa: E402
-    AggregateOutputClassifier,
-    FSVClassifier,
-    GSVMClassifier,
-    LADRegressor,
-    S3VMClassifier,
-    SVMClassifier,
-)
-from aidopt.facility import solve_facility_location  # noqa: E402
-from aidopt.gsvm import solve_gsvm  # noqa: E402
-from aidopt.lpc import solve_lp_chunked, solve_lsvm_lpc  # noqa: E402
-from aidopt.results import AIDResult, Certificate, Termination  # noqa: E402
-from aidopt.s2rlsc import solve_s2rlsc  # noqa: E402
-from aidopt.s2rlsc_estimator import S2RLSCClassifier  # noqa: E402
-from aidopt.scm import SCMClassifier, solve_scm  # noqa: E402
-from aidopt.solvers import SolverCapabilityError, SolverError, SolverUnavailableError  # noqa: E402
-
-__all__ = [
-    "AggregateOutputClassifier",
-    "AIDResult",
-    "Certificate",
-    "FSVClassifier",
-    "GSVMClassifier",
-    "LADRegressor",
-    "RankWarning",
-    "S2RLSCClassifier",
-    "S3VMClassifier",
-    "SCMClassifier",
-    "SVMClassifier",
-    "SolverCapabilityError",
-    "SolverError",
-    "SolverUnavailableError",
-    "Termination",
-    "__version__",
-    "bootstrap_coefficients",
-    "solve_aggregate_outputs",
-    "solve_facility_location",
-    "solve_fsv",
-    "solve_gsvm",
-    "solve_lad",
-    "solve_lp_chunked",
-    "solve_lsvm_lpc",
-    "solve_s2rlsc",
-    "solve_s3vm",
-    "solve_scm",
-    "solve_svm",
-]
+_EXPORTS = {
+    "solve": "aidopt.api.plugin",
+    "solve_direct": "aidopt.api.plugin",
+    "solve_lad": "aidopt.api.lad",
+    "bootstrap_coefficients": "aidopt.api.lad",
+    "LADRegressor": "aidopt.api.lad",
+    "solve_svm": "aidopt.api.svm",
+    "SVMClassifier": "aidopt.api.svm",
+    "solve_s3vm": "aidopt.api.s3vm",
+    "S3VMClassifier": "aidopt.api.s3vm",
+    "solve_fsv": "aidopt.api.fsv",
+    "FSVClassifier": "aidopt.api.fsv",
+    "solve_gsvm": "aidopt.api.gsvm",
+    "GSVMClassifier": "aidopt.api.gsvm",
+    "solve_aggregate_outputs": "aidopt.api.aggout",
+    "AggregateOutputClassifier": "aidopt.api.aggout",
+    "solve_facility_location": "aidopt.api.facility",
+    "solve_lp_chunked": "aidopt.api.lpc",
+    "solve_lsvm_lpc": "aidopt.api.lpc",
+    "solve_s2rlsc": "aidopt.api.s2rlsc",
+    "S2RLSCClassifier": "aidopt.api.s2rlsc",
+    "solve_scm": "aidopt.api.scm",
+    "SCMClassifier": "aidopt.api.scm",
+    "AIDResult": "aidopt.results",
+    "Certificate": "aidopt.results",
+    "Termination": "aidopt.results",
+    "RankWarning": "aidopt.data.validate",
+    "SolverCapabilityError": "aidopt.solvers.errors",
+    "SolverError": "aidopt.solvers.errors",
+    "SolverUnavailableError": "aidopt.solvers.errors",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted([*_EXPORTS, "__version__"], key=str.lower)

@@ -1,16 +1,27 @@
-"""AID: the plug-in contract (``protocol``), the run framework (``run``), the loop (``aid``),
-partitions, initial clustering and one plug-in per problem."""
+"""The engine: the plug-in contract (``protocol``), the run framework (``run``), the AID loop
+(``aid``), the successive-linearization loop (``sla``), LP chunking (``lpc``), partitions,
+initial clustering and what MIP plug-ins share (``mip``). One plug-in per problem lives in
+:mod:`aidopt.decomposition.plugins`. Names are imported on first use."""
 
-from .aggout import AggregateOutputProblem
-from .aid import solve, solve_direct
-from .lad import LADProblem
-from .modified_svm import ModifiedSVMProblem
-from .partition import Partition
-from .protocol import AIDProblem, Iterate, Lifted, Split, Stop
-from .run import AIDConfig, Run, RunConfig
-from .s3vm import S3VMProblem
-from .svm import SVMProblem
+from aidopt._lazy import lazy_exports
 
-__all__ = ["AggregateOutputProblem", "AIDConfig", "AIDProblem", "Iterate", "LADProblem", "Lifted",
-           "ModifiedSVMProblem", "Partition", "Run", "RunConfig", "S3VMProblem", "SVMProblem",
-           "Split", "Stop", "solve", "solve_direct"]
+_EXPORTS = {
+    "AIDProblem": "aidopt.decomposition.protocol",
+    "Iterate": "aidopt.decomposition.protocol",
+    "Lifted": "aidopt.decomposition.protocol",
+    "Split": "aidopt.decomposition.protocol",
+    "Stop": "aidopt.decomposition.protocol",
+    "Partition": "aidopt.decomposition.partition",
+    "solve": "aidopt.decomposition.aid",
+    "solve_direct": "aidopt.decomposition.aid",
+    "AIDConfig": "aidopt.decomposition.run",
+    "Run": "aidopt.decomposition.run",
+    "RunConfig": "aidopt.decomposition.run",
+    "AggregateOutputProblem": "aidopt.decomposition.plugins.aggout",
+    "LADProblem": "aidopt.decomposition.plugins.lad",
+    "ModifiedSVMProblem": "aidopt.decomposition.plugins.modified_svm",
+    "S3VMProblem": "aidopt.decomposition.plugins.s3vm",
+    "SVMProblem": "aidopt.decomposition.plugins.svm",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

@@ -18,12 +18,11 @@ import logging
 import math
 
 import numpy as np
+from aidopt.decomposition.protocol import AIDProblem, Iterate, Stop, relative_gap
+from aidopt.decomposition.run import BUILTIN_METHODS, Column, Run, RunConfig, pause_gc, release, run_scope
 
 from aidopt import solvers
 from aidopt.results import AIDResult, IterationRecord
-
-from .protocol import AIDProblem, Iterate, Stop, relative_gap
-from .run import BUILTIN_METHODS, Column, Run, RunConfig, pause_gc, release, run_scope
 
 logger = logging.getLogger("aidopt.aid")
 

@@ -17,7 +17,7 @@ Then every row of the full data is checked at :math:`x^j`: :math:`c'x^j` is a lo
 (1.29) (Theorem 4 (i): the chunk LP's rows are a subset), so a feasible :math:`x^j` is optimal.
 
 This module is only that loop (:func:`solve_chunked`) and the two certificates; the rows come
-from a :class:`~aidopt.rowblocks.RowSource` (array, memmap or Parquet, one block in memory at a
+from a :class:`~aidopt.data.rowblocks.RowSource` (array, memmap or Parquet, one block in memory at a
 time), the chunk LP is a Pyomo model (:mod:`aidopt.models.lpc`) whose rows change in place
 through a warm persistent handle, and the run framework (:class:`~.run.Run`) owns configuration,
 limits, solver calls, failures, timing, the log and the result. Two problems use it:
@@ -44,15 +44,14 @@ import logging
 import math
 
 import numpy as np
+from aidopt.decomposition.run import Column, Run, RunConfig, pause_gc, run_scope
 from aidopt.models import lpc as lpc_models
 
 from aidopt import solvers
 from aidopt.results import AIDResult, Certificate, IterationRecord, Termination
 from aidopt.solvers import ProblemClass
 
-from .run import Column, Run, RunConfig, pause_gc, run_scope
-
-logger = logging.getLogger("aidopt.lpc")
+logger = logging.getLogger("aidopt.api.lpc")
 
 __all__ = ["solve_chunked", "GeneralLP", "LSVMChunks", "COLUMNS", "KEEP", "ACTIVE_TOL"]
 
@@ -249,7 +248,7 @@ class LSVMChunks:
 
     def certify(self, source, blocks, kept: _Rows, F: float, *, tol, feasibility_tol):
         """Full objective E of (w, gamma) (streamed), the dual bound of the chunk multipliers."""
-        from aidopt.fm import balanced
+        from aidopt.numerics.fm import balanced
 
         w, gamma = self.chunk.point()
         b = -gamma

@@ -2,7 +2,7 @@
 
 A :class:`Partition` is an int label array of length n (values ``0..K-1``, every label used) plus
 the cluster sizes. Aggregation is one sparse indicator product (no Python loop over rows; one pass
-over the chunks of an out-of-core :class:`~aidopt.chunked.ChunkedMatrix`), and refinement splits
+over the chunks of an out-of-core :class:`~aidopt.data.chunked.ChunkedMatrix`), and refinement splits
 clusters by a per-row group id.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from aidopt.chunked import ChunkedMatrix
+from aidopt.data.chunked import ChunkedMatrix
 
 __all__ = ["Partition"]
 
@@ -61,8 +61,8 @@ class Partition:
     def weighted_means(self, weights, *arrays) -> tuple[np.ndarray, list[np.ndarray]]:
         """Cluster weights ``W_k = sum_{i in C_k} s_i`` and weighted means of each array.
 
-        ``arrays`` are (n,) or (n, m) numpy arrays, or :class:`~aidopt.chunked.ChunkedMatrix`
-        (summed by :meth:`~aidopt.chunked.ChunkedMatrix.group_sum` in one pass); the result for
+        ``arrays`` are (n,) or (n, m) numpy arrays, or :class:`~aidopt.data.chunked.ChunkedMatrix`
+        (summed by :meth:`~aidopt.data.chunked.ChunkedMatrix.group_sum` in one pass); the result for
         each is (K,) or (K, m).
         """
         weights = np.asarray(weights, dtype=float)

@@ -42,11 +42,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from aidopt.decomposition.partition import Partition
 
 from aidopt.results import Certificate, Termination
 from aidopt.solvers import ProblemClass, SolveOutcome, SolverError, TimeLimitReached
-
-from .partition import Partition
 
 __all__ = ["AIDProblem", "Iterate", "Lifted", "Split", "Stop", "SolveFn", "solve_own"]
 

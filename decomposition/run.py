@@ -36,11 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from aidopt.decomposition.threads import compute_threads
 
 from aidopt import solvers
 from aidopt.results import AIDResult, Certificate, IterationRecord, Termination
-
-from .threads import compute_threads
 
 logger = logging.getLogger("aidopt.run")
 #: where a run with ``log=False`` writes: nowhere, even when an outer run's handler is attached
@@ -51,19 +50,19 @@ BUILTIN_METHODS = {
         backend="native"),
     "fn": solvers.SolverSpec(
         name="fn", pyomo_name="", classes=frozenset({solvers.ProblemClass.LP}), duals=True,
-        extra="", module="aidopt.fn",
-        notes="Frisch-Newton interior point with dense normal equations (aidopt.fn)",
+        extra="", module="aidopt.numerics.fn",
+        notes="Frisch-Newton interior point with dense normal equations (aidopt.numerics.fn)",
         backend="native"),
     "fm": solvers.SolverSpec(
         name="fm", pyomo_name="", classes=frozenset({solvers.ProblemClass.QP}), duals=True,
-        extra="", module="aidopt.fm",
+        extra="", module="aidopt.numerics.fm",
         notes="Ferris-Munson interior point with dense normal equations "
-              "(aidopt.fm)",
+              "(aidopt.numerics.fm)",
         backend="native"),
     "smo": solvers.SolverSpec(
         name="smo", pyomo_name="", classes=frozenset({solvers.ProblemClass.QP}), duals=True,
-        extra="", module="aidopt.smo",
-        notes="warm-started SMO on the dense dual in double precision (aidopt.smo)",
+        extra="", module="aidopt.numerics.smo",
+        notes="warm-started SMO on the dense dual in double precision (aidopt.numerics.smo)",
         backend="native"),
 }
 """Methods aidopt runs itself, named as ``solver``: a run with one checks no external solver.
@@ -649,13 +648,13 @@ class Run:
     def solver_version(self, solver: str | None = None) -> str:
         """The version of ``solver`` (default the configured one); aidopt's own for a built-in
         method."""
-        from aidopt import __version__
+        from aidopt._version import __version__
 
         name = solver or self.config.solver
         return f"aidopt {__version__}" if name in BUILTIN_METHODS else solvers.version(name)
 
     def intro(self) -> None:
-        from aidopt import __version__
+        from aidopt._version import __version__
 
         dims = " ".join(f"{k}={v}" for k, v in self.dimensions.items())
         self.log.info("aidopt %s | problem %s | %s | solver %s %s | %s", __version__, self.name, dims,
@@ -685,7 +684,7 @@ class Run:
                aid: bool = True, floor: float = 1.0) -> AIDResult:
         """Assemble the result (gap from ``objective`` and ``lower``, with the gap's ``floor``:
         :func:`~.protocol.relative_gap`) and log its summary."""
-        from .protocol import relative_gap
+        from aidopt.decomposition.protocol import relative_gap
 
         parts = [p for p in (message, *self.notes) if p]
         result = AIDResult(

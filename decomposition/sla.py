@@ -18,10 +18,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from aidopt.decomposition.run import Column, Run, RunConfig, run_scope
+
 from aidopt import solvers
 from aidopt.results import AIDResult, Certificate, IterationRecord, Termination
-
-from .run import Column, Run, RunConfig, run_scope
 
 logger = logging.getLogger("aidopt.sla")
 

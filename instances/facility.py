@@ -24,7 +24,7 @@ ORLIB_PMED = {"pmed1": (100, 5, 5819), "pmed5": (100, 33, 1355), "pmed10": (200,
 def orlib_pmed(name: str, *, method: str = "scipy"):
     """``(costs, p, optimum)`` of a shipped OR-Library instance (``"pmed1"``, ``"pmed5"``,
     ``"pmed10"``) or of any OR-Library p-median file path (``optimum`` ``None`` when unknown)."""
-    from aidopt.facility import read_orlib_pmed
+    from aidopt.data.facility import read_orlib_pmed
 
     path = DATA_DIR / f"{name}.txt" if name in ORLIB_PMED else Path(name)
     if not path.exists():
@@ -88,7 +88,7 @@ def euclidean_instance(n_customers: int = 1000, n_sites: int = 200, *, kind: str
     rng = np.random.default_rng(seed)
     cxy = rng.random((n_customers, 2))
     sxy = rng.random((n_sites, 2))
-    from aidopt.facility import euclidean_costs
+    from aidopt.data.facility import euclidean_costs
 
     costs = np.round(euclidean_costs(cxy, sxy) * 1000.0)
     w = rng.integers(1, 11, size=n_customers).astype(float) if demand == "integer" else np.ones(n_customers)
@@ -124,10 +124,11 @@ def tsplib_instance(name: str, *, kind: str = "p-median", p: int | None = None,
                     opening: float = 1.0) -> dict:
     """A TSPLIB coordinate set as a p-median or UFL instance: every city is a customer (demand 1)
     and a candidate site, costs are TSPLIB's rounded Euclidean distances. UFL opening costs (the
-    same for every site) follow :func:`aidopt.cli_facility.auto_fixed_costs`:
+    same for every site) follow :func:`aidopt.data.facility.auto_fixed_costs`:
     ``opening * mean(c) * n / (2 sqrt(n))``."""
-    from aidopt.cli_facility import auto_fixed_costs
-    from aidopt.facility import euclidean_costs, read_tsplib
+    from aidopt.data.facility import euclidean_costs, read_tsplib
+
+    from aidopt.cli.facility import auto_fixed_costs
 
     xy, weight_type = read_tsplib(tsplib_path(name))
     costs = euclidean_costs(xy, round_to=0)

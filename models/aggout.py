@@ -19,7 +19,7 @@ MILP, solvable by HiGHS; written with :math:`a_j \ge |w_j|`). The two count rows
 :math:`-\eta_c \le y_c - \sum_{l \in c} d_l \le \eta_c`.
 
 ``bigM[k]`` must bound :math:`1 + |w x_k - b|` at some optimum;
-:func:`aidopt.decomposition.aggout.big_m` derives such a bound from the data. With a smaller value
+:func:`aidopt.decomposition.plugins.aggout.big_m` derives such a bound from the data. With a smaller value
 the model is a different (restricted) problem.
 """
 
@@ -128,7 +128,7 @@ def create_instance(X, n, collection, y, *, C: float, D: float, bigM, norm: str 
     C, D : float
         Costs of the hinges and of the count deviations.
     bigM : float or ndarray (K,)
-        Bounds on ``1 + |w x_k - b|`` (see :func:`aidopt.decomposition.aggout.big_m`).
+        Bounds on ``1 + |w x_k - b|`` (see :func:`aidopt.decomposition.plugins.aggout.big_m`).
     norm : {"l2", "l1"}
 
     Returns

@@ -13,7 +13,7 @@ cost :math:`f_j \ge 0` (0 for the p-median) and optional capacity :math:`Q_j`, a
           0 <= x <= 1,  z >= 0,  y binary
 
 The pairs :math:`(i, j)` are given as a sparse list (a customer need not have a variable for every
-site: AID leaves out pairs that provably never serve, :mod:`aidopt.decomposition.facility`). The
+site: AID leaves out pairs that provably never serve, :mod:`aidopt.decomposition.plugins.facility`). The
 optional column ``z[i]`` ("far" assignment at cost ``u[i]`` per unit, no site to open) is how AID
 stands in for all the sites it left out for customer ``i`` at the price of the cheapest of them:
 a relaxation (docs/facility.md). Without ``far`` costs the model is the textbook one.

@@ -7,7 +7,7 @@ nearest open site is :math:`D_i^0 + \sum_{g} (D_i^{g+1} - D_i^g) z_i^g` (Cornué
 and Wolsey 1980; Elloumi 2010, who shows that this formulation's LP relaxation equals that of the
 strong formulation :math:`x_{ij} \le y_j`). García, Labbé and Marín (2011) solve large p-median
 problems by keeping only each customer's first levels and adding levels while the solution needs
-them; aidopt's :mod:`aidopt.decomposition.facility_radius` does that on the AID contract.
+them; aidopt's :mod:`aidopt.decomposition.plugins.facility_radius` does that on the AID contract.
 
 This module builds the model for levels :math:`g < k_i` of every customer (its *radius*
 :math:`k_i`), written in the chained (sparse) form: each site appears in one row per customer,

@@ -28,7 +28,7 @@ With one binary per unlabelled point, :math:`y_U = 2z - e` and :math:`\max(0, y_
 
 so the objective **equals** F(y) at every labelling (the constant c0 is part of the objective,
 not dropped). The strict band on the count :math:`k = \sum_U z_i` is the integer interval
-``k_lo <= k <= k_hi`` of :class:`aidopt.s2rlsc.Band`; ``w`` are the count weights (1 per point;
+``k_lo <= k <= k_hi`` of :class:`aidopt.numerics.rlsc.Band`; ``w`` are the count weights (1 per point;
 cluster sizes for an aggregated problem).
 
 Size: Q is dense, so the objective has :math:`u(u+1)/2` quadratic terms, each built as a Pyomo
@@ -120,7 +120,7 @@ def create_instance(M, y, free, k_lo: float, k_hi: float, weights=None) -> pyo.C
     Parameters
     ----------
     M : ndarray (n, n)
-        ``F(y) = y'My`` (:meth:`aidopt.s2rlsc.RLSCFitness.matrix`).
+        ``F(y) = y'My`` (:meth:`aidopt.numerics.rlsc.RLSCFitness.matrix`).
     y : ndarray (n,)
         Fixed labels outside ``free``.
     free : ndarray of int (u,)

@@ -22,7 +22,7 @@ with |U| fewer variables (the pip Gurobi licence counts them). With
 row (Park & Klabjan section 4.3) asks the mean decision value over the unlabeled rows to equal the
 mean labeled label ``ybar``; it is the same linear row on centroids as on the data.
 
-``bigM[k]`` must bound :math:`1 + |w x_k + b|` at an optimum; :func:`aidopt.decomposition.s3vm.big_m`
+``bigM[k]`` must bound :math:`1 + |w x_k + b|` at an optimum; :func:`aidopt.decomposition.plugins.s3vm.big_m`
 derives such a bound from the data (docs/s3vm.md). With a smaller value the model is a different
 (restricted) problem.
 """
@@ -134,7 +134,7 @@ def create_instance(
     Ml, Mu : float
         Costs of the labeled and unlabeled hinges.
     bigM : float or ndarray (|U|,)
-        Bounds on ``1 + |w x_k + b|`` at an optimum (see :func:`aidopt.decomposition.s3vm.big_m`).
+        Bounds on ``1 + |w x_k + b|`` at an optimum (see :func:`aidopt.decomposition.plugins.s3vm.big_m`).
     regularizer : {"l2", "l1"}
     ybar : float or None
         Balance target: with a number, the row ``mean_U(w x + b) = ybar`` is added.

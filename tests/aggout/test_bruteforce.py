@@ -14,12 +14,12 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from aidopt.decomposition.aggout import best_labels, objective
+from aidopt.decomposition.plugins.aggout import best_labels, objective
 from scipy.optimize import linprog
 
 import aidopt
 from aidopt import solvers
-from aidopt.data import as_aggregate_data
+from aidopt.data.validate import as_aggregate_data
 
 clarabel = pytest.importorskip("clarabel")
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import aidopt
-from aidopt.cli import main
+from aidopt.cli.main import main
 
 
 def _toy(n=80, seed=0):
@@ -77,7 +77,7 @@ def test_bench_aggout_accuracy_table(tmp_path, capsys):
 def test_bench_time_rows_are_whole_collections():
     from aidopt.instances.aggout import aggregate_split, dermatology_psoriasis
 
-    from aidopt.bench_aggout import _first_rows
+    from aidopt.bench.aggout import _first_rows
 
     X, y = dermatology_psoriasis()
     split = aggregate_split(X, y, size=10, randomness=2000, seed=0)

@@ -8,7 +8,7 @@ import pytest
 
 import aidopt
 from aidopt import AggregateOutputClassifier, solvers
-from aidopt.data import as_aggregate_data
+from aidopt.data.validate import as_aggregate_data
 
 
 def _have(name):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from aidopt.decomposition.aggout import reach
+from aidopt.decomposition.plugins.aggout import reach
 
 import aidopt
-from aidopt.data import as_aggregate_data
+from aidopt.data.validate import as_aggregate_data
 from aidopt.results import Termination
 
 
@@ -55,7 +55,7 @@ def test_slaag_needs_positive_costs(kwargs):
 
 
 def test_cli_rejects_empty_counts(tmp_path, capsys):
-    from aidopt.cli import main
+    from aidopt.cli.main import main
 
     X, collections, counts = _toy()
     frame = pd.DataFrame(X, columns=["a", "b"])

@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 import pytest
-from aidopt.decomposition.slaag import SLAAGPoint, SLAAGStep
+from aidopt.decomposition.plugins.slaag import SLAAGPoint, SLAAGStep
 from aidopt.instances.aggout import aggregate_split, breast_cancer_wisconsin, dermatology_psoriasis, make_collections
 
 import aidopt
-from aidopt.data import as_aggregate_data
+from aidopt.data.validate import as_aggregate_data
 from aidopt.solvers import ProblemClass
 
 REL = 1e-7
@@ -103,7 +103,7 @@ def test_slaag_cases_are_not_trivial():
 
 def test_slaag_l1_is_an_lp_on_highs(monkeypatch):
     """norm="l1": every program SLAAG solves is linear (no quadratic term), on HiGHS."""
-    from aidopt.decomposition import slaag as slaag_step
+    from aidopt.decomposition.plugins import slaag as slaag_step
 
     built = []
     original = slaag_step.slaag.create_instance

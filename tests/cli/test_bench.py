@@ -2,8 +2,8 @@
 
 import pytest
 
-from aidopt import bench
-from aidopt.cli import main
+from aidopt.bench import lad as bench
+from aidopt.cli.main import main
 
 
 def test_workers_agree_on_the_objective():
@@ -25,7 +25,7 @@ def test_bench_cli_writes_a_table(tmp_path, capsys):
 
 
 def test_svm_workers_agree_on_the_objective():
-    from aidopt import bench_svm
+    from aidopt.bench import svm as bench_svm
 
     aid = bench_svm.worker("aid", 2000, 4, "gauss", 1, 60.0, 0.1, "l2")
     assert aid["certified"] and aid["T"] >= 1 and 0 < aid["r0"] <= aid["rT"] <= 1
@@ -51,7 +51,7 @@ def test_bench_svm_cli_writes_a_table(tmp_path):
 
 
 def test_kernel_bench_worker_agrees_with_libsvm():
-    from aidopt import bench_svm
+    from aidopt.bench import svm as bench_svm
 
     aid = bench_svm.worker("aid", 600, 2, "gauss", 3, 60.0, 1.0, "l2", 1e-6, "rbf")
     svc = bench_svm.worker("libsvm", 600, 2, "gauss", 3, 60.0, 1.0, "l2", 1e-6, "rbf")

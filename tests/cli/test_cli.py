@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from aidopt.decomposition.aid import HEADER
 
-from aidopt.cli import main
+from aidopt.cli.main import main
 
 N, M = 2000, 4
 BETA = np.array([1.0, -2.0, 0.5, 3.0])

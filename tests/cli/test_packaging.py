@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-MODULES = ["aidopt.models.lad", "aidopt.decomposition.aid", "aidopt.decomposition.lad",
+MODULES = ["aidopt.models.lad", "aidopt.decomposition.aid", "aidopt.decomposition.plugins.lad",
            "aidopt.instances", "aidopt.solvers", "aidopt.cli",
-           "aidopt._smo_pairs", "aidopt.decomposition._kernel_loops"]  # the last two compiled
+           "aidopt.numerics._smo_pairs", "aidopt.decomposition.plugins._kernel_loops"]  # the last two compiled
 
 
 @pytest.mark.slow
@@ -69,8 +69,8 @@ def test_a_wheel_builds_from_the_sdist_with_the_compiled_modules(tmp_path):
     sdist = next((tmp_path / "sdist").glob("aidopt-*.tar.gz"))
     with tarfile.open(sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
-    assert {"aidopt/_smo_pairs.pyx", "decomposition/_kernel_loops.pyx", "setup.py"} <= names
-    assert not {"aidopt/_smo_pairs.c", "decomposition/_kernel_loops.c"} & names
+    assert {"aidopt/numerics/_smo_pairs.pyx", "decomposition/plugins/_kernel_loops.pyx", "setup.py"} <= names
+    assert not {"aidopt/numerics/_smo_pairs.c", "decomposition/plugins/_kernel_loops.c"} & names
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
          "-w", str(tmp_path / "dist"), str(sdist)], capture_output=True, text=True,
@@ -78,5 +78,5 @@ def test_a_wheel_builds_from_the_sdist_with_the_compiled_modules(tmp_path):
     assert proc.returncode == 0, proc.stderr
     wheel = next((tmp_path / "dist").glob("aidopt-*.whl"))
     built = zipfile.ZipFile(wheel).namelist()
-    for stem in ("aidopt/_smo_pairs.", "aidopt/decomposition/_kernel_loops."):
+    for stem in ("aidopt/numerics/_smo_pairs.", "aidopt/decomposition/plugins/_kernel_loops."):
         assert any(n.startswith(stem) and n.endswith((".so", ".pyd")) for n in built), stem

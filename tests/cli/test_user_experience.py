@@ -13,7 +13,7 @@ import pytest
 from aidopt.decomposition.aid import HEADER
 
 import aidopt
-from aidopt.cli import main
+from aidopt.cli.main import main
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 from aidopt.decomposition import AIDProblem, Partition, RunConfig, Split, solve
 
 from aidopt.results import Termination
-from tests.conformance.contract import (
+from aidopt.testing.contract import (
     Call,
     HookRecorder,
     _check_calls,
@@ -19,7 +19,7 @@ from tests.conformance.contract import (
     check_result,
     same_result,
 )
-from tests.conformance.fake import FakeLocation, line_data
+from aidopt.testing.fake import FakeLocation, line_data
 
 DATA, OTHER = line_data(80, seed=0), line_data(80, seed=1)
 

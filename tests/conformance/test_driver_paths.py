@@ -1,4 +1,4 @@
-"""Every way the AID driver can end, driven by a small real plug-in (:mod:`tests.conformance.fake`).
+"""Every way the AID driver can end, driven by a small real plug-in (:mod:`aidopt.testing.fake`).
 
 Each path reachable with a real solver is run with HiGHS (faults are injected into the plug-in's
 hooks, or the plug-in builds an infeasible / oversized model); canned solver outcomes
@@ -21,7 +21,7 @@ from aidopt.decomposition.protocol import relative_gap
 
 from aidopt import solvers
 from aidopt.results import Certificate, Termination
-from tests.conformance.fake import FakeLocation, Script, line_data, weighted_median_objective
+from aidopt.testing.fake import FakeLocation, Script, line_data, weighted_median_objective
 
 DATA = line_data(120, seed=3)
 OPTIMUM = weighted_median_objective(DATA)
@@ -538,9 +538,9 @@ def _lad_file(tmp_path):
 
 
 def test_cli_interrupt_inside_the_run_exits_130(tmp_path, monkeypatch, capsys):
-    from aidopt.decomposition.lad import LADProblem
+    from aidopt.decomposition.plugins.lad import LADProblem
 
-    from aidopt.cli import main
+    from aidopt.cli.main import main
 
     real = LADProblem.evaluate
     count = []
@@ -559,13 +559,13 @@ def test_cli_interrupt_inside_the_run_exits_130(tmp_path, monkeypatch, capsys):
 
 
 def test_cli_interrupt_outside_the_run_exits_130(tmp_path, monkeypatch, capsys):
-    import aidopt.api
-    from aidopt.cli import main
+    import aidopt.api.lad
+    from aidopt.cli.main import main
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(aidopt.api, "solve_lad", interrupted)
+    monkeypatch.setattr(aidopt.api.lad, "solve_lad", interrupted)
     assert main(["lad", "--data", str(_lad_file(tmp_path)), "--quiet"]) == 130
     assert "interrupted" in capsys.readouterr().err
 

@@ -1,4 +1,4 @@
-"""Every plug-in passes the contract check (:func:`tests.conformance.contract.check_plugin`)."""
+"""Every plug-in passes the contract check (:func:`aidopt.testing.contract.check_plugin`)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,17 @@ import math
 import numpy as np
 import pytest
 from aidopt.decomposition import AggregateOutputProblem, LADProblem, ModifiedSVMProblem, S3VMProblem, SVMProblem
-from aidopt.decomposition.facility import FacilityProblem
-from aidopt.decomposition.facility_radius import FacilityRadiusProblem
-from aidopt.decomposition.kernel_svm import KernelSVMProblem
+from aidopt.decomposition.plugins.facility import FacilityProblem
+from aidopt.decomposition.plugins.facility_radius import FacilityRadiusProblem
+from aidopt.decomposition.plugins.kernel_svm import KernelSVMProblem
 from aidopt.instances import lad_instance, s3vm_instance, svm_instance
 
 from aidopt import solvers
-from aidopt.data import as_classification_data, as_regression_data, as_semisupervised_data
+from aidopt.data.validate import as_classification_data, as_regression_data, as_semisupervised_data
 from aidopt.results import Termination
-from tests.conformance.contract import check_plugin
+from aidopt.testing.contract import check_plugin
+from aidopt.testing.fake import FakeLocation, line_data
 from tests.conformance.example import load_example
-from tests.conformance.fake import FakeLocation, line_data
 
 
 def _needs(name):
@@ -42,7 +42,7 @@ def s3vm_data(seed):
 def aggout_data(seed, n=48):
     from aidopt.instances.aggout import make_collections
 
-    from aidopt.data import as_aggregate_data
+    from aidopt.data.validate import as_aggregate_data
 
     X, _, truth = s3vm_instance(n=n, m=2, n_labeled=2, seed=seed, separation=3.0)
     y = (truth > 0).astype(int)

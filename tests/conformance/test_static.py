@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from aidopt.decomposition import AIDProblem, aid, run, sla
 
-from tests.conformance.contract import ABSTRACT_HOOKS, declared_names
+from aidopt.testing.contract import ABSTRACT_HOOKS, declared_names
 
 DRIVER = [Path(aid.__file__), Path(run.__file__), Path(sla.__file__)]
 PROBLEM_NAMES = ("lad", "svm", "s3vm", "kernel", "prop5", "facility", "aggout", "slaag",

@@ -18,12 +18,13 @@ import time
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from aidopt.decomposition import lad as lad_plugin
 from aidopt.decomposition import run as run_module
+from aidopt.decomposition.plugins import lad as lad_plugin
 from aidopt.decomposition.protocol import relative_gap
 from scipy.optimize import linprog
 
 import aidopt
+import aidopt.api.svm
 from aidopt import solvers
 from aidopt.results import Termination
 
@@ -161,7 +162,7 @@ def test_highs_qp_stall_is_cut_by_the_guard_and_falls_back(monkeypatch):
 def test_qps_are_not_routed_to_highs_by_default():
     X, y = svm_data(n=300)
     assert aidopt.solve_svm(X, y, log=False).solver == "fm"
-    assert aidopt.api.default_svm_solver("l2", None) == "fm"
+    assert aidopt.api.svm.default_svm_solver("l2", None) == "fm"
 
 
 # --------------------------------------------------------------------------- 4. interrupts
@@ -249,7 +250,7 @@ def test_lad_certificate_is_scale_invariant(scale):
     assert res.certified
     # the reference on the unscaled data (HiGHS's absolute tolerances would blur the scaled LP)
     assert res.objective == pytest.approx(scale * lad_reference(X / scale, y / scale), rel=1e-6)
-    data = aidopt.data.as_regression_data(X, y)
+    data = aidopt.data.validate.as_regression_data(X, y)
     u = res.certificate.dual_values["u"]
     worse = res.solution["beta"] * 1.2  # a worse point, the same (optimal) duals
     cert = lad_plugin.certificate(data, worse, u, tol=1e-6)
@@ -260,13 +261,13 @@ def test_lad_certificate_is_scale_invariant(scale):
 def test_svm_certificate_is_scale_invariant():
     """Tiny C: every objective is far below 1, so a plane 1 % worse was within an absolute 1e-6
     and certified."""
-    from aidopt.decomposition import svm as svm_plugin
+    from aidopt.decomposition.plugins import svm as svm_plugin
 
     X, y = svm_data(n=400)
     C = 1e-7
     res = aidopt.solve_svm(X, y, C=C, log=False, aid=False)
     assert res.objective < 1e-4
-    data = aidopt.data.as_classification_data(X, y)
+    data = aidopt.data.validate.as_classification_data(X, y)
     alpha = res.certificate.dual_values["alpha"]
     b = res.solution["b"] + 0.3  # a shifted plane: E about 1 % higher, 4e-7 in absolute terms
     cert = svm_plugin.certificate(data, res.solution["w"], b, alpha, C=C, norm="l2", tol=1e-6)
@@ -283,7 +284,7 @@ def test_uncertified_run_reports_only_the_certificates_bound():
     cert = res.certificate
     assert cert.bound_holds
     assert res.lower_bound == min(cert.dual_objective, res.objective)
-    floor = lad_plugin.gap_floor(aidopt.data.as_regression_data(X, y))
+    floor = lad_plugin.gap_floor(aidopt.data.validate.as_regression_data(X, y))
     assert res.gap == relative_gap(res.objective, res.lower_bound, floor)
     assert res.gap == pytest.approx(max(0.0, cert.relative_gap), rel=1e-9)
 

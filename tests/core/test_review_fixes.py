@@ -8,6 +8,7 @@ import pytest
 from aidopt.instances import lad_instance, s3vm_instance, svm_instance
 
 import aidopt
+import aidopt.api.s3vm
 from aidopt import solvers
 
 
@@ -51,7 +52,7 @@ def test_solve_s3vm_uses_the_given_solver_without_probing_for_a_default(monkeypa
     def no_default(norm="l2"):
         raise AssertionError("the default solver was looked up although one was given")
 
-    monkeypatch.setattr(aidopt.api, "default_s3vm_solver", no_default)
+    monkeypatch.setattr(aidopt.api.s3vm, "default_s3vm_solver", no_default)
     X, y, _ = s3vm_instance(n=30, n_labeled=6, seed=0)
     res = aidopt.solve_s3vm(X, y, norm="l1", solver="highs", aid=False, log=False)
     assert res.solver == "highs"

@@ -13,7 +13,7 @@ from aidopt.decomposition.run import add_arguments, config_from_args
 from aidopt.instances import lad_instance
 
 import aidopt
-from aidopt.cli import build_parser
+from aidopt.cli.main import build_parser
 from aidopt.solvers import availability
 
 COMMON = [f.name for f in dataclasses.fields(RunConfig)]
@@ -105,7 +105,7 @@ def test_time_limit_with_highs_returns_the_best_so_far():
 def test_a_time_limit_inside_the_certificate_never_raises(monkeypatch, raise_on_failure):
     """The certificate's own dual LP (solvers without duals) meets the time limit: the run ends
     ``time_limit`` with its best solution, uncertified, whatever ``raise_on_failure`` says."""
-    from aidopt.decomposition.lad import LADProblem
+    from aidopt.decomposition.plugins.lad import LADProblem
 
     from aidopt import solvers
 
@@ -158,7 +158,7 @@ def test_run_persistent_handle_writes_the_updated_model_and_re_solves_warm(tmp_p
 
 
 def test_cli_turns_aidopt_errors_into_one_line_and_exit_code_2(tmp_path, capsys):
-    from aidopt.cli import main
+    from aidopt.cli.main import main
 
     X, y = lad_instance("A", n=300, m=3, seed=0)
     path = tmp_path / "d.csv"

@@ -61,9 +61,9 @@ def _reached_solver(*args, **kwargs):  # pragma: no cover - only runs when a tes
 @pytest.fixture
 def no_solve(monkeypatch):
     """Fail the test if anything tries to solve a model."""
-    import aidopt.api
+    import aidopt.api._front
     import aidopt.solvers
 
-    monkeypatch.setattr(aidopt.api, "solve", _reached_solver)
-    monkeypatch.setattr(aidopt.api, "solve_direct", _reached_solver)
+    monkeypatch.setattr(aidopt.api._front, "solve", _reached_solver)
+    monkeypatch.setattr(aidopt.api._front, "solve_direct", _reached_solver)
     monkeypatch.setattr(aidopt.solvers, "solve_model", _reached_solver)

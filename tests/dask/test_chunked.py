@@ -9,7 +9,7 @@ da = pytest.importorskip("dask.array")
 
 from aidopt.decomposition import Partition  # noqa: E402
 
-from aidopt.chunked import ChunkedMatrix, LoadRefusedError, as_chunked  # noqa: E402
+from aidopt.data.chunked import ChunkedMatrix, LoadRefusedError, as_chunked  # noqa: E402
 
 N, M = 103, 4
 

@@ -10,9 +10,9 @@ import pytest
 pytest.importorskip("dask.array")
 zarr = pytest.importorskip("zarr")
 
-from aidopt.bench_dask import main as bench_main  # noqa: E402
-from aidopt.bench_dask import run_bench, write_store  # noqa: E402
-from aidopt.cli import main  # noqa: E402
+from aidopt.bench.dask import main as bench_main  # noqa: E402
+from aidopt.bench.dask import run_bench, write_store  # noqa: E402
+from aidopt.cli.main import main  # noqa: E402
 
 from .conftest import RTOL  # noqa: E402
 

@@ -7,7 +7,7 @@ import pytest
 
 da = pytest.importorskip("dask.array")
 
-from aidopt.chunked import ChunkedMatrix  # noqa: E402
+from aidopt.data.chunked import ChunkedMatrix  # noqa: E402
 
 from .conftest import PROBLEMS, assert_same, data_for, solve  # noqa: E402
 

@@ -8,8 +8,8 @@ import pytest
 da = pytest.importorskip("dask.array")
 
 import aidopt  # noqa: E402
-from aidopt.chunked import ChunkedMatrix  # noqa: E402
-from aidopt.data import as_classification_data, as_regression_data  # noqa: E402
+from aidopt.data.chunked import ChunkedMatrix  # noqa: E402
+from aidopt.data.validate import as_classification_data, as_regression_data  # noqa: E402
 
 from .conftest import data_for  # noqa: E402
 

@@ -11,10 +11,10 @@ import clarabel
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from aidopt.decomposition.kernel_svm import libsvm_kernel
+from aidopt.decomposition.plugins.kernel_svm import libsvm_kernel
 
 import aidopt
-from aidopt.fm import best_offset, ferris_munson, ferris_munson_kernel
+from aidopt.numerics.fm import best_offset, ferris_munson, ferris_munson_kernel
 from aidopt.results import Termination
 
 BIASES = ("free", "regularized")
@@ -279,9 +279,9 @@ def test_libsvm_that_stops_short_falls_back_and_is_only_for_kernels():
 
 
 def test_bench_backends_solves_the_captured_qp_alike(capsys):
-    """``python -m aidopt.bench_backends`` on a small run: every backend installed here reaches
+    """``python -m aidopt.bench.backends`` on a small run: every backend installed here reaches
     the same dual value on AID's last aggregated QP (the table reports their distances)."""
-    from aidopt import bench_backends
+    from aidopt.bench import backends as bench_backends
 
     bench_backends.main(["--kind", "linear", "--n", "3000", "--m", "4",
                          "--backends", "fm", "clarabel", "libsvm"])

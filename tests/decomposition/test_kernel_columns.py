@@ -1,4 +1,4 @@
-"""Kernel AID's column machinery: the warm-started SMO (``aidopt.smo``) against the independent
+"""Kernel AID's column machinery: the warm-started SMO (``aidopt.numerics.smo``) against the independent
 primal QP of test_fm, the on-demand mean kernels (``decomposition/mean_kernel.py``) against
 kernels computed here directly, and the column generation over clusters against the whole
 aggregated dual."""
@@ -10,16 +10,16 @@ import sys
 
 import numpy as np
 import pytest
-from aidopt.decomposition import mean_kernel
-from aidopt.decomposition.kernel_svm import KernelSVMProblem
-from aidopt.decomposition.mean_kernel import KernelSums, MeanKernel
 from aidopt.decomposition.partition import Partition
+from aidopt.decomposition.plugins import mean_kernel
+from aidopt.decomposition.plugins.kernel_svm import KernelSVMProblem
+from aidopt.decomposition.plugins.mean_kernel import KernelSums, MeanKernel
 from aidopt.models.kernel_svm import kernel_function
 
 import aidopt
-from aidopt.data import as_classification_data
-from aidopt.fm import ferris_munson_kernel
-from aidopt.smo import _pairs, smo
+from aidopt.data.validate import as_classification_data
+from aidopt.numerics.fm import ferris_munson_kernel
+from aidopt.numerics.smo import _pairs, smo
 
 from .test_fm import ROUNDING_LIMITED, case, reference, svm_rows
 
@@ -425,7 +425,7 @@ def test_column_generation_solves_the_whole_aggregated_dual(method):
 def test_each_round_adds_at_most_a_share_of_the_working_set(monkeypatch):
     """Column generation adds at most JOIN_SHARE x |W| violating clusters per round (the
     smallest margins first); a smaller share takes more rounds to the same aggregated optimum."""
-    from aidopt.decomposition import kernel_svm as module
+    from aidopt.decomposition.plugins import kernel_svm as module
 
     X, y = svm_rows(11, 2000, 3)
     problem = KernelSVMProblem(C=1.0, kernel="rbf")
@@ -473,7 +473,7 @@ def test_threads_bounds_the_kernel_workers_and_blas(monkeypatch, threads):
 def _check_thread_bound(monkeypatch, threads):
     import threading
 
-    from aidopt.decomposition import kernel_svm as module
+    from aidopt.decomposition.plugins import kernel_svm as module
     from threadpoolctl import threadpool_info
 
     def blas_threads():
@@ -585,7 +585,7 @@ def test_a_loose_solve_never_ends_the_run():
     solve and the certificate's gap is within tol."""
     from types import SimpleNamespace
 
-    from aidopt.decomposition.kernel_svm import LOOSE, KernelSVMState
+    from aidopt.decomposition.plugins.kernel_svm import LOOSE, KernelSVMState
     from aidopt.decomposition.protocol import Lifted, Split
 
     problem = KernelSVMProblem(C=1.0, kernel="rbf")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from aidopt.decomposition.lad import certificate
+from aidopt.decomposition.plugins.lad import certificate
 from aidopt.instances import dermatology, lad_instance
 
 import aidopt
-from aidopt.data import as_regression_data
+from aidopt.data.validate import as_regression_data
 from aidopt.results import Termination
 from tests.conftest import RTOL
 

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 import aidopt
-from aidopt.fn import frisch_newton
+from aidopt.numerics.fn import frisch_newton
 from aidopt.results import Termination
 
 

@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 
-from aidopt.facility import as_facility_data
+from aidopt.data.facility import as_facility_data
 
 
 def brute_force(costs, p=None, fixed=None, demand=None) -> float:

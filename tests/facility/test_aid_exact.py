@@ -7,7 +7,7 @@ import math
 
 import pytest
 from aidopt.decomposition import RunConfig, solve, solve_direct
-from aidopt.decomposition.facility import FacilityProblem
+from aidopt.decomposition.plugins.facility import FacilityProblem
 
 from aidopt import solvers
 from aidopt.results import Termination

@@ -5,15 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import aidopt.facility as fac
-from aidopt.facility import (
-    as_facility_data,
-    euclidean_costs,
-    graph_costs,
-    read_orlib_pmed,
-    read_tsplib,
-    solve_facility_location,
-)
+from aidopt.api.facility import solve_facility_location
+from aidopt.data.facility import as_facility_data, euclidean_costs, graph_costs, read_orlib_pmed, read_tsplib
 
 C = np.array([[1.0, 2.0, 3.0], [2.0, 1.0, 4.0], [5.0, 3.0, 1.0], [2.0, 2.0, 2.0]])
 
@@ -132,5 +125,10 @@ def test_tsplib_reader(tmp_path):
 
 
 def test_module_exports():
-    for name in fac.__all__:
-        assert hasattr(fac, name), name
+    import aidopt.api.facility
+    import aidopt.data.facility
+
+    for module in (aidopt.api.facility, aidopt.data.facility):
+        assert module.__all__
+        for name in module.__all__:
+            assert hasattr(module, name), name

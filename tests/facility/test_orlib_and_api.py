@@ -8,13 +8,14 @@ import math
 
 import numpy as np
 import pytest
-from aidopt.decomposition.facility import FacilityProblem, cluster_minima
+from aidopt.decomposition.plugins.facility import FacilityProblem, cluster_minima
 from aidopt.instances.facility import ORLIB_PMED, euclidean_instance, orlib_pmed, san_francisco
 
-import aidopt.facility as fac
+import aidopt.api.facility as facility_mod
+import aidopt.data.facility as facility_data
 from aidopt import solvers
 from aidopt.results import Termination
-from tests.conformance.contract import check_plugin
+from aidopt.testing.contract import check_plugin
 from tests.facility._helpers import brute_force, data_of, small_instance
 
 
@@ -27,7 +28,7 @@ def test_cluster_minima():
 @pytest.mark.parametrize("name", ["pmed1", "pmed5"])
 def test_orlib_known_optimum_aid(name):
     costs, p, optimum = orlib_pmed(name)
-    res = fac.solve_facility_location(costs, p=p, log=False)
+    res = facility_mod.solve_facility_location(costs, p=p, log=False)
     assert res.termination is Termination.CERTIFIED_OPTIMAL, res.summary()
     assert res.objective == optimum and res.gap <= 1e-6
     assert res.lower_bound == optimum
@@ -38,14 +39,14 @@ def test_orlib_known_optimum_aid(name):
 
 def test_orlib_pmed1_direct():
     costs, p, optimum = orlib_pmed("pmed1")
-    res = fac.solve_facility_location(costs, p=p, aid=False, log=False)
+    res = facility_mod.solve_facility_location(costs, p=p, aid=False, log=False)
     assert res.certified and res.objective == optimum
 
 
 @pytest.mark.slow
 def test_orlib_pmed10():
     costs, p, optimum = orlib_pmed("pmed10")
-    res = fac.solve_facility_location(costs, p=p, log=False)
+    res = facility_mod.solve_facility_location(costs, p=p, log=False)
     assert res.certified and res.objective == optimum
 
 
@@ -60,7 +61,7 @@ def test_shipped_instances():
 
 def test_san_francisco_p4_matches_brute_force():
     sf = san_francisco()
-    res = fac.solve_facility_location(sf["costs"], p=4, demand=sf["demand"], site_xy=sf["site_xy"],
+    res = facility_mod.solve_facility_location(sf["costs"], p=4, demand=sf["demand"], site_xy=sf["site_xy"],
                                       customer_xy=sf["customer_xy"], log=False)
     assert res.certified
     best = brute_force(sf["costs"], 4, None, sf["demand"])
@@ -72,7 +73,7 @@ def test_time_limited_aggregated_mip_keeps_an_honest_bound():
     the optimum, and its incumbent lifts to a feasible solution."""
     costs, p, optimum = orlib_pmed("pmed1")
     problem = FacilityProblem()
-    data = fac.as_facility_data(costs, p=p)
+    data = facility_data.as_facility_data(costs, p=p)
     outcome = solvers.SolveOutcome(solvers.SolveStatus.TIME_LIMIT, 6000.0, None, True, "highs",
                                    "", 1.0, bound=5700.2)
     assert problem.on_nonoptimal(outcome)
@@ -81,7 +82,7 @@ def test_time_limited_aggregated_mip_keeps_an_honest_bound():
     assert not problem.on_nonoptimal(none) and problem.lower_bound(none, None, data) is None
     # through the run: whatever stops it, lower <= optimum <= objective
     for limit in (0.3, 1.0):
-        res = fac.solve_facility_location(costs, p=p, time_limit=limit, log=False,
+        res = facility_mod.solve_facility_location(costs, p=p, time_limit=limit, log=False,
                                           raise_on_failure=False)
         assert res.lower_bound <= optimum <= res.objective or not math.isfinite(res.objective)
         for h in res.history:
@@ -92,7 +93,7 @@ def test_time_limited_mip_through_the_solver():
     """A real HiGHS MIP stopped by a tiny time limit reports its dual bound, not its incumbent."""
     inst = euclidean_instance(300, 60, kind="p-median", p=6, seed=3)
     problem = FacilityProblem(far=False)
-    data = fac.as_facility_data(inst["costs"], p=6)
+    data = facility_data.as_facility_data(inst["costs"], p=6)
     from aidopt.decomposition.partition import Partition
 
     partition = Partition.from_labels(np.arange(60) // 2)
@@ -133,7 +134,7 @@ def test_plugin_conforms_pmedian():
 def test_capacitated_direct():
     inst = small_instance(4, kind="ufl", n=10, s=6)
     cap = np.full(6, inst["demand"].sum() / 3.0)
-    res = fac.solve_facility_location(inst["costs"], fixed_costs=inst["fixed_costs"],
+    res = facility_mod.solve_facility_location(inst["costs"], fixed_costs=inst["fixed_costs"],
                                       demand=inst["demand"], capacity=cap, aid=False, log=False)
     assert res.certified
     shares = res.solution["shares"]
@@ -145,18 +146,18 @@ def test_capacitated_direct():
 
 def test_result_json_and_map(tmp_path):
     inst = euclidean_instance(80, 20, kind="ufl", seed=2)
-    res = fac.solve_facility_location(inst["costs"], fixed_costs=inst["fixed_costs"],
+    res = facility_mod.solve_facility_location(inst["costs"], fixed_costs=inst["fixed_costs"],
                                       demand=inst["demand"], customer_xy=inst["customer_xy"],
                                       site_xy=inst["site_xy"], log=False)
     assert res.certified
     doc = json.loads(res.to_json())
     assert doc["solution"]["open"] == res.solution["open"].tolist()
-    fac.plot_facility(res, path=tmp_path / "map.png")
+    facility_mod.plot_facility(res, path=tmp_path / "map.png")
     assert (tmp_path / "map.png").stat().st_size > 1000
 
 
 def test_cli_facility(tmp_path, capsys):
-    from aidopt.cli_facility import auto_fixed_costs
+    from aidopt.cli.facility import auto_fixed_costs
 
     rng = np.random.default_rng(0)
     xy = rng.random((40, 2))
@@ -188,7 +189,7 @@ def _cli(argv):
     import argparse
     import sys
 
-    from aidopt.cli_facility import add_parser
+    from aidopt.cli.facility import add_parser
     from aidopt.solvers import SolverError
 
     parser = argparse.ArgumentParser(prog="aidopt")
@@ -202,7 +203,7 @@ def _cli(argv):
 
 
 def test_bench_worker_small():
-    from aidopt.bench_facility import _worker, direct_highs, load_instance
+    from aidopt.bench.facility import _worker, direct_highs, load_instance
 
     inst = load_instance("pmed1")
     r = direct_highs(inst["costs"], inst["p"], gap=1e-6)

@@ -10,11 +10,12 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 from aidopt.decomposition import RunConfig, solve, solve_direct
-from aidopt.decomposition.facility_radius import CostLevels, FacilityRadiusProblem
+from aidopt.decomposition.plugins.facility_radius import CostLevels, FacilityRadiusProblem
 from aidopt.models import facility_radius as rmodel
 
 from aidopt import solvers
-from aidopt.facility import as_facility_data, solve_facility_location
+from aidopt.api.facility import solve_facility_location
+from aidopt.data.facility import as_facility_data
 from aidopt.results import Termination
 from tests.facility._helpers import data_of, small_instance
 from tests.facility.test_aid_exact import CASES, _ids, _needs, check_run

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aidopt import bench_fsv
+from aidopt.bench import fsv as bench_fsv
 
 
 def test_features_used_follows_fsvs_support_rule():
@@ -42,7 +42,7 @@ def test_scale_instance_appends_noise_columns_to_svm_instance():
 
 
 def _in_process(method, n, m, instance_set, seed, time_limit, module, extra):
-    """``aidopt.bench._run`` without the subprocess (same argument order as the worker's argv)."""
+    """``aidopt.bench.lad._run`` without the subprocess (same argument order as the worker's argv)."""
     kind, arg = extra
     if kind == "cv":
         return bench_fsv.cv_worker(method, instance_set, [float(v) for v in arg.split(",")], n,

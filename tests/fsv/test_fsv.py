@@ -157,7 +157,7 @@ def test_classifier_is_a_feature_selector_in_a_pipeline():
 
 
 def test_cli_fsv(tmp_path, capsys):
-    from aidopt.cli import main
+    from aidopt.cli.main import main
 
     X, y = instance(6, n=200, informative=2, noise=3)
     path = tmp_path / "d.csv"

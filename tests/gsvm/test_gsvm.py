@@ -8,7 +8,8 @@ from aidopt.instances import checkerboard
 
 import aidopt
 from aidopt import solvers
-from aidopt.gsvm import kernel_function, solve_gsvm
+from aidopt.api.gsvm import solve_gsvm
+from aidopt.numerics.kernels import kernel_function
 from aidopt.results import Termination
 
 
@@ -127,7 +128,7 @@ def test_estimator_grid_search_and_predict():
 
 
 def test_cli_gsvm(tmp_path, capsys):
-    from aidopt.cli import main
+    from aidopt.cli.main import main
 
     X, y = checkerboard(120, seed=2)
     path = tmp_path / "cb.csv"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aidopt.lpc import n_blocks, solve_lp_chunked, solve_lsvm_lpc
+from aidopt.api.lpc import n_blocks, solve_lp_chunked, solve_lsvm_lpc
 
 
 def _infeasible():

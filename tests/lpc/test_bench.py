@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aidopt.bench_lpc import bench_lpc
+from aidopt.bench.lpc import bench_lpc
 
 
 def test_bench_lpc_tiny(tmp_path):

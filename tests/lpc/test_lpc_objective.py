@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aidopt.lpc import solve_lp_chunked
+from aidopt.api.lpc import solve_lp_chunked
 
 from ._lps import boxed_lp, cone_lp, full_lp, vertex_lp
 

@@ -7,7 +7,7 @@ import pytest
 from aidopt.instances import svm_instance
 
 import aidopt
-from aidopt.lpc import solve_lsvm_lpc
+from aidopt.api.lpc import solve_lsvm_lpc
 
 
 @pytest.mark.parametrize("seed,separation,C,chunks", [

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aidopt.lpc import solve_lp_chunked, solve_lsvm_lpc
-from aidopt.rowblocks import ArraySource, ParquetSource, block_ranges, row_source
+from aidopt.api.lpc import solve_lp_chunked, solve_lsvm_lpc
+from aidopt.data.rowblocks import ArraySource, ParquetSource, block_ranges, row_source
 
 from ._lps import vertex_lp
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from aidopt.lpc import solve_lp_chunked, solve_lsvm_lpc
+from aidopt.api.lpc import solve_lp_chunked, solve_lsvm_lpc
 
 from ._lps import vertex_lp
 

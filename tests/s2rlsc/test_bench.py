@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from aidopt.bench_s2rlsc import _excess
+from aidopt.bench.s2rlsc import _excess
 
 
 def test_a_search_below_the_miqp_within_its_gap_is_not_clipped():

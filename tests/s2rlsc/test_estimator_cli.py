@@ -12,8 +12,7 @@ import pytest
 from aidopt.instances.s2rlsc import digit_pair, gaussian2c, gaussian4c, ssl_split
 
 from aidopt import solvers
-from aidopt.s2rlsc import solve_s2rlsc
-from aidopt.s2rlsc_estimator import S2RLSCClassifier
+from aidopt.api.s2rlsc import S2RLSCClassifier, solve_s2rlsc
 from tests.s2rlsc._helpers import instance
 
 sklearn = pytest.importorskip("sklearn")
@@ -59,7 +58,7 @@ def test_fit_predict_on_a_small_problem():
 
 
 def test_not_fitted_and_feature_checks_are_the_base_class():
-    from aidopt.estimators import NotFittedError
+    from aidopt.api.estimator import NotFittedError
 
     pd = pytest.importorskip("pandas")
     with pytest.raises(NotFittedError):
@@ -132,7 +131,7 @@ def test_result_serialises_and_summarises(tmp_path):
 
 
 def _parser():
-    from aidopt.cli_s2rlsc import add_parser
+    from aidopt.cli.s2rlsc import add_parser
 
     parser = argparse.ArgumentParser(prog="aidopt")
     add_parser(parser.add_subparsers(dest="command", required=True))

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aidopt.s2rlsc import (
+from aidopt.api.s2rlsc import solve_s2rlsc
+from aidopt.numerics.rlsc import (
     Band,
     RLSCFitness,
     _apply,
@@ -15,7 +16,6 @@ from aidopt.s2rlsc import (
     kernel_function,
     local_search,
     nystrom_fitness,
-    solve_s2rlsc,
 )
 from tests.s2rlsc._helpers import d_of, direct_min_J, instance, random_labels
 
@@ -174,7 +174,7 @@ def test_unsupervised_fitness_is_eq16_and_the_clusters_are_found():
 def test_naive_fitness_is_the_direct_way_and_searches_the_same():
     """NaiveFitness (one inverse, y'My per candidate: the paper's Fig. 8 baseline) agrees with
     the eigen form, and the search takes the same path with it."""
-    from aidopt.s2rlsc import NaiveFitness
+    from aidopt.numerics.rlsc import NaiveFitness
 
     Xtr, ytr, *_ = instance(l=4, u=26, d=12, seed=9)
     K, d = Xtr @ Xtr.T, d_of(ytr, 0.5)

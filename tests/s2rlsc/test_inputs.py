@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import aidopt.s2rlsc as s2
-from aidopt.s2rlsc import solve_s2rlsc
+import aidopt.api.s2rlsc as s2rlsc_mod
+import aidopt.numerics.rlsc as rlsc_mod
+from aidopt.api.s2rlsc import solve_s2rlsc
 from tests.s2rlsc._helpers import instance
 
 
@@ -22,9 +23,9 @@ def no_work(monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("work started before the input was rejected")
 
-    monkeypatch.setattr(s2, "_symmetric_kernel", boom)
-    monkeypatch.setattr(s2, "nystrom_fitness", boom)
-    monkeypatch.setattr(s2, "local_search", boom)
+    monkeypatch.setattr(s2rlsc_mod, "_symmetric_kernel", boom)
+    monkeypatch.setattr(s2rlsc_mod, "nystrom_fitness", boom)
+    monkeypatch.setattr(s2rlsc_mod, "local_search", boom)
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -126,15 +127,15 @@ def test_exact_beyond_its_size_limit_is_refused_before_work(no_work, monkeypatch
     from aidopt import solvers
 
     monkeypatch.setattr(solvers, "availability", lambda name: "missing")
-    X = np.random.default_rng(0).normal(size=(s2.EXACT_MAX_U + 5, 2))
+    X = np.random.default_rng(0).normal(size=(s2rlsc_mod.EXACT_MAX_U + 5, 2))
     y = np.zeros(len(X))
     y[:4] = [1, -1, 1, -1]  # u = EXACT_MAX_U + 1
     with pytest.raises(ValueError, match="EXACT_MAX_U = 400"):
         solve_s2rlsc(X, y, method="exact", log=False)
-    monkeypatch.setattr(s2, "EXACT_MAX_U", 10)
+    monkeypatch.setattr(s2rlsc_mod, "EXACT_MAX_U", 10)
     Xs, ys = X[:16], y[:16]
     with pytest.raises(ValueError, match="u = 12"):
         solve_s2rlsc(Xs, ys, method="exact", log=False)
-    band = s2.Band.of(12, 0.5, 0.2)
+    band = rlsc_mod.Band.of(12, 0.5, 0.2)
     with pytest.raises(ValueError, match="EXACT_MAX_U"):  # the lower-level call too
-        s2.solve_miqp(None, ys, np.arange(4, 16), band)
+        s2rlsc_mod.solve_miqp(None, ys, np.arange(4, 16), band)

@@ -8,8 +8,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import aidopt.s2rlsc as s2
-from aidopt.s2rlsc import RLSCFitness, kernel_function
+import aidopt.numerics.rlsc as s2
+from aidopt.numerics.rlsc import RLSCFitness, kernel_function
 from tests.s2rlsc._helpers import d_of, instance
 
 N = 600

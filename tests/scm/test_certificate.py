@@ -8,7 +8,7 @@ import pytest
 from aidopt.instances.scm import sine_set
 
 import aidopt
-from aidopt.scm import solve_scm
+from aidopt.api.scm import solve_scm
 
 
 def _data():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from aidopt.instances.scm import sine_set
 
-from aidopt import cli_scm
+from aidopt.cli import scm as cli_scm
 
 
 def _parser():
@@ -42,17 +42,17 @@ def test_cli_scm(tmp_path, capsys):
 
 
 def test_cli_scm_passes_shrink_side(tmp_path, monkeypatch):
-    import aidopt.scm
+    import aidopt.api.scm
 
     train = _csv(tmp_path / "train.csv", 0)
     seen = {}
-    solve = aidopt.scm.solve_scm
+    solve = aidopt.api.scm.solve_scm
 
     def spy(*args, **kwargs):
         seen.update(kwargs)
         return solve(*args, **kwargs)
 
-    monkeypatch.setattr(aidopt.scm, "solve_scm", spy)
+    monkeypatch.setattr(aidopt.api.scm, "solve_scm", spy)
     args = _parser().parse_args(["scm", "--data", str(train), "--kernel", "linear",
                                  "--shrink-side", "margin", "--quiet"])
     assert args.func(args) == 0 and seen["shrink_side"] == "margin"
@@ -71,7 +71,7 @@ def test_cli_average_precision_matches_sklearn():
 
 def test_bench_worker_in_process():
     pytest.importorskip("sklearn")
-    from aidopt.bench_scm import worker
+    from aidopt.bench.scm import worker
 
     for method in ("whole", "random", "weighted", "scm", "scm_i", "scm_refit"):
         out = worker(method, "sine:10:100", 0, 1.0, "rbf", 2)
@@ -82,7 +82,7 @@ def test_bench_worker_in_process():
 
 def test_bench_tables_tiny(tmp_path):
     pytest.importorskip("sklearn")
-    from aidopt.bench_scm import bench_scm
+    from aidopt.bench.scm import bench_scm
 
     table = bench_scm("sine:10:100", repeat=1, methods=("whole", "scm"),
                       output=str(tmp_path / "t.md"), time_limit=120)

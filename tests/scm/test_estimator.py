@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from aidopt.instances.scm import sine_set
 
-from aidopt.scm import SCMClassifier
+from aidopt.api.scm import SCMClassifier
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn.base import clone  # noqa: E402

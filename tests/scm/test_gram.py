@@ -9,8 +9,9 @@ import pytest
 from aidopt.instances.scm import sine_set
 from aidopt.models import kernel_svm
 
-import aidopt.scm as scm
-from aidopt.scm import KernelGram, kernel_diagonal, solve_scm
+import aidopt.numerics.kernel_kmeans as scm
+from aidopt.api.scm import solve_scm
+from aidopt.numerics.kernel_kmeans import KernelGram, kernel_diagonal
 
 
 def test_the_default_cache_is_at_most_256_mb():

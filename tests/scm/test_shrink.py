@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from aidopt.instances.scm import sine_set
 
-import aidopt.scm as scm
-from aidopt.scm import solve_scm
+import aidopt.api.scm
+from aidopt.api.scm import solve_scm
 
 from ._data import wrong_side_negatives
 
@@ -84,7 +84,7 @@ def test_refit_on_too_many_rows_is_skipped_with_a_pyomo_solver(monkeypatch):
     X, y = sine_set("D2", n_pos=10, n_neg=100, seed=0)
     last = solve_scm(X, y, kernel="linear", C=1.0, max_iter=1, log=False)
     assert last.kept.sum() > 20
-    monkeypatch.setattr(scm, "REFIT_MAX_ROWS", 20)
+    monkeypatch.setattr(aidopt.api.scm, "REFIT_MAX_ROWS", 20)
     with pytest.warns(UserWarning, match="refit skipped"):
         res = solve_scm(X, y, kernel="linear", C=1.0, max_iter=1, final="refit", log=False)
     assert "refit skipped" in res.message and "REFIT_MAX_ROWS" in res.message

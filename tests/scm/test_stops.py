@@ -10,7 +10,7 @@ import pytest
 from aidopt.instances.scm import sine_set
 
 import aidopt
-from aidopt.scm import STOPS, solve_scm
+from aidopt.api.scm import STOPS, solve_scm
 
 from ._data import far_negatives
 

@@ -12,7 +12,7 @@ from aidopt.models import kernel_svm, svm
 
 import aidopt
 from aidopt import solvers
-from aidopt.scm import solve_scm
+from aidopt.api.scm import solve_scm
 
 C = 1.0
 

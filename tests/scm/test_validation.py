@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from aidopt.instances.scm import sine_set
 
-import aidopt.scm as scm
+import aidopt.api.scm as scm
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 from aidopt.decomposition.run import RunConfig
 
 import aidopt
-from aidopt.scm import solve_representative_svm, solve_scm
+from aidopt.api.scm import solve_representative_svm, solve_scm
 
 
 def _copies(s=5, seed=0):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aidopt.bench_warm import bench_warm, fsv_model
+from aidopt.bench.warm import bench_warm, fsv_model
 
 
 def test_bench_warm_small(tmp_path, capsys):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aidopt.sor import (
+from aidopt.numerics.sor import (
     kernel_dual_matrix,
     kernel_dual_matrix_KK,
     kernel_primal_dual,

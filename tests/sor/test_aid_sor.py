@@ -12,9 +12,9 @@ from aidopt.decomposition import ModifiedSVMProblem, RunConfig, solve
 from aidopt.decomposition.protocol import Iterate
 
 import aidopt
-from aidopt.data import as_classification_data
+from aidopt.data.validate import as_classification_data
+from aidopt.numerics.sor import sor_linear
 from aidopt.results import Termination
-from aidopt.sor import sor_linear
 
 from ._ref import data, primal_135
 

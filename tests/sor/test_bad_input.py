@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aidopt.sor import kernel_dual_matrix, kernel_dual_matrix_KK, primal_objective, sor_linear, sor_solve
+from aidopt.numerics.sor import kernel_dual_matrix, kernel_dual_matrix_KK, primal_objective, sor_linear, sor_solve
 
 from ._ref import data
 

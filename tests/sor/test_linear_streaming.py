@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aidopt.rowblocks import ArraySource
-from aidopt.sor import _sweep_rows, _sweep_rows_numpy, kernel_dual_matrix, sor_linear, sor_solve
+from aidopt.data.rowblocks import ArraySource
+from aidopt.numerics.sor import _sweep_rows, _sweep_rows_numpy, kernel_dual_matrix, sor_linear, sor_solve
 
 from ._ref import data
 

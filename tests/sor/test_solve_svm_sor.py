@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import aidopt
-from aidopt.cli import main
-from aidopt.sor import primal_objective
+from aidopt.cli.main import main
+from aidopt.numerics.sor import primal_objective
 
 from ._ref import data, primal_135
 
@@ -172,7 +172,7 @@ def test_cli_sor_iteration_limit(tmp_path, capsys):
 
 
 def test_sor_linear_gap_tol_and_callback():
-    from aidopt.sor import sor_linear
+    from aidopt.numerics.sor import sor_linear
 
     A, d = data(21, m=100, n=4)
     seen = []
@@ -188,7 +188,7 @@ def test_sor_linear_gap_tol_and_callback():
 
 
 def test_sor_linear_time_limit_between_blocks(tmp_path):
-    from aidopt.sor import sor_linear
+    from aidopt.numerics.sor import sor_linear
 
     A, d = data(22, m=200, n=3)
     path = tmp_path / "A.npy"
@@ -205,7 +205,7 @@ def test_sor_linear_time_limit_between_blocks(tmp_path):
 @pytest.mark.parametrize("bad", [{"gap_tol": -1.0}, {"time_limit": 0.0}, {"time_limit": "1"},
                                  {"callback": 3}])
 def test_sor_linear_new_arguments_validated(bad):
-    from aidopt.sor import sor_linear
+    from aidopt.numerics.sor import sor_linear
 
     A, d = data(23, m=20, n=2)
     with pytest.raises(ValueError):

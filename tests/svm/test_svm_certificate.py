@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from aidopt.decomposition.svm import certificate
+from aidopt.decomposition.plugins.svm import certificate
 
 import aidopt
-from aidopt.data import as_classification_data
+from aidopt.data.validate import as_classification_data
 from tests.svm._helpers import instance, svm_objective
 
 NORMS = ["l2", "l1", "linf", "none"]

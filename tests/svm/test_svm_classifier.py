@@ -145,7 +145,7 @@ def test_score_with_sample_weight(separated):
 
 def test_uncertified_fit_warns():
     X, y = instance("overlapping", 3000, 5, 13)
-    from aidopt.estimators import ConvergenceWarning
+    from aidopt.api.estimator import ConvergenceWarning
 
     with pytest.warns(ConvergenceWarning, match="not certified optimal"):
         clf = SVMClassifier(C=0.5, max_iter=1).fit(X, y)

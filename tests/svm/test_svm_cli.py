@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 import aidopt
-from aidopt.cli import main
-from aidopt.data import load_table
+from aidopt.cli.main import main
+from aidopt.data.validate import load_table
 from tests.svm._helpers import instance
 
 sklearn = pytest.importorskip("sklearn")

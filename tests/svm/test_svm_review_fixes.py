@@ -5,11 +5,11 @@ dropped, and kernels that are not positive semidefinite are refused or not certi
 import numpy as np
 import pytest
 from aidopt.decomposition import AIDConfig, solve_direct
-from aidopt.decomposition.kernel_svm import KernelSVMProblem
-from aidopt.decomposition.svm import certificate
+from aidopt.decomposition.plugins.kernel_svm import KernelSVMProblem
+from aidopt.decomposition.plugins.svm import certificate
 
 import aidopt
-from aidopt.data import as_classification_data
+from aidopt.data.validate import as_classification_data
 
 
 def _shifted(n=800, shift=200.0, seed=0):

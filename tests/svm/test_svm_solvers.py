@@ -80,7 +80,7 @@ def test_kernel_refuses_solver_without_duals():
 
 
 def test_default_solvers():
-    from aidopt.api import default_svm_solver
+    from aidopt.api.svm import default_svm_solver
 
     assert default_svm_solver("l2") == "fm"
     assert default_svm_solver("l2", "rbf") == "smo"

@@ -1,4 +1,4 @@
-"""Input validation (aidopt.data) and the file loaders.
+"""Input validation (aidopt.data.validate) and the file loaders.
 
 Every bad input must give a clear error *before* any model is built or solved: the ``no_solve``
 fixture replaces every solve entry point by a function that fails the test if it is reached.
@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 import aidopt
-import aidopt.api
+import aidopt.api._front
 import aidopt.solvers
-from aidopt.data import RegressionData, as_regression_data, load_table, read_svmlight
+from aidopt.data.validate import RegressionData, as_regression_data, load_table, read_svmlight
 
 N, M = 60, 3
 
@@ -27,8 +27,8 @@ def _reached_solver(*args, **kwargs):  # pragma: no cover - only runs when the t
 @pytest.fixture
 def no_solve(monkeypatch):
     """Fail the test if anything tries to build or solve a model."""
-    monkeypatch.setattr(aidopt.api, "solve", _reached_solver)
-    monkeypatch.setattr(aidopt.api, "solve_direct", _reached_solver)
+    monkeypatch.setattr(aidopt.api._front, "solve", _reached_solver)
+    monkeypatch.setattr(aidopt.api._front, "solve_direct", _reached_solver)
     monkeypatch.setattr(aidopt.solvers, "solve_model", _reached_solver)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import aidopt
 from aidopt import LADRegressor
-from aidopt.estimators import ConvergenceWarning
+from aidopt.api.estimator import ConvergenceWarning
 
 N = 1500
 COEF = np.array([2.0, -1.0, 0.5])
@@ -219,7 +219,7 @@ def test_get_params_defaults():
 
     from aidopt.decomposition import RunConfig
 
-    from aidopt.api import solve_lad
+    from aidopt.api.lad import solve_lad
 
     params = LADRegressor().get_params()
     common = {f.name: (None if f.name == "solver_options" else f.default)

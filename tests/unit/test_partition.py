@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from aidopt.decomposition import LADProblem, Lifted, Partition
 from aidopt.decomposition.clustering import _nearest, one_step_kmeans
-from aidopt.decomposition.lad import LADState
+from aidopt.decomposition.plugins.lad import LADState
 
 
 def test_from_labels_renumbers_and_counts():

@@ -59,7 +59,7 @@ from aidopt import (  # noqa: E402
     SCMClassifier,
     SVMClassifier,
 )
-from aidopt.estimators import NotFittedError  # noqa: E402
+from aidopt.api.estimator import NotFittedError  # noqa: E402
 
 STANDARD = [
     LADRegressor(),
@@ -311,7 +311,7 @@ def test_estimators_work_without_scikit_learn():
         import numpy as np
         import pandas as pd
         import aidopt
-        from aidopt.estimators import NotFittedError, validate_data
+        from aidopt.api.estimator import NotFittedError, validate_data
         assert validate_data is None
         rng = np.random.default_rng(0)
         X = rng.normal(size=(200, 3))

@@ -94,7 +94,7 @@ def test_a_failing_kernel_block_stops_the_other_workers(monkeypatch):
     it, all have stopped when it does, and BLAS has its limits back."""
     import numpy as np
     import pytest
-    from aidopt.decomposition import mean_kernel
+    from aidopt.decomposition.plugins import mean_kernel
 
     monkeypatch.setattr(mean_kernel, "_cores", lambda: 2)
     monkeypatch.setattr(mean_kernel, "_BLOCK_ENTRIES", 64)  # one block per 4 rows below

@@ -1,0 +1,202 @@
+"""Facility location with certified AID: ``solve_facility_location``, input validation, cost
+helpers (coordinates, a networkx graph, OR-Library and TSPLIB files) and a map plot.
+
+p-median (``p``) and uncapacitated facility location (``fixed_costs``) on an
+``n_customers x n_sites`` cost matrix are solved by AID (the mathematics in docs/facility.md):
+
+* ``aggregation="radius"`` (default,
+  :class:`aidopt.decomposition.plugins.facility_radius.FacilityRadiusProblem`): every customer keeps its
+  nearest cost levels, and the sites beyond its radius are grouped and priced at the cheapest of
+  them (a relaxation); radii grow where the aggregated solution serves a customer beyond its
+  radius, until none does;
+* ``aggregation="sites"`` (:class:`aidopt.decomposition.plugins.facility.FacilityProblem`): sites are
+  clustered, a cluster opens at the cheapest opening cost of its sites and serves each customer
+  at the cheapest of its sites' costs (a relaxation), a real site is picked in every open cluster
+  (an upper bound), and clusters whose pick does not attain those minima are split.
+
+Either way the bound is an aggregated MIP's dual bound and the certificate its gap to the best
+lifted solution.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aidopt.data.facility import as_facility_data
+
+__all__ = ['solve_facility_location', 'plot_facility']
+
+#: what AID may aggregate (``solve_facility_location(aggregation=...)``)
+AGGREGATIONS = ("radius", "sites")
+
+
+# --------------------------------------------------------------------------- the front door
+def _solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, capacity=None,
+                             customer_xy=None, site_xy=None, aggregation: str = "radius",
+                             mip_gap=None, max_children: int = 8, improve: int = 3,
+                             prune: bool = True, far: bool = False, grow: float = 2.0,
+                             lp_rounds: int = 50, **options):
+    from aidopt.api import _front
+    from aidopt.decomposition.plugins.facility import FacilityProblem
+    from aidopt.decomposition.plugins.facility_radius import FacilityRadiusProblem
+    from aidopt.decomposition.run import RunConfig
+
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
+
+    config = RunConfig.from_kwargs(options, caller="solve_facility_location", solver="highs")
+    data = as_facility_data(costs, p=p, fixed_costs=fixed_costs, demand=demand, capacity=capacity,
+                            customer_xy=customer_xy, site_xy=site_xy)
+    if capacity is not None and config.aid:
+        raise ValueError("capacitated facility location is solved directly: pass aid=False "
+                         "(AID's lift does not handle capacities, docs/facility.md)")
+    if mip_gap is None:
+        mip_gap = min(1e-7, config.tol / 10.0)
+    if aggregation == "radius" and capacity is None:
+        problem = FacilityRadiusProblem(mip_gap=mip_gap, improve=improve, grow=grow,
+                                        lp_rounds=lp_rounds)
+    else:  # the site clusters; with capacities its trivial partition is the direct textbook model
+        problem = FacilityProblem(mip_gap=mip_gap, max_children=max_children, improve=improve,
+                                  prune=prune, far=far)
+    result = _front.run_problem(problem, data, config)
+    result.solution["kind"] = data.kind
+    if customer_xy is not None or site_xy is not None:
+        result.solution["customer_xy"] = data.customer_xy
+        result.solution["site_xy"] = data.site_xy
+    return result
+
+
+def _decorate():
+    from aidopt.decomposition.run import common_options
+
+    return common_options()
+
+
+@_decorate()
+def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, capacity=None,
+                            customer_xy=None, site_xy=None, aggregation: str = "radius",
+                            mip_gap=None, max_children: int = 8, improve: int = 3,
+                            prune: bool = True, far: bool = False, grow: float = 2.0,
+                            lp_rounds: int = 50, **options):
+    r"""Uncapacitated p-median or facility location, solved by AID and certified.
+
+    :math:`\min \sum_j f_j y_j + \sum_i \sum_j w_i c_{ij} x_{ij}` over open sites ``y`` (at most
+    ``p`` for the p-median) and assignments ``x`` (every customer served by an open site).
+
+    Parameters
+    ----------
+    costs : array-like (n_customers, n_sites)
+        Assignment cost per unit of demand, finite and non-negative (helpers:
+        :func:`euclidean_costs`, :func:`graph_costs`, :func:`read_orlib_pmed`).
+    p : int, optional
+        p-median: at most ``p`` sites open (OR-Library's "exactly p" has the same optimum; the
+        returned solution opens exactly p whenever the lift can use them).
+    fixed_costs : array-like (n_sites,), optional
+        Opening costs (uncapacitated facility location). ``p`` and ``fixed_costs`` together: a
+        p-median with opening costs.
+    demand : array-like (n_customers,), optional
+        Non-negative demand weights (default 1).
+    capacity : array-like (n_sites,), optional
+        Capacities: capacitated facility location, solved directly only (``aid=False``); a
+        customer's demand may then be split (``solution["shares"]``).
+    customer_xy, site_xy : array-like (., 2), optional
+        Coordinates: the initial clustering and the split use ``site_xy``; :func:`plot_facility`
+        draws both.
+    aggregation : {"radius", "sites"}
+        What AID aggregates (docs/facility.md). ``"radius"`` (default): each customer's far
+        sites, grouped beyond a per-customer radius and priced at the cheapest of them
+        (:class:`aidopt.decomposition.plugins.facility_radius.FacilityRadiusProblem`); ``"sites"``:
+        clusters of candidate sites (:class:`aidopt.decomposition.plugins.facility.FacilityProblem`).
+        With ``aid=False`` both solve their full model (the radius formulation, or the textbook
+        strong formulation); capacities always use the latter.
+    mip_gap : float, optional
+        Relative gap of every aggregated MIP (default ``min(1e-7, tol / 10)``).
+    improve : int
+        Rounds of the alternating improvement of every lifted solution.
+    grow, lp_rounds
+        ``aggregation="radius"``: see :class:`~aidopt.decomposition.plugins.facility_radius.FacilityRadiusProblem`.
+    max_children, prune, far
+        ``aggregation="sites"``: see :class:`aidopt.decomposition.plugins.facility.FacilityProblem`.
+
+    Returns
+    -------
+    AIDResult
+        ``solution["open"]`` (sorted site indices), ``solution["assign"]`` (a site per customer),
+        ``objective``, ``lower_bound`` (the best aggregated MIP dual bound), ``gap``;
+        ``termination == "certified_optimal"`` when the gap is within ``tol``.
+
+    Examples
+    --------
+    >>> import numpy as np, aidopt
+    >>> from aidopt.facility import euclidean_costs
+    >>> rng = np.random.default_rng(0)
+    >>> pts = rng.random((60, 2))
+    >>> res = aidopt.api.facility.solve_facility_location(euclidean_costs(pts), p=4, log=False)
+    >>> res.certified, len(res.solution["open"])
+    (True, 4)
+    """
+    return _solve_facility_location(costs, p, fixed_costs, demand, capacity=capacity,
+                                    customer_xy=customer_xy, site_xy=site_xy,
+                                    aggregation=aggregation, mip_gap=mip_gap,
+                                    max_children=max_children, improve=improve, prune=prune,
+                                    far=far, grow=grow, lp_rounds=lp_rounds, **options)
+
+
+# --------------------------------------------------------------------------- map plot
+def plot_facility(result_or_solution, customer_xy=None, site_xy=None, path=None, *, title=None,
+                  max_lines: int = 20_000):
+    """Map of a facility-location solution: customers (dots), candidate sites (small crosses),
+    open sites (large markers) and each customer's assignment (a line to its site).
+
+    Parameters
+    ----------
+    result_or_solution : AIDResult or dict
+        A result of :func:`solve_facility_location` (its ``solution`` holds the coordinates when
+        they were given) or a solution dict with ``open`` and ``assign``.
+    customer_xy, site_xy : array-like, optional
+        Coordinates, when the solution does not carry them.
+    path : str, optional
+        Write a PNG there.
+    max_lines : int
+        Draw at most this many assignment lines (a seeded sample beyond).
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.collections import LineCollection
+    except ImportError as exc:  # pragma: no cover - depends on the extra
+        raise ImportError("plotting needs matplotlib: pip install 'aidopt[plot]'") from exc
+    sol = getattr(result_or_solution, "solution", result_or_solution)
+    cxy = customer_xy if customer_xy is not None else sol.get("customer_xy")
+    sxy = site_xy if site_xy is not None else sol.get("site_xy")
+    if cxy is None or sxy is None:
+        raise ValueError("the map needs customer and site coordinates (customer_xy, site_xy)")
+    cxy, sxy = np.asarray(cxy, dtype=float), np.asarray(sxy, dtype=float)
+    open_sites = np.asarray(sol["open"], dtype=np.int64)
+    assign = np.asarray(sol["assign"], dtype=np.int64)
+    fig, ax = plt.subplots(figsize=(7, 7))
+    idx = np.arange(cxy.shape[0])
+    if idx.size > max_lines:
+        idx = np.sort(np.random.default_rng(0).choice(idx, max_lines, replace=False))
+    segments = np.stack([cxy[idx, :2], sxy[assign[idx], :2]], axis=1)
+    colours = plt.get_cmap("tab20")(np.searchsorted(open_sites, assign[idx]) % 20)
+    ax.add_collection(LineCollection(segments, colors=colours, linewidths=0.4, alpha=0.6))
+    ax.scatter(sxy[:, 0], sxy[:, 1], marker="+", s=12, c="0.6", label="candidate sites", zorder=2)
+    ax.scatter(cxy[:, 0], cxy[:, 1], s=4, c="0.2", label="customers", zorder=3)
+    ax.scatter(sxy[open_sites, 0], sxy[open_sites, 1], marker="s", s=60, c="red",
+               edgecolors="black", label=f"open sites ({open_sites.size})", zorder=4)
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.legend(loc="upper right", fontsize=8)
+    if title is None and hasattr(result_or_solution, "objective"):
+        r = result_or_solution
+        title = (f"{sol.get('kind', 'facility')}: cost {r.objective:.10g}, gap {r.gap:.1e}, "
+                 f"{r.termination.value}")
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+    return fig

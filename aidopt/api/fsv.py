@@ -1,0 +1,196 @@
+"""Public solve functions: validate, then run AID (or another algorithm) or the direct solve."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aidopt.api import _front
+from aidopt.api.estimator import _BaseEstimator, _BinaryClassifierMixin, _SelectorMixin
+from aidopt.data.validate import (
+    as_classification_data,
+)
+from aidopt.decomposition.run import RunConfig, common_options
+from aidopt.results import AIDResult, Termination
+
+__all__ = ['solve_fsv', 'FSVClassifier']
+
+
+#: ``solve_fsv`` solves each linearized LP by AID above this many rows (``aid=None``)
+FSV_AID_ABOVE = 20_000
+
+
+@common_options(aid=None)
+def solve_fsv(
+    X,
+    y,
+    *,
+    nu: float = 1.0,
+    alpha: float = 5.0,
+    start: str = "random",
+    sample_weight=None,
+    support_tol: float = 1e-6,
+    **options,
+) -> AIDResult:
+    r"""Feature selection concave (FSV): a sparse separating plane by successive linearization.
+
+    Bradley, Mangasarian & Musicant (1.21): minimize
+    :math:`\nu \sum_i s_i y_i + \sum_j (1 - e^{-\alpha v_j})` subject to
+    :math:`D(Aw - e\gamma) + y \ge e`, :math:`-v \le w \le v`, :math:`y \ge 0`, a concave objective
+    that approximates the number of features used. Algorithm 2 solves a linear program (1.22)
+    per step and stops when (1.23) holds: a **stationary point** (minimum principle), never
+    called optimal (``termination == "stationary"``). The separating plane is ``x'w = gamma``,
+    midway between the bounding planes (1.13).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, m)
+    y : array-like of shape (n,)
+        Two classes (the sorted first is -1).
+    nu : float, default 1.0
+        Weight of the misclassification error (chosen by cross-validation in the paper).
+    alpha : float, default 5.0
+        Exponent of the concave step approximation (1.20); the paper found 5 satisfactory.
+    start : {"random", "rlp"}, default "random"
+        The paper's random start (seeded by ``seed``) or the RLP (1.17) plane.
+    sample_weight : array-like of shape (n,), optional
+    support_tol : float, default 1e-6
+        A feature is selected when ``|w_j| > support_tol * max(1, max |w|)``.
+    aid : bool or None, default None
+        Solve each linearized LP by AID (with its full-data certificate) or directly with a warm
+        persistent solver; ``None``: AID when n > 20,000.
+    tol
+        The stopping rule (1.23) holds when the LP decreases by at most ``tol * max(1, |f|)``.
+    max_iter
+        Limit on the number of LPs.
+
+    Returns
+    -------
+    AIDResult
+        ``solution["w"], solution["gamma"]`` (and ``b = -gamma`` for ``w x + b``),
+        ``solution["support"]`` (indices of the selected features); ``history`` has one record
+        per LP (``F_t`` its value, ``E_t`` the concave objective (1.21), ``info["support"]``,
+        ``info["decrease"]``); ``certificate`` (method ``minimum_principle``) reports the last
+        decrease and is never ``certified``.
+    """
+    from aidopt.decomposition.plugins.fsv import FSVStep
+    from aidopt.decomposition.sla import successive_linearization
+
+    aid = options.pop("aid", None)
+    config = RunConfig.from_kwargs(options, caller="solve_fsv", solver="highs")
+    for name, value in (("nu", nu), ("alpha", alpha)):
+        if not (isinstance(value, int | float | np.floating) and not isinstance(value, bool)
+                and np.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    if start not in ("random", "rlp"):
+        raise ValueError(f"start must be 'random' or 'rlp', got {start!r}")
+    if not (isinstance(support_tol, int | float) and 0 <= support_tol < 1):
+        raise ValueError(f"support_tol must be in [0, 1), got {support_tol!r}")
+    data = as_classification_data(X, y, sample_weight)
+    used, keep = data.without_zero_weights()
+    if aid is None:
+        aid = used.n > FSV_AID_ABOVE
+    if not isinstance(aid, bool):
+        raise TypeError(f"aid must be True, False or None, got {aid!r}")
+    config.aid = aid
+    step = FSVStep(used, nu=nu, alpha=alpha, start=start, aid=aid, support_tol=support_tol)
+    result = successive_linearization(
+        step, config, dimensions={"n": data.n, "m": data.m},
+        mode=f"successive linearization, each LP by {'AID' if aid else 'a warm direct solve'}")
+    _front.decorate(result, data)
+    return result
+
+
+class FSVClassifier(_BinaryClassifierMixin, _SelectorMixin, _BaseEstimator):
+    """Sparse linear classifier and feature selector by FSV (successive linearization).
+
+    ``fit`` solves the feature-selection concave problem (Bradley, Mangasarian & Musicant (1.21))
+    to a stationary point; ``predict`` uses the plane ``x'w = gamma`` midway between the bounding
+    planes; ``get_support`` / ``transform`` make it a feature selector in a scikit-learn
+    ``Pipeline`` (scikit-learn's ``SelectorMixin``).
+
+    Parameters
+    ----------
+    nu : float, default 1.0
+    alpha : float, default 5.0
+    start : {"random", "rlp"}, default "random"
+    support_tol : float, default 1e-6
+    aid : bool or None, default None
+        AID for each linearized LP above 20,000 rows (None), always (True) or never (False).
+    solver, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
+    solver_options, threads, tee, raise_on_failure, fallback
+        The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    coef_ : ndarray of shape (1, n_features)
+    intercept_ : ndarray of shape (1,)
+        ``-gamma``: the decision function is ``X @ coef_[0] + intercept_[0]``.
+    support_ : ndarray of int
+        Indices of the selected features.
+    result_ : AIDResult
+        Termination ``stationary`` when (1.23) held (a stationary point, not a proven optimum).
+    n_iter_ : int
+        The number of linear programs solved.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        The column names, when X was a DataFrame with string column names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from aidopt import FSVClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.where(rng.random(400) < 0.5, 1, -1)
+    >>> X = rng.normal(size=(400, 6)); X[:, 0] += y
+    >>> clf = FSVClassifier(nu=0.05).fit(X, y)
+    >>> clf.get_support(indices=True).tolist(), clf.score(X, y) > 0.8
+    ([0], True)
+    """
+
+    _params = {"nu": 1.0, "alpha": 5.0, "start": "random", "support_tol": 1e-6}
+    _overrides = {"log": False, "aid": None}
+    _sparse_input = True
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit by FSV.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two classes, any labels (the sorted first is the negative class).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative row weights; an integer weight k counts the row k times.
+
+        Returns
+        -------
+        self
+        """
+        X, y = self._validate_fit(X, y, target="binary")
+        result = solve_fsv(X, y, sample_weight=sample_weight, **self._solve_kwargs())
+        self._require_solution(result, "FSV")
+        sol = result.solution
+        self.classes_ = np.asarray(sol["classes"])
+        self.coef_ = np.asarray(sol["w"], dtype=float)[None, :]
+        self.intercept_ = np.array([float(sol["b"])])
+        self.support_ = np.asarray(sol["support"], dtype=int)
+        self._after_fit(X, result, "FSV", n_features=len(sol["feature_names"]),
+                        accepted=(Termination.STATIONARY,))
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """``x'w - gamma``; > 0 means ``classes_[1]``."""
+        return self._check_X(X, dense=False) @ self.coef_[0] + self.intercept_[0]
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels (``classes_[1]`` where the decision function is > 0)."""
+        f = self.decision_function(X)  # checks that the classifier is fitted
+        return self.classes_[(f > 0).astype(int)]
+
+    def _get_support_mask(self) -> np.ndarray:
+        """Boolean mask of the selected features (``get_support`` / ``transform`` use it)."""
+        self._check_fitted()
+        mask = np.zeros(self.n_features_in_, dtype=bool)
+        mask[self.support_] = True
+        return mask

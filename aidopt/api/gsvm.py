@@ -1,0 +1,196 @@
+"""scikit-learn style estimators (validate in ``fit``, trailing-underscore attributes, return self).
+
+scikit-learn is not a dependency. Without it the estimators keep its conventions
+(``get_params`` / ``set_params``, ``fit`` / ``predict`` / ``score``, ``n_features_in_``) with
+aidopt's own input checks. With it (1.6 or later) they are scikit-learn estimators: they inherit
+its mixins in the order it requires (tags, ``score``; :class:`FSVClassifier` is also a
+``SelectorMixin``), raise its ``NotFittedError`` and validate their inputs with
+:func:`sklearn.utils.validation.validate_data`. ``tests/unit/test_sklearn_checks.py`` runs
+scikit-learn's estimator checks on every one of them.
+
+Validation is split in two. scikit-learn checks the *structure* of the data and records it:
+conversion to float64 (object arrays of numbers are converted, complex data rejected), 2-d X,
+at least two rows, column-vector y (a ``DataConversionWarning``), ``n_features_in_`` and
+``feature_names_in_``, and, in ``predict``, the same features as in fit. The ``solve_*``
+function then checks the *content* with aidopt's messages, exactly as when it is called directly:
+NaN / inf and huge values, more rows than columns, the two classes, the sample weights.
+
+scipy sparse X is accepted everywhere (``input_tags.sparse``) and densified: every model here is
+a dense LP / QP / MIP. Linear decision functions are evaluated on sparse X without densifying it.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from aidopt.api import _front
+from aidopt.api.estimator import _BaseEstimator, _BinaryClassifierMixin
+from aidopt.data.validate import as_classification_data
+from aidopt.decomposition.plugins.gsvm import GSVMKuProblem
+from aidopt.decomposition.plugins.svm import SVMProblem
+from aidopt.decomposition.run import RunConfig, common_options
+from aidopt.numerics.kernels import kernel_function, kernel_matrix
+from aidopt.results import AIDResult
+
+__all__ = ['GSVMClassifier', 'FORMULATIONS', 'solve_gsvm']
+
+
+class GSVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
+    """Generalized SVM (Mangasarian §2) with any kernel: the LPs (1.11) / (1.12) or the QP (1.10)
+    on the precomputed kernel matrix; works in scikit-learn pipelines and ``GridSearchCV``.
+
+    Parameters
+    ----------
+    kernel : str or callable, default "poly"
+        A name of :data:`aidopt.numerics.kernels.KERNELS` or any ``K(A, B)``.
+    kernel_params : dict, optional
+    formulation : {"lp_u", "lp_Ku", "qp"}, default "lp_u"
+    nu : float, default 1
+    solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
+    solver_options, threads, tee, raise_on_failure, fallback
+        The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``
+        (``aid`` is ignored: GSVMs are solved directly).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        The two labels of ``y`` (sorted): ``classes_[0]`` is the row label -1 of D, ``classes_[1]``
+        the label +1 (``[-1, 1]`` for labels -1 / +1).
+    dual_coef_ : ndarray of shape (n_samples,)
+        ``u`` of (1.1): the decision function is ``K(x', A') D u - gamma``.
+    intercept_ : ndarray of shape (1,)
+        ``-gamma``.
+    support_ : ndarray of int
+        Training rows with ``|u_i| > 1e-8 max |u|``.
+    result_ : AIDResult
+    n_iter_ : int
+        Always 1 (one direct solve).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        The column names, when X was a DataFrame with string column names.
+
+    Examples
+    --------
+    >>> from aidopt import GSVMClassifier
+    >>> from aidopt.instances import checkerboard
+    >>> X, y = checkerboard(300, seed=0)
+    >>> clf = GSVMClassifier(kernel="shifted_poly", nu=1e4, tol=1e-5).fit(X, y)
+    >>> clf.score(X, y) > 0.95
+    True
+    """
+
+    _params = {"kernel": "poly", "kernel_params": None, "formulation": "lp_u", "nu": 1.0}
+    _sparse_input = True
+    _transient = ("_kfun",)
+    _transient_solution = ("kernel",)
+
+    def fit(self, X, y):
+        """Fit on rows X with two classes.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two classes, any labels (the sorted first is -1 in D, usually labels -1 / +1).
+
+        Returns
+        -------
+        self
+        """
+        X, y = self._validate_fit(X, y, target="binary")
+        result = solve_gsvm(X, y, **self._solve_kwargs())
+        self._require_solution(result, "GSVM")
+        sol = result.solution
+        self.classes_ = np.unique(np.asarray(y))
+        self._A, self._w = sol["A"], np.asarray(sol["w"], dtype=float)
+        self._kfun = sol["kernel"]
+        self._kernel_spec = (self.kernel, dict(self.kernel_params or {}))
+        self.dual_coef_ = np.asarray(sol["u"], dtype=float)
+        self.intercept_ = np.array([-float(sol["gamma"])])
+        scale = float(np.abs(self.dual_coef_).max(initial=0.0))
+        self.support_ = np.flatnonzero(np.abs(self.dual_coef_) > 1e-8 * max(scale, 1e-300))
+        self._after_fit(X, result, "GSVM", n_features=int(sol["A"].shape[1]))
+        return self
+
+    def _restore(self) -> None:
+        """The kernel function of the fit (a local function: not pickled), also in ``result_``."""
+        from aidopt.numerics.kernels import kernel_function
+
+        kernel, params = self._kernel_spec
+        self._kfun = self.result_.solution["kernel"] = kernel_function(kernel, **params)
+
+    def decision_function(self, X) -> np.ndarray:
+        """``K(x', A') D u - gamma``; >= 0 means ``classes_[1]``."""
+        from aidopt.numerics.kernels import kernel_matrix
+
+        X = self._check_X(X)
+        return kernel_matrix(self._kfun, X, self._A) @ self._w + self.intercept_[0]
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels (``classes_[1]`` where the decision function is >= 0)."""
+        f = self.decision_function(X)  # checks that the classifier is fitted
+        return self.classes_[(f >= 0).astype(int)]
+
+FORMULATIONS = ("lp_u", "lp_Ku", "qp")
+
+
+@common_options()
+def solve_gsvm(X, y, *, kernel="poly", kernel_params: dict | None = None,
+               formulation: str = "lp_u", nu: float = 1.0, **options) -> AIDResult:
+    r"""A generalized SVM (Mangasarian §2) on rows ``X`` with labels ``y`` in {-1, +1}.
+
+    Parameters
+    ----------
+    X : array-like of shape (m, n)
+        The points A.
+    y : array-like of shape (m,)
+        Labels -1 / +1 (the diagonal of D).
+    kernel : str or callable
+        A name of :data:`KERNELS` (parameters in ``kernel_params``) or any ``K(A, B)``.
+    kernel_params : dict, optional
+        E.g. ``{"d": 6, "lam": 100, "rho": 1, "mu": 0.5}`` for ``"shifted_poly"``.
+    formulation : {"lp_u", "lp_Ku", "qp"}
+        (1.11), (1.12) or (1.10).
+    nu : float
+        Weight of the error :math:`e'y`, > 0.
+    solver : str, optional
+        HiGHS for the LPs (interior point without crossover for (1.12)), Clarabel for the QP
+        (1.10) by default.
+
+    Returns
+    -------
+    AIDResult
+        ``solution["u"]``, ``solution["gamma"]``, ``solution["w"]`` (= Du, the coefficients of the
+        kernel expansion: decision :math:`K(x', A') w - \gamma`), ``solution["decision"]`` on the
+        training rows, and ``solution["kernel"]``, the kernel function. ``certified_optimal`` when
+        the LP/QP dual certificate holds on the full problem.
+    """
+    if formulation not in FORMULATIONS:
+        raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
+    if not (isinstance(nu, numbers.Real) and not isinstance(nu, bool) and np.isfinite(nu)
+            and nu > 0):
+        raise ValueError(f"nu must be a positive finite number, got {nu!r}")
+    kfun = kernel_function(kernel, **(kernel_params or {}))
+    points = as_classification_data(X, y)
+    if not np.all(points.s == 1):
+        raise ValueError("solve_gsvm takes no sample weights")
+    K = kernel_matrix(kfun, points.X, points.X)
+    data = as_classification_data(K, points.y)
+    if formulation == "lp_Ku":
+        config = RunConfig.from_kwargs(options, caller="solve_gsvm", solver="highs")
+        result = _front.solve_direct(GSVMKuProblem(nu=nu), data, config)
+    else:
+        norm = "l1" if formulation == "lp_u" else "l2"
+        config = RunConfig.from_kwargs(options, caller="solve_gsvm",
+                                       solver="highs" if norm == "l1" else "clarabel")
+        result = _front.solve_direct(SVMProblem(C=nu, norm=norm), data, config)
+        if "w" in result.solution:  # the SVM on the rows of K: x'w + b, so gamma = -b
+            result.solution["gamma"] = -float(result.solution["b"])
+            result.solution["decision"] = K @ result.solution["w"] - result.solution["gamma"]
+    if "w" in result.solution:
+        result.solution["u"] = points.y * result.solution["w"]
+    result.solution["kernel"] = kfun
+    result.solution["A"] = points.X
+    return result

@@ -1,0 +1,1097 @@
+r"""Support Cluster Machines (Yuan, Li & Zhang, "Learning concepts from large scale imbalanced data
+sets using support cluster machines", ACM MM 2006): kernel k-means of the majority class, a
+weighted SVM on the cluster representatives, shrinking, repeat (their Algorithm 1).
+
+With a label-pure partition :math:`\{\pi_c\}_{c=1}^k` of the training rows and a representative
+:math:`u_c` of every cluster, the SCM is the dual (6)
+
+.. math::
+
+    \min_{\alpha_\pi} G_\pi(\alpha_\pi) = \tfrac12 \alpha_\pi^\top Q_\pi \alpha_\pi - e^\top\alpha_\pi
+    \quad\text{s.t.}\quad 0 \le \alpha_{\pi c} \le |\pi_c| C,\ \ \alpha_\pi^\top y_\pi = 0,
+    \qquad Q_{\pi, hl} = y_h y_l \langle \Phi(u_h), \Phi(u_l) \rangle,
+
+which is aidopt's weighted 2-norm SVM with row weights :math:`|\pi_c|`
+(:mod:`aidopt.models.svm` on explicit representatives, :mod:`aidopt.models.kernel_svm` on their
+kernel matrix). Theorem 2: (6) has the optimal value of the *duplicate* SVM (7), the SVM on the
+n rows with every row replaced by its cluster's representative. Theorem 4: the best
+representative (smallest :math:`\|Q - \tilde Q\|_F`) is the feature-space centroid (8)
+:math:`\Phi(u_c) = m_c`, used through the precomputed kernel
+:math:`\langle m_h, m_l\rangle = \sum_{i \in \pi_h}\sum_{j \in \pi_l} K_{ij} / (|\pi_h||\pi_l|)`;
+the paper's implementation uses the pseudo-centre, the member nearest to the centroid in feature
+space, :math:`\arg\min_{x_i \in \pi_c} \|\Phi(x_i) - m_c\|^2 = \arg\min_{x_i \in \pi_c}
+K_{ii} - 2\sum_{x_j \in \pi_c} K(x_i, x_j) / |\pi_c|`, which is (10)
+:math:`u_c = \arg\max_{x_i \in \pi_c} \sum_{x_j \in \pi_c} K(x_i, x_j)` when :math:`K_{ii}` is
+constant (RBF). Theorem 5: kernel k-means (4) is the relaxed minimizer of :math:`\|Q - \tilde Q\|_F`.
+
+One round of Algorithm 1 (:func:`solve_scm`):
+
+1. partition the majority class :math:`\mathcal D^-` by kernel k-means (4) into
+   :math:`k^- = \lceil r_0 |\mathcal D^-| \rceil` clusters (:math:`r_0 = 0.1`: the paper's
+   :math:`k^- = |\mathcal D^-| / 10`); on imbalanced data every positive is its own cluster
+   (:math:`k^+ = |\mathcal D^+|`, or ``k_pos`` clusters); on balanced data both classes are
+   clustered;
+2. solve (6) on the representatives and report its certificate;
+3. evaluate :math:`f(x) = \langle w, \Phi(x)\rangle + b` on the current rows;
+4. shrink (11): remove the rows with :math:`|f(x)| > \gamma` (:math:`\gamma = 1.3`; with
+   ``shrink_side="margin"`` only those with :math:`y f(x) > \gamma`) from the majority class, and
+   on balanced data from both classes;
+5. stop when the negatives are at most ``ratio`` (5) times the positives (imbalanced data), when
+   the positive miss rate exceeds ``max_miss_rate`` (the Neyman-Pearson rule), when the shrink
+   stalls, or at ``max_iter`` / ``time_limit``.
+
+**Stall.** With an RBF kernel, :math:`f(x) \to b` far from every support cluster; when
+:math:`|b| \le \gamma` rule (11) never removes those rows and the loop cannot reach its ratio
+stop. A round whose shrink removes fewer than ``stall_fraction`` of the clustered rows is a
+stall: ``shrink="eq11"`` stops there (termination ``"stalled"``, with the count of rows whose
+:math:`|f - b|` vanished), ``shrink="auto"`` switches that round to the rank shrink, and
+``shrink="rank"`` always uses it: keep the ``rank_keep`` share of the clustered rows with the
+smallest margin :math:`y_i f(x_i)` (the likeliest support vectors: inside or beyond the margin
+first), never fewer than ``ratio`` times the positives, so every round removes rows. On balanced
+data, where both classes are shrunk, it keeps the rows nearest the margin (smallest
+:math:`|y_i f(x_i) - 1|`: the most misclassified rows of both classes alone give an inverted
+SVM), and no class goes below its round-0 number of clusters, in the rank shrink or in rule (11);
+a round at those floors removes nothing and ends the loop (``"stalled"``).
+
+**What is certified.** The weighted SVM (6) of every round: its duality gap and dual
+feasibility, checked with the exact kernel matrix of the representatives
+(:func:`aidopt.decomposition.plugins.svm.hinge_certificate`). The round's :math:`\alpha_{\pi c}` spread
+as :math:`\alpha_i = \alpha_{\pi c}/|\pi_c|` over the cluster (and 0 on shrunk rows) is feasible
+for the SVM dual (2) on **all** training rows, so ``SCMResult.full_certificate`` reports SCM's
+duality gap as an SVM on the full training set (weak duality: SCM's :math:`(w, b)` against that
+dual point): an a-posteriori measure of how far SCM is from the full SVM, not a claim that it is
+optimal (it rarely is; the paper's Theorem 3 bounds the difference by
+:math:`\|Q - \tilde Q\|_F`). For centroid representatives the lift has SCM's :math:`w`; for
+pseudo-centres its :math:`w = \sum_c \alpha_{\pi c} y_c m_c` differs from SCM's
+:math:`\sum_c \alpha_{\pi c} y_c \Phi(u_c)`, so the gap is valid but looser. SCM itself is a
+heuristic: its stop rules prove nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import numbers
+import time
+import types
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from scipy import sparse
+
+from aidopt import solvers
+from aidopt.api.estimator import ConvergenceWarning, _BaseEstimator, _BinaryClassifierMixin
+from aidopt.data.validate import as_classification_data
+from aidopt.decomposition.plugins.svm import certificate as svm_certificate
+from aidopt.decomposition.plugins.svm import hinge_certificate
+from aidopt.decomposition.run import RunConfig, common_options, release, run_scope
+from aidopt.models import kernel_svm, svm
+from aidopt.numerics.kernel_kmeans import (
+    BLOCK_ENTRIES,
+    KernelGram,
+    KMeansResult,
+    _within_sums,
+    kernel_diagonal,
+    kernel_kmeans,
+)
+from aidopt.numerics.kernels import kernel_matrix
+from aidopt.results import Certificate
+
+__all__ = ["CLUSTERINGS", "REPRESENTATIVES", "SHRINKS", "SHRINK_SIDES", "FINALS", "STOPS", "RepresentativeSVM",
+           "solve_representative_svm", "SCMIteration", "SCMResult", "solve_scm", "SCMClassifier"]
+
+logger = logging.getLogger("aidopt.scm")
+
+CLUSTERINGS = ("kernel", "input")
+"""``"kernel"``: k-means in the kernel's feature space (4) (the paper's SCMs); ``"input"``: plain
+k-means in the input space (the paper's SCMs_I)."""
+REPRESENTATIVES = ("centroid", "pseudo")
+"""``"centroid"``: the feature-space centroid (8) (Theorem 4); ``"pseudo"``: the pseudo-centre (10)."""
+SHRINKS = ("eq11", "rank", "auto")
+SHRINK_SIDES = ("both", "margin")
+"""Where rule (11) removes rows: ``"both"``: :math:`|f(x)| > \\gamma` (the rule as printed: far on
+the correct side and deep on the wrong side); ``"margin"``: only :math:`y f(x) > \\gamma`, far on
+the correct side (rows beyond the margin on the wrong side are support vectors and stay)."""
+FINALS = ("last", "refit")
+"""``"last"``: the decision function of the last round (Algorithm 1); ``"refit"``: one more
+weighted SVM on the rows left after the last shrink, every row its own cluster."""
+STOPS = ("ratio", "miss_rate", "stalled", "iteration_limit", "time_limit", "solver_failure",
+         "direct")
+"""Why :func:`solve_scm` stopped: the imbalance ratio was reached; the positive miss rate exceeded
+its threshold; the shrink stalled (rule (11) removed too few rows with ``shrink="eq11"``, or
+every shrunk class is at its floor); ``max_iter`` / ``time_limit``; a solve
+failed (``raise_on_failure=False``); or ``aid=False`` (one SVM on all rows, no clustering)."""
+#: ``final="refit"`` solves (6) on every row left, each its own cluster: with an interior-point
+#: solver (Clarabel) on a dense kernel matrix that is :math:`O(n^3)` per iteration, so it is
+#: skipped (with a warning) above this many rows unless ``solver="libsvm"``
+REFIT_MAX_ROWS = 2000
+#: a representative whose alpha is at most this share of its box |pi_c| C is left out of the
+#: kernel expansion used for prediction (interior-point solvers never return exact zeros)
+EXPANSION_CUTOFF = 1e-9
+
+
+# --------------------------------------------------------------------------- the weighted SVM (6)
+
+
+@dataclass
+class RepresentativeSVM:
+    """The weighted SVM (6) on one round's representatives, and its certificate.
+
+    Attributes
+    ----------
+    alpha : ndarray of shape (k,)
+        :math:`\\alpha_\\pi`, ``0 <= alpha <= weights * C``.
+    b : float
+    y, weights : ndarray of shape (k,)
+        Labels :math:`y_c` and box weights :math:`|\\pi_c|`.
+    w : ndarray or None
+        :math:`w = \\sum_c \\alpha_c y_c u_c` for the linear kernel (explicit representatives).
+    certificate : Certificate
+        Of problem (6): duality gap and dual feasibility with the exact representative kernel.
+    status : str
+        The solver's verdict (``SolveStatus``; LIBSVM: ``"converged"`` or ``"max_iter"``).
+    solver : str
+    seconds : float
+    psd_residual : float or None
+        For a user kernel: :math:`\\max(0, -\\lambda_{min}/\\lambda_{max})` of the representative
+        kernel, which weak duality needs to be 0 (checked by the certificate); ``None`` for the
+        built-in kernels, positive semidefinite by construction.
+    """
+
+    alpha: np.ndarray
+    b: float
+    y: np.ndarray
+    weights: np.ndarray
+    w: np.ndarray | None
+    certificate: Certificate
+    status: str
+    solver: str
+    seconds: float
+    psd_residual: float | None = None
+
+    @property
+    def objective(self) -> float:
+        """The primal objective of (6): :math:`\\tfrac12\\|w\\|^2 + C\\sum_c |\\pi_c| \\xi_c`
+        (:math:`= -G_\\pi(\\alpha_\\pi^*)` at the optimum)."""
+        return self.certificate.primal_objective
+
+
+def _weighted_data(y, s):
+    """What :func:`hinge_certificate` reads of a data set: labels and row weights."""
+    return types.SimpleNamespace(y=np.asarray(y, dtype=float), s=np.asarray(s, dtype=float))
+
+
+def _kernel_certificate(y, s, f, alpha, Kpi, aggregate, C, tol, feasibility_tol, method,
+                        psd_residual=None, Kdual=None) -> Certificate:
+    """:func:`hinge_certificate` for a kernel expansion :math:`f = \\sum_c \\alpha_c y_c
+    K_\\pi(\\cdot, c) + b` whose dual vector ``alpha`` aggregates to the representatives by
+    ``aggregate(alpha) -> alpha_pi`` (the identity for (6) itself). ``Kpi`` gives the primal's
+    :math:`\\|w\\|^2`; ``Kdual`` (default ``Kpi``) the dual's quadratic term of the aggregated
+    alpha (the centroids' kernel when the representatives are pseudo-centres). ``psd_residual``
+    (user kernels): weak duality needs a positive semidefinite kernel, so it is a checked
+    residual."""
+    Kdual = Kpi if Kdual is None else Kdual
+
+    def dual_value(a, residuals):
+        coef = aggregate(a) * ypi
+        checked = []
+        if psd_residual is not None:
+            residuals["kernel PSD (min eig / max eig)"] = psd_residual
+            checked.append("kernel PSD (min eig / max eig)")
+        return float(a.sum()) - 0.5 * float(coef @ Kdual @ coef), checked
+
+    ypi = aggregate.y
+    coef0 = aggregate(np.asarray(alpha, dtype=float)) * ypi
+    return hinge_certificate(
+        _weighted_data(y, s), f, alpha, C=C, regularizer=0.5 * float(coef0 @ Kpi @ coef0),
+        dual_value=dual_value, tol=tol, feasibility_tol=feasibility_tol, method=method)
+
+
+class _Identity:
+    """The aggregation of (6)'s own alpha (itself), carrying the representative labels."""
+
+    def __init__(self, y):
+        self.y = y
+
+    def __call__(self, a):
+        return a
+
+
+class _ClusterSum:
+    """Aggregate a lifted alpha over the training rows to the clusters: :math:`\\alpha_c =
+    \\sum_{i \\in \\pi_c} \\alpha_i` (exact for a lift constant within each cluster, as the
+    certificate's clipping and class rescaling keep it)."""
+
+    def __init__(self, cluster_of, k, y):
+        self.cluster_of, self.k, self.y = cluster_of, k, y
+
+    def __call__(self, a):
+        inside = self.cluster_of >= 0
+        return np.bincount(self.cluster_of[inside], weights=a[inside], minlength=self.k)
+
+
+def solve_representative_svm(y, weights, C, config: RunConfig, *, U=None, Kpi=None,
+                             psd_check: bool = False) -> RepresentativeSVM:
+    """Solve the weighted SVM (6) on explicit representatives ``U`` (linear kernel) or on their
+    kernel matrix ``Kpi``, with ``config.solver`` (a QP solver with duals through its Pyomo
+    model, or ``"libsvm"``), and certify it (``psd_check``: a user kernel, whose
+    representative matrix is checked for positive semidefiniteness).
+
+    Raises
+    ------
+    SolverError
+        The solve did not end optimal (LIBSVM: never raised; its status is reported).
+    """
+    y = np.asarray(y, dtype=float)
+    weights = np.asarray(weights, dtype=float)
+    t0 = time.perf_counter()
+    solver = config.solver
+    w = None
+    if solver == "libsvm":
+        from sklearn.svm import SVC
+
+        options = {"tol": 1e-3, "cache_size": 200, **config.solver_options}
+        est = SVC(C=C, kernel="linear" if U is not None else "precomputed", **options)
+        est.fit(U if U is not None else Kpi, y, sample_weight=weights)
+        alpha = np.zeros(y.size)
+        alpha[est.support_] = est.dual_coef_[0] * y[est.support_]
+        b = float(est.intercept_[0])
+        status = "converged" if est.fit_status_ == 0 else "max_iter"
+    else:
+        model = (svm.create_instance(U, y, weights, C, form="dual") if U is not None
+                 else kernel_svm.create_instance(Kpi, y, weights, C))
+        _write(model, config)
+        outcome = solvers.solve_model(
+            model, solver, problem_class=solvers.ProblemClass.QP, need_duals=True,
+            time_limit=config.time_limit, threads=config.threads, tee=config.tee,
+            options=config.solver_options)
+        if not outcome.optimal:
+            release(model)
+            raise solvers.SolverError(
+                f"the weighted SVM (6) on {y.size} representatives: {solver} returned "
+                f"{outcome.status} ({outcome.message})")
+        _, b, alpha = svm.solution_from(model, outcome.duals)
+        release(model)
+        if b is None:
+            raise solvers.SolverError(f"{solver} returned no dual for the balance row (b)")
+        status = str(outcome.status)
+    seconds = time.perf_counter() - t0
+    if U is not None:
+        w = U.T @ (alpha * y)
+        data = as_classification_data(U, y, sample_weight=weights)
+        cert = svm_certificate(data, w, b, alpha, C=C, norm="l2", tol=config.tol,
+                               feasibility_tol=config.feasibility_tol, method="solver_duals")
+    psd = None
+    if U is None:
+        if psd_check:
+            lam = np.linalg.eigvalsh(Kpi)
+            psd = max(0.0, float(-lam[0] / max(lam[-1], 1e-300)))
+        f = Kpi @ (alpha * y) + b
+        cert = _kernel_certificate(y, weights, f, alpha, Kpi, _Identity(y), C, config.tol,
+                                   config.feasibility_tol, "solver_duals", psd)
+    return RepresentativeSVM(alpha, float(b), y, weights, w, cert, status, solver, seconds, psd)
+
+
+def _write(model, config: RunConfig) -> None:
+    if config.write_models is None:
+        return
+    folder = Path(config.write_models)
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = folder / f"{len(list(folder.glob('*.lp'))) + 1:03d}_{model.name}"
+    for suffix in ("lp", "mps"):
+        model.write(f"{stem}.{suffix}", format=suffix, io_options={"symbolic_solver_labels": True})
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass
+class SCMIteration:
+    """One round of Algorithm 1."""
+
+    t: int
+    n_pos: int
+    n_neg: int
+    k_pos: int
+    k_neg: int
+    kmeans_iterations: int
+    kmeans_objective: float
+    svm_objective: float
+    svm_gap: float
+    svm_certified: bool
+    miss_rate: float
+    shrink: str
+    removed: int
+    vanished: int
+    stalled: bool
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class SCMResult:
+    """What :func:`solve_scm` returns.
+
+    The decision function is the kernel expansion
+    :math:`f(x) = \\sum_i \\beta_i K(x, s_i) + b` over the members :math:`s_i` of the support
+    clusters (for the linear kernel :math:`f(x) = w^\\top x + b`); :math:`f > 0` means the
+    positive (minority) class ``classes[1]``.
+
+    Attributes
+    ----------
+    termination : str
+        One of :data:`STOPS`.
+    message : str
+    classes : list
+        ``[negative label, positive label]``: the positive class is the minority class (the
+        paper's convention; the sorted second label on a tie).
+    support_vectors, dual_coef : ndarray
+        The expansion's rows :math:`s_i` and coefficients :math:`\\beta_i`.
+    intercept : float
+        :math:`b`.
+    w : ndarray or None
+        Linear kernel only.
+    kernel : callable
+    gamma : float or None
+        The kernel scale used (``"scale"`` resolved on the training data).
+    svm : RepresentativeSVM
+        The weighted SVM (6) behind the returned decision function, with its certificate.
+    full_certificate : Certificate
+        SCM's solution as an SVM on all training rows: its duality gap against the lifted dual
+        point of (2) (Theorem 2's :math:`\\alpha_i = \\alpha_{\\pi c}/|\\pi_c|`), a valid bound
+        by weak duality. For pseudo-centres the lift's :math:`w` (the centroids') differs from
+        SCM's, so the gap is looser.
+    kept : ndarray of bool
+        The training rows left after the last shrink.
+    history : list of SCMIteration
+    seconds : float
+    cluster_of : ndarray of int
+        The cluster (the row of ``svm.alpha``) of every training row in the round behind the
+        decision function, -1 for rows shrunk before it.
+    pseudo_centres : ndarray of int or None
+        The training row of each cluster's pseudo-centre (10) (``representative="pseudo"``).
+    """
+
+    termination: str
+    message: str
+    classes: list
+    support_vectors: np.ndarray
+    dual_coef: np.ndarray
+    intercept: float
+    w: np.ndarray | None
+    kernel: object
+    gamma: float | None
+    svm: RepresentativeSVM
+    full_certificate: Certificate | None
+    kept: np.ndarray
+    history: list[SCMIteration]
+    seconds: float
+    config: dict = field(default_factory=dict)
+    cluster_of: np.ndarray | None = None
+    pseudo_centres: np.ndarray | None = None
+
+    @property
+    def certified(self) -> bool:
+        """Whether the weighted SVM (6) behind the decision function is certified optimal (not
+        a statement about the full-data SVM: see ``full_certificate``)."""
+        return self.svm.certificate.certified
+
+    def decision_function(self, X) -> np.ndarray:
+        """:math:`f(x)`; > 0 means ``classes[1]`` (the minority class)."""
+        X = np.asarray(X, dtype=float)
+        if self.w is not None:
+            return X @ self.w + self.intercept
+        out = np.empty(X.shape[0])
+        step = max(1, BLOCK_ENTRIES // max(1, self.support_vectors.shape[0]))
+        for s in range(0, X.shape[0], step):
+            K = kernel_matrix(self.kernel, X[s:s + step], self.support_vectors)
+            out[s:s + step] = K @ self.dual_coef
+        return out + self.intercept
+
+    def history_frame(self):
+        """The rounds as a pandas DataFrame."""
+        import pandas as pd
+
+        rows = []
+        for it in self.history:
+            row = {k: v for k, v in it.__dict__.items() if k != "seconds"}
+            row.update({f"sec_{k}": v for k, v in it.seconds.items()})
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict:
+        """Everything but the kernel function, as plain Python values."""
+        from dataclasses import asdict
+
+        def cert(c):
+            return None if c is None else {k: v for k, v in asdict(c).items() if k != "dual_values"}
+
+        return {
+            "termination": self.termination, "message": self.message,
+            "classes": [c.item() if hasattr(c, "item") else c for c in self.classes],
+            "intercept": self.intercept, "gamma": self.gamma,
+            "w": None if self.w is None else np.asarray(self.w).tolist(),
+            "support_vectors": self.support_vectors.tolist(), "dual_coef": self.dual_coef.tolist(),
+            "svm": {"alpha": self.svm.alpha.tolist(), "b": self.svm.b, "y": self.svm.y.tolist(),
+                    "weights": self.svm.weights.tolist(), "status": self.svm.status,
+                    "solver": self.svm.solver, "seconds": self.svm.seconds,
+                    "certificate": cert(self.svm.certificate)},
+            "full_certificate": cert(self.full_certificate),
+            "kept": np.flatnonzero(self.kept).tolist(),
+            "cluster_of": None if self.cluster_of is None else self.cluster_of.tolist(),
+            "history": [it.__dict__ for it in self.history], "seconds": self.seconds,
+            "config": self.config,
+        }
+
+    def to_json(self, path=None) -> str:
+        """Serialise :meth:`to_dict` (non-finite floats as strings); write to ``path`` if given."""
+        from aidopt.results import json_text
+
+        return json_text(self.to_dict(), path)
+
+    def summary(self) -> str:
+        lines = [f"SCM: termination {self.termination}" + (f" ({self.message})" if self.message else ""),
+                 f"  rounds {len(self.history)}, {self.kept.sum()} of {self.kept.size} training rows "
+                 f"kept, {self.support_vectors.shape[0]} expansion rows, {self.seconds:.2f} s",
+                 "  weighted SVM (6) on the representatives, solver " + self.svm.solver + ":"]
+        lines += ["    " + line for line in self.svm.certificate.summary().splitlines()]
+        if self.full_certificate is not None:
+            c = self.full_certificate
+            lines.append(f"  as an SVM on all training rows: objective {c.primal_objective:.6g}, "
+                         f"dual bound {c.dual_objective:.6g}, relative gap {c.relative_gap:.3e} "
+                         "(a measure of SCM's distance to the full SVM, not certified)"
+                         if not c.certified else
+                         f"  as an SVM on all training rows: certified optimal (relative gap "
+                         f"{c.relative_gap:.3e})")
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- Algorithm 1
+
+
+def _positive_number(value, name, *, allow_zero=False, upper=None):
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    ok = ok and (value >= 0 if allow_zero else value > 0) and (upper is None or value <= upper)
+    if not ok:
+        bound = f" and at most {upper}" if upper is not None else ""
+        raise ValueError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} finite "
+                         f"number{bound}, got {value!r}")
+    return float(value)
+
+
+def _optional_count(value, name):
+    if value is None:
+        return None
+    if not (isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1):
+        raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
+    return int(value)
+
+
+def _resolve_kernel(kernel, gamma, degree, coef0, X):
+    """``(kfun, gamma, explicit)``; ``gamma="scale"`` is ``1 / (m Var(X))`` as in scikit-learn."""
+    if not callable(kernel) and kernel not in kernel_svm.KERNELS:
+        raise ValueError(f"kernel must be one of {kernel_svm.KERNELS} or a callable, got {kernel!r}")
+    if isinstance(gamma, str):
+        if gamma != "scale":
+            raise ValueError(f"gamma must be 'scale' or a positive number, got {gamma!r}")
+        var = float(X.var())
+        gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+    else:
+        gamma = _positive_number(gamma, "gamma")
+    if not (isinstance(degree, numbers.Integral) and not isinstance(degree, bool) and degree >= 1):
+        raise ValueError(f"degree must be a positive integer, got {degree!r}")
+    if kernel == "poly" and not (isinstance(coef0, numbers.Real) and coef0 >= 0):
+        raise ValueError(f"the polynomial kernel needs coef0 >= 0 to be positive semidefinite, "
+                         f"got {coef0!r}")
+    kfun = kernel_svm.kernel_function(kernel, gamma, int(degree), float(coef0))
+    return kfun, (None if kernel == "linear" or callable(kernel) else gamma), kernel == "linear"
+
+
+def _check_solver(name) -> None:
+    if name == "libsvm":
+        try:
+            import sklearn  # noqa: F401
+        except ImportError as exc:
+            raise solvers.SolverUnavailableError(
+                "solver='libsvm' uses scikit-learn's SVC: pip install scikit-learn") from exc
+        return
+    spec = solvers.check_solver(name, solvers.ProblemClass.QP, need_duals=True)
+    if spec is not None and not spec.duals:
+        raise solvers.SolverError(f"SCM reads b from a dual, which {name!r} does not return; use "
+                                  "solver='clarabel', 'highs', 'gurobi' or 'libsvm'")
+
+
+@dataclass
+class _Round:
+    """A solved round: the rows ``D`` it used, their clusters, representation and the SVM."""
+
+    D: np.ndarray
+    cluster_of: np.ndarray  # cluster of every row of D
+    R: sparse.csr_matrix  # len(D) x k representation (centroid weights or pseudo-centre picks)
+    Kpi: np.ndarray | None
+    rep: RepresentativeSVM
+    f: np.ndarray  # decision values on D
+    centres: np.ndarray | None = None  # pseudo-centres (10): their positions in D
+
+
+@common_options()
+def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int = 3,
+              coef0: float = 1.0, k_neg: int | None = None, k_pos: int | None = None,
+              clustering: str = "kernel", representative: str = "centroid", shrink: str = "eq11",
+              shrink_gamma: float = 1.3, shrink_side: str = "both", ratio: float = 5.0,
+              max_miss_rate: float | None = None,
+              rank_keep: float = 0.5, stall_fraction: float = 0.05, kmeans_iter: int = 10,
+              final: str = "last", **options) -> SCMResult:
+    r"""Support Cluster Machines (Yuan, Li & Zhang 2006, Algorithm 1) on rows ``X``, labels ``y``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, m)
+    y : array-like of shape (n,)
+        Two labels; the minority class is the positive class :math:`\mathcal D^+` (the sorted
+        second label on a tie).
+    C : float
+        The SVM's misclassification cost; cluster c's box is :math:`|\pi_c| C` (6).
+    kernel : {"rbf", "linear", "poly"} or callable
+        The SVM's kernel, also used by the kernel k-means (the paper's setting (a)).
+    gamma, degree, coef0
+        Kernel parameters as in scikit-learn's SVC (``gamma="scale"``: 1 / (m Var(X))).
+    k_neg : int, optional
+        :math:`k^-`, clusters of the negatives in every round (capped at their number); default
+        :math:`\lceil r_0 |\mathcal D^-_t| \rceil` with ``r0`` (default 0.1, the paper's
+        :math:`|\mathcal D^-| / 10`).
+    k_pos : int, optional
+        :math:`k^+`. Default: every positive its own cluster when the data are imbalanced
+        (:math:`|\mathcal D^-| >` ``ratio`` :math:`|\mathcal D^+|`), else
+        :math:`\lceil r_0 |\mathcal D^+| \rceil` (balanced data: both classes clustered and shrunk).
+        It only sets the number of clusters: whether the positives are shrunk and whether the
+        ratio stop applies depend on the imbalance alone (imbalanced: positives never shrunk,
+        ratio stop; balanced: both classes shrunk, no ratio stop).
+    clustering : {"kernel", "input"}
+        k-means in feature space (SCMs) or in input space (SCMs_I).
+    representative : {"centroid", "pseudo"}
+        Feature-space centroid (8), or the pseudo-centre: the member nearest to the centroid in
+        feature space, :math:`\arg\min_{i \in \pi_c} K_{ii} - 2\sum_{j \in \pi_c} K_{ij} / |\pi_c|`,
+        which is (10) when :math:`K_{ii}` is constant (RBF).
+    shrink : {"eq11", "rank", "auto"}
+        Rule (11) with ``shrink_gamma``; the rank shrink; or (11) switching to the rank shrink in
+        a round where (11) stalls.
+    shrink_gamma : float
+        :math:`\gamma` of (11), default 1.3 (the paper's setting (c)).
+    shrink_side : {"both", "margin"}
+        Rule (11) as printed, :math:`|f(x)| > \gamma` removed (default), or only the rows far on
+        the correct side, :math:`y f(x) > \gamma` (:data:`SHRINK_SIDES`).
+    ratio : float
+        Stop when :math:`|\mathcal D^-_t| \le` ``ratio`` :math:`|\mathcal D^+|` (setting (e): 5).
+    max_miss_rate : float, optional
+        The Neyman-Pearson rule: stop when the share of positives with :math:`f \le 0` exceeds it;
+        the last round within it is returned (the first round if none is).
+    rank_keep : float
+        Share of the clustered rows a rank shrink keeps, in (0, 1); it never keeps fewer than
+        ``ratio`` times the positives (imbalanced data) or, on balanced data, than the round-0
+        number of clusters of the class.
+    stall_fraction : float
+        A shrink that removes fewer than this share of the clustered rows is a stall.
+    kmeans_iter : int
+        Lloyd iterations of the kernel k-means per round.
+    final : {"last", "refit"}
+        Return the last round's decision function (Algorithm 1), or solve the weighted SVM once
+        more on the rows left after the last shrink, every row its own cluster. With a solver
+        other than ``"libsvm"`` the refit is skipped (a warning, and the message says so) when
+        more than :data:`REFIT_MAX_ROWS` rows are left (after a stall of rule (11) that can be
+        every row of the round).
+    solver : str
+        ``"clarabel"`` (default) or another QP solver with duals, through aidopt's Pyomo model of
+        (6); or ``"libsvm"``: scikit-learn's SVC (LIBSVM's SMO, ``sample_weight`` = the box weights
+        :math:`|\pi_c|`), stopped at its KKT tolerance (``solver_options={"tol": 1e-3}``); its
+        certificate is computed and reported all the same. ``time_limit`` is not passed to
+        LIBSVM (it has none): it is checked between rounds only.
+    aid : bool
+        False: no clustering and no shrinking, the SVM on all rows (the paper's "Whole").
+    r0 : float
+        :math:`k / |\mathcal D|` of a clustered class (default 0.1).
+    max_iter, time_limit
+        Rounds of Algorithm 1, and wall-clock seconds (checked between rounds and passed to
+        every Pyomo solve; not to LIBSVM).
+
+    Returns
+    -------
+    SCMResult
+
+    Raises
+    ------
+    ValueError
+        Bad data (one class, NaN/inf, shapes) or parameters (``k_neg`` larger than the class,
+        ``shrink_gamma <= 0``, ...), before anything is computed.
+    """
+    t_start = time.perf_counter()
+    # ---------------------------------------------------------------- validation, before solving
+    config = RunConfig.from_kwargs(options, caller="solve_scm", solver="clarabel")
+    C = _positive_number(C, "C")
+    if clustering not in CLUSTERINGS:
+        raise ValueError(f"clustering must be one of {CLUSTERINGS}, got {clustering!r}")
+    if representative not in REPRESENTATIVES:
+        raise ValueError(f"representative must be one of {REPRESENTATIVES}, got {representative!r}")
+    if shrink not in SHRINKS:
+        raise ValueError(f"shrink must be one of {SHRINKS}, got {shrink!r}")
+    if final not in FINALS:
+        raise ValueError(f"final must be one of {FINALS}, got {final!r}")
+    shrink_gamma = _positive_number(shrink_gamma, "shrink_gamma (gamma of eq. 11)")
+    if shrink_side not in SHRINK_SIDES:
+        raise ValueError(f"shrink_side must be one of {SHRINK_SIDES}, got {shrink_side!r}")
+    ratio = _positive_number(ratio, "ratio")
+    rank_keep = _positive_number(rank_keep, "rank_keep", upper=1.0)
+    if rank_keep >= 1.0:
+        raise ValueError(f"rank_keep must be below 1 (a rank shrink must remove rows), got {rank_keep}")
+    stall_fraction = _positive_number(stall_fraction, "stall_fraction", allow_zero=True, upper=1.0)
+    if max_miss_rate is not None:
+        max_miss_rate = _positive_number(max_miss_rate, "max_miss_rate", allow_zero=True, upper=1.0)
+    kmeans_iter = _optional_count(kmeans_iter, "kmeans_iter")
+    if kmeans_iter is None:
+        raise ValueError("kmeans_iter must be a positive integer")
+    k_neg, k_pos = _optional_count(k_neg, "k_neg"), _optional_count(k_pos, "k_pos")
+    data = as_classification_data(X, y)
+    Xd = data.X
+    counts = {s: int((data.y == s).sum()) for s in (-1.0, 1.0)}
+    flip = counts[1.0] > counts[-1.0]  # the positive class is the minority class
+    yy = -data.y if flip else data.y.copy()
+    classes = [data.classes[1], data.classes[0]] if flip else [data.classes[0], data.classes[1]]
+    pos, neg = np.flatnonzero(yy > 0), np.flatnonzero(yy < 0)
+    if k_neg is not None and k_neg > neg.size:
+        raise ValueError(f"k_neg = {k_neg} is larger than the negative (majority) class "
+                         f"({neg.size} rows)")
+    if k_pos is not None and k_pos > pos.size:
+        raise ValueError(f"k_pos = {k_pos} is larger than the positive (minority) class "
+                         f"({pos.size} rows)")
+    r0 = 0.1 if config.r0 is None else float(config.r0)
+    imbalanced = neg.size > ratio * pos.size
+    shrink_pos = not imbalanced  # balanced data: both classes are shrunk, no ratio stop
+    cluster_pos = k_pos is not None or shrink_pos  # only decides k+ (singletons otherwise)
+    kfun, gamma_used, explicit = _resolve_kernel(kernel, gamma, degree, coef0, Xd)
+    _check_solver(config.solver)
+
+    with run_scope(config):
+        # positives first: every class is a contiguous range of the (cached) Gram matrix
+        order = np.concatenate([pos, neg])
+        Xp, yp = Xd[order], yy[order]
+        n, n_pos = Xp.shape[0], pos.size
+        # rbf and linear values of finite data are finite: only other kernels are checked
+        gram = KernelGram(Xp, kfun, explicit=explicit, check=kernel not in ("rbf", "linear"),
+                          diag=kernel_diagonal(kernel, gamma_used, int(degree), float(coef0)))
+        # the k-means Gram: the SVM's kernel, or the input space's (SCMs_I)
+        kgram = gram if clustering == "kernel" or explicit else KernelGram(
+            Xp, kernel_svm.kernel_function("linear", 1.0), explicit=True)
+        rng = np.random.default_rng(config.seed)
+        logger.info("SCM | n=%d (positives %d, negatives %d) m=%d | kernel %s | C %g | "
+                    "clustering %s, representative %s, shrink %s (gamma %g, %s), ratio %g | "
+                    "solver %s%s", n, n_pos, n - n_pos, Xp.shape[1],
+                    kernel if isinstance(kernel, str) else "callable", C, clustering,
+                    representative, shrink, shrink_gamma, shrink_side, ratio, config.solver,
+                    "" if config.aid else " | aid=False: one SVM on all rows")
+        logger.info("%5s %7s %8s %6s %6s %4s %14s %10s %7s %8s %6s %8s", "round", "pos", "neg",
+                    "k+", "k-", "km", "SVM (6) obj", "(6) gap", "miss", "removed", "shrink", "time")
+        history: list[SCMIteration] = []
+        kept_pos, kept_neg = np.arange(n_pos), np.arange(n_pos, n)
+        best: _Round | None = None
+        previous: _Round | None = None
+        stop, message = None, ""
+        floors: dict[str, int] = {}  # the fewest rows a rank shrink keeps, per shrunk class
+        t = 0
+        while True:
+            seconds: dict[str, float] = {}
+            clock = time.perf_counter()
+            D = np.concatenate([kept_pos, kept_neg])
+            npos, nneg = kept_pos.size, kept_neg.size
+            if config.aid:
+                kp = (min(k_pos, npos) if k_pos is not None else math.ceil(r0 * npos)) \
+                    if cluster_pos else npos
+                kn = min(k_neg, nneg) if k_neg is not None else math.ceil(r0 * nneg)
+            else:
+                kp, kn = npos, nneg
+            if t == 0:  # balanced data: no class shrinks below its round-0 number of clusters
+                floors = {"pos": kp, "neg": kn if shrink_pos else math.ceil(ratio * npos)}
+            g = gram.subset(D)  # this round's rows (a view in round 0, one gather later)
+            kg = g if kgram is gram else kgram.subset(D)
+            km_pos = kernel_kmeans(kg, slice(0, npos), kp, rng, kmeans_iter)
+            km_neg = kernel_kmeans(kg, slice(npos, D.size), kn, rng, kmeans_iter)
+            seconds["cluster"] = time.perf_counter() - clock
+            try:
+                round_ = _solve_round(g, D, km_pos, km_neg, representative, C, config, t_start,
+                                      seconds, kg is g, callable(kernel))
+            except solvers.TimeLimitReached:
+                if previous is None:
+                    raise
+                stop, message = "time_limit", f"time_limit = {config.time_limit:g} s"
+                best = previous
+                break
+            except solvers.SolverError:
+                if config.raise_on_failure or previous is None:
+                    raise
+                stop, message = "solver_failure", "a weighted SVM solve failed; the last round is returned"
+                break
+            rep, f = round_.rep, round_.f
+            miss = float(np.mean(f[:npos] <= 0.0))
+            clock = time.perf_counter()
+            # ------------------------------------------------------------ shrinking (11)
+            values = {"neg": f[npos:], **({"pos": f[:npos]} if shrink_pos else {})}
+            keep, removed, used, stalled, vanished = _shrink(
+                values, rep.b, shrink=shrink, gamma=shrink_gamma, side=shrink_side,
+                rank_keep=rank_keep, stall_fraction=stall_fraction, floors=floors,
+                explicit=explicit, both_classes=shrink_pos)
+            n_shrinkable = sum(v.size for v in values.values())
+            seconds["shrink"] = time.perf_counter() - clock
+            history.append(SCMIteration(
+                t=t, n_pos=npos, n_neg=nneg, k_pos=kp, k_neg=kn,
+                kmeans_iterations=max(km_pos.iterations, km_neg.iterations),
+                kmeans_objective=km_pos.objective + km_neg.objective,
+                svm_objective=rep.objective, svm_gap=rep.certificate.relative_gap,
+                svm_certified=rep.certificate.certified, miss_rate=miss,
+                shrink=used if config.aid else "none", removed=removed if config.aid else 0,
+                vanished=vanished, stalled=bool(stalled and config.aid),
+                seconds={k: round(v, 6) for k, v in seconds.items()}))
+            logger.info("%5d %7d %8d %6d %6d %4d %14.8g %10.2e %7.4f %8d %6s %8.2f", t, npos, nneg,
+                        kp, kn, history[-1].kmeans_iterations, rep.objective,
+                        rep.certificate.relative_gap, miss, history[-1].removed,
+                        history[-1].shrink + ("!" if stalled and config.aid else ""),
+                        time.perf_counter() - t_start)
+            # ------------------------------------------------------------ stop rules
+            if not config.aid:
+                best, stop, message = round_, "direct", "aid=False: the SVM on all rows"
+                break
+            if max_miss_rate is not None and miss > max_miss_rate:
+                best = previous if previous is not None else round_
+                stop = "miss_rate"
+                message = (f"positive miss rate {miss:.4f} > {max_miss_rate:g} in round {t}; "
+                           + (f"round {t - 1} is returned" if previous is not None
+                              else "no earlier round: round 0 is returned"))
+                break
+            best = round_
+            if stalled and shrink == "eq11":
+                stop = "stalled"
+                message = (f"rule (11) removed {removed} of {n_shrinkable} clustered rows "
+                           f"(< {stall_fraction:g} of them)")
+                if vanished:
+                    message += (f"; {vanished} have f = b within 1e-3 (the kernel vanished far "
+                                f"from every support cluster) and |b| = {abs(rep.b):.3g}"
+                                + (f" <= gamma = {shrink_gamma:g}" if abs(rep.b) <= shrink_gamma
+                                   else ""))
+                message += "; shrink='rank' or 'auto' proceeds by rank"
+                break
+            kept_neg = kept_neg[keep["neg"]]
+            if "pos" in keep:
+                kept_pos = kept_pos[keep["pos"]]
+            previous = round_
+            t += 1
+            if kept_neg.size == 0 or kept_pos.size == 0:
+                stop, message = "stalled", "the shrink removed every row of a class; the last round is returned"
+                break
+            if removed == 0:  # a rank shrink at its floors
+                stop = "stalled"
+                message = ("the rank shrink removed no row: every shrunk class is at its floor ("
+                           + ", ".join(f"{floors[c]} {name}" for c, name in
+                                       (("pos", "positives"), ("neg", "negatives")) if c in values)
+                           + ")")
+                break
+            if imbalanced and kept_neg.size <= ratio * kept_pos.size:
+                stop = "ratio"
+                message = f"{kept_neg.size} negatives <= {ratio:g} x {kept_pos.size} positives"
+                break
+            if config.max_iter is not None and t >= config.max_iter:
+                stop, message = "iteration_limit", f"max_iter = {config.max_iter} rounds"
+                break
+            if config.time_limit is not None and time.perf_counter() - t_start >= config.time_limit:
+                stop, message = "time_limit", f"time_limit = {config.time_limit:g} s"
+                break
+        refit = final == "refit" and stop in ("ratio", "stalled", "iteration_limit") \
+            and kept_pos.size and kept_neg.size
+        if refit and config.solver != "libsvm" and kept_pos.size + kept_neg.size > REFIT_MAX_ROWS:
+            refit = False
+            skipped = (f"refit skipped: {kept_pos.size + kept_neg.size} rows left > REFIT_MAX_ROWS "
+                       f"= {REFIT_MAX_ROWS} for solver {config.solver!r} (a dense kernel QP); "
+                       "use solver='libsvm' or raise aidopt.api.scm.REFIT_MAX_ROWS")
+            message += "; " + skipped
+            logger.warning(skipped)
+            warnings.warn(skipped, stacklevel=3)
+        if refit:
+            D = np.concatenate([kept_pos, kept_neg])
+            g = gram.subset(D)
+            singles = [KMeansResult(np.arange(m), 0.0, 0, True, np.zeros(m))
+                       for m in (kept_pos.size, kept_neg.size)]
+            best = _solve_round(g, D, *singles, representative, C, config, t_start, {}, True,
+                                callable(kernel))
+            message += f"; refit on the {D.size} rows left"
+            logger.info("refit on %d rows: SVM (6) objective %.8g, gap %.2e", D.size,
+                        best.rep.objective, best.rep.certificate.relative_gap)
+        result = _result(best, gram, yp, order, C, config, stop, message, classes, kfun,
+                         gamma_used, np.concatenate([kept_pos, kept_neg]), history, t_start)
+        logger.info("-" * 100)
+        logger.info(result.summary())
+        return result
+
+
+def _shrink(values, b, *, shrink, gamma, side, rank_keep, stall_fraction, floors, explicit,
+            both_classes=False):
+    """Shrink the shrunk classes (``values``: ``"neg"`` / ``"pos"`` -> their decision values
+    :math:`f`). Rule (11) keeps :math:`|f| \\le \\gamma` (``side="both"``) or
+    :math:`y f \\le \\gamma` (``side="margin"``); a round that removes fewer than
+    ``stall_fraction`` of the rows (or none) stalls; the rank shrink keeps the ``rank_keep`` share
+    with the smallest margin :math:`y f`, at least ``floors[class]`` rows of each class.
+    ``both_classes`` (balanced data, both classes shrunk): the rank is by :math:`|y f - 1|`
+    (nearest the margin first), and rule (11) too keeps at least ``floors[class]`` rows (those it
+    keeps, then the removed ones nearest the margin).
+
+    Returns
+    -------
+    keep : dict of boolean masks, removed : int, used : {"eq11", "rank"}, stalled : bool,
+    vanished : int
+        The rows with :math:`f = b` within :math:`10^{-3}` of the largest :math:`|f - b|` (the
+        kernel vanished: no support cluster sees them); 0 for the linear kernel.
+    """
+    n = sum(v.size for v in values.values())
+    vanished = 0 if explicit else sum(
+        int((np.abs(v - b) <= 1e-3 * max(float(np.abs(v - b).max()), 1e-300)).sum())
+        for v in values.values() if v.size)
+    sign = {"pos": 1.0, "neg": -1.0}
+
+    def first(name, v, n_keep, before=None):
+        """The ``n_keep`` rows of the rank (``before``: these rows ahead of all others)."""
+        margin = sign[name] * v
+        # imbalanced: small y f first (inside or beyond the margin); balanced: nearest the margin
+        # y f = 1 (keeping the most misclassified rows of both classes inverts the SVM)
+        key = np.abs(margin - 1.0) if both_classes else margin
+        if before is not None:
+            key = np.where(before, -np.inf, key)
+        mask = np.zeros(v.size, dtype=bool)
+        mask[np.argsort(key, kind="stable")[:n_keep]] = True
+        return mask
+
+    keep = {name: (np.abs(v) if side == "both" else sign[name] * v) <= gamma
+            for name, v in values.items()}
+    if both_classes:  # balanced data: rule (11) leaves every class at least its floor
+        for name, v in values.items():
+            floor = min(v.size, floors.get(name, 1))
+            if keep[name].sum() < floor:
+                keep[name] = first(name, v, floor, before=keep[name])
+    removed = sum(int((~mask).sum()) for mask in keep.values())
+    stalled = shrink != "rank" and (removed == 0 or removed < stall_fraction * n)
+    used = "rank" if shrink == "rank" or (stalled and shrink == "auto") else "eq11"
+    if used == "rank":
+        for name, v in values.items():
+            keep[name] = first(name, v, min(v.size, max(math.ceil(rank_keep * v.size),
+                                                        floors.get(name, 1))))
+        removed = sum(int((~mask).sum()) for mask in keep.values())
+    return keep, removed, used, stalled, vanished
+
+
+def _solve_round(g: KernelGram, D, km_pos, km_neg, representative, C, config, t_start, seconds,
+                 same_kernel, psd_check) -> _Round:
+    """Representatives of the clusters of the round's rows ``D`` (positives first; ``g`` is
+    their Gram), the weighted SVM (6) on them, and the decision values on ``D``."""
+    clock = time.perf_counter()
+    kp, kn = int(km_pos.labels.max(initial=-1)) + 1, int(km_neg.labels.max(initial=-1)) + 1
+    cluster_of = np.concatenate([km_pos.labels, kp + km_neg.labels])
+    k = kp + kn
+    sizes = np.bincount(cluster_of, minlength=k).astype(float)
+    ypi = np.concatenate([np.ones(kp), -np.ones(kn)])
+    singletons = bool(np.all(sizes == 1))
+    if representative == "centroid" or singletons:
+        R = sparse.csr_matrix((1.0 / sizes[cluster_of], (np.arange(D.size), cluster_of)),
+                              shape=(D.size, k))
+    else:  # pseudo-centre: the member nearest to the cluster's centroid in feature space,
+        # ||phi_i - m_c||^2 = K_ii - 2 r_i / |pi_c| + ||m_c||^2 (the last term is the cluster's);
+        # (10)'s largest within-cluster kernel sum r_i when K_ii is constant (RBF)
+        within = (np.concatenate([km_pos.within, km_neg.within]) if same_kernel
+                  else _within_sums(g, cluster_of, k))  # the SVM's kernel
+        score = g.diag(None) - 2.0 * within / sizes[cluster_of]
+        order = np.lexsort((score, cluster_of))
+        first = order[np.r_[True, cluster_of[order][1:] != cluster_of[order][:-1]]]
+        R = sparse.csr_matrix((np.ones(k), (first, cluster_of[first])), shape=(D.size, k))
+    U = np.asarray(R.T @ g.X) if g.explicit else None
+    Kpi = None if g.explicit else g.sandwich(R)
+    seconds["represent"] = time.perf_counter() - clock
+    remaining = None
+    if config.time_limit is not None:
+        remaining = config.time_limit - (time.perf_counter() - t_start)
+        if remaining <= 0:
+            raise solvers.TimeLimitReached(
+                f"time_limit = {config.time_limit:g} s reached before the weighted SVM (6) of this "
+                "round was solved")
+    rep = solve_representative_svm(ypi, sizes, C, dataclasses.replace(config, time_limit=remaining),
+                                   U=U, Kpi=Kpi, psd_check=psd_check)
+    seconds["solve"] = rep.seconds
+    seconds["certify"] = time.perf_counter() - clock - seconds["represent"] - rep.seconds
+    clock = time.perf_counter()
+    if rep.w is not None:
+        f = g.X @ rep.w + rep.b
+    else:
+        beta = R @ (rep.alpha * ypi)
+        support = np.flatnonzero(beta != 0.0)
+        f = (g.times(None, None, beta) if support.size > D.size // 4
+             else g.times(None, support, beta[support])) + rep.b
+    seconds["predict"] = time.perf_counter() - clock
+    centres = None if representative == "centroid" or singletons else first
+    return _Round(D, cluster_of, R, Kpi, rep, f, centres)
+
+
+def _result(best: _Round, gram: KernelGram, yp, order, C, config, stop, message, classes, kfun,
+            gamma_used, kept, history, t_start) -> SCMResult:
+    """The decision function of ``best`` over the (class-ordered) training rows, the full-data
+    certificate of its lift, and the result in the caller's row order (``order``)."""
+    rep = best.rep
+    ypi = rep.y
+    alpha_used = np.where(rep.alpha > EXPANSION_CUTOFF * rep.weights * C, rep.alpha, 0.0)
+    beta = best.R @ (alpha_used * ypi)
+    rows = np.flatnonzero(beta != 0.0)
+    support = best.D[rows]  # rows of the class-ordered data
+    n = gram.n
+    # Theorem 2's lift, alpha_i = alpha_c / |pi_c| on the round's rows and 0 on shrunk rows: a
+    # feasible point of the full dual (2), certified against SCM's own (w, b) by weak duality
+    sizes = np.bincount(best.cluster_of, minlength=ypi.size).astype(float)
+    alpha_lift = np.zeros(n)
+    alpha_lift[best.D] = (rep.alpha / sizes)[best.cluster_of]
+    if gram.explicit:  # the dual term from the rows themselves, the primal from SCM's w
+        data = as_classification_data(gram.X, yp)
+        full = svm_certificate(data, rep.w, rep.b, alpha_lift, C=C, norm="l2", tol=config.tol,
+                               feasibility_tol=config.feasibility_tol, method="scm_lift")
+    else:
+        cluster_of = np.full(n, -1)
+        cluster_of[best.D] = best.cluster_of
+        exact = best.R @ (rep.alpha * ypi)  # the certificate's f: every alpha, none cut off
+        nz = np.flatnonzero(exact != 0.0)
+        f_all = gram.times(None, best.D[nz], exact[nz]) + rep.b
+        Kdual, psd = None, rep.psd_residual
+        if best.centres is not None:  # pseudo-centres: the lift's w is the centroids' (8)
+            Kdual = gram.sandwich(sparse.csr_matrix(
+                (1.0 / sizes[best.cluster_of], (best.D, best.cluster_of)), shape=(n, ypi.size)))
+            if psd is not None:
+                lam = np.linalg.eigvalsh(Kdual)
+                psd = max(psd, max(0.0, float(-lam[0] / max(lam[-1], 1e-300))))
+        full = _kernel_certificate(yp, np.ones(n), f_all, alpha_lift, best.Kpi,
+                                   _ClusterSum(cluster_of, ypi.size, ypi), C, config.tol,
+                                   config.feasibility_tol, "scm_lift", psd, Kdual=Kdual)
+    kept_mask = np.zeros(n, dtype=bool)
+    kept_mask[order[kept]] = True
+    cluster_of = np.full(n, -1)
+    cluster_of[order[best.D]] = best.cluster_of
+    return SCMResult(
+        termination=stop, message=message, classes=list(classes),
+        support_vectors=gram.X[support], dual_coef=beta[rows], intercept=rep.b,
+        w=rep.w, kernel=kfun, gamma=gamma_used, svm=rep, full_certificate=full, kept=kept_mask,
+        history=history, seconds=time.perf_counter() - t_start, config=config.as_dict(),
+        cluster_of=cluster_of,
+        pseudo_centres=None if best.centres is None else order[best.D[best.centres]])
+
+
+# --------------------------------------------------------------------------- estimator
+
+
+class SCMClassifier(_BinaryClassifierMixin, _BaseEstimator):
+    """Support Cluster Machines (Yuan, Li & Zhang 2006) as a scikit-learn classifier.
+
+    ``fit`` runs :func:`solve_scm`; ``decision_function`` is the SCM's :math:`f` oriented so that
+    > 0 means ``classes_[1]`` (scikit-learn's convention, which ``average_precision`` scoring
+    reads), whichever class is the minority.
+
+    Parameters
+    ----------
+    C, kernel, gamma, degree, coef0, k_neg, k_pos, clustering, representative, shrink,
+    shrink_gamma, shrink_side, ratio, max_miss_rate, rank_keep, stall_fraction, kmeans_iter, final
+        As in :func:`solve_scm`.
+    solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
+    solver_options, threads, tee, raise_on_failure, fallback
+        The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    support_vectors_, dual_coef_ : the expansion :math:`f(x) = \\sum_i` ``dual_coef_[i]``
+        :math:`K(` ``support_vectors_[i]`` :math:`, x) +` ``intercept_`` (oriented to ``classes_[1]``).
+    intercept_ : ndarray of shape (1,)
+    coef_ : ndarray of shape (1, n_features)
+        Linear kernel only.
+    result_ : SCMResult
+    n_iter_ : int
+        Rounds of Algorithm 1 (``len(result_.history)``).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        The column names, when X was a DataFrame with string column names.
+
+    Examples
+    --------
+    >>> from aidopt.scm import SCMClassifier
+    >>> from aidopt.instances.scm import sine_set
+    >>> X, y = sine_set("D2", n_pos=50, n_neg=500, seed=0)
+    >>> clf = SCMClassifier(kernel="linear", C=1.0).fit(X, y)
+    >>> clf.result_.certified, clf.score(X, y) > 0.9
+    (True, True)
+    """
+
+    _params = {"C": 1.0, "kernel": "rbf", "gamma": "scale", "degree": 3, "coef0": 1.0,
+               "k_neg": None, "k_pos": None, "clustering": "kernel", "representative": "centroid",
+               "shrink": "eq11", "shrink_gamma": 1.3, "shrink_side": "both", "ratio": 5.0,
+               "max_miss_rate": None, "rank_keep": 0.5, "stall_fraction": 0.05, "kmeans_iter": 10,
+               "final": "last"}
+    #: the kernel function of the fit (a local function): left out of pickles and rebuilt from
+    #: ``_kernel_spec`` (:meth:`_BaseEstimator.__getstate__` / :meth:`_restore`)
+    _transient = ("_kfun",)
+    _sparse_input = True
+
+    def fit(self, X, y):
+        """Fit by Algorithm 1.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two classes, any labels (the minority class is SCM's positive class).
+
+        Returns
+        -------
+        self
+        """
+        X, y = self._validate_fit(X, y, target="binary")
+        result = solve_scm(X, y, **self._solve_kwargs())
+        # not _after_fit: SCMResult's termination is one of STOPS (a str, no gap), and SCM's own
+        # warning below is about the certificate of its last weighted SVM
+        self.result_, self.n_iter_ = result, len(result.history)
+        self._kernel_spec = (self.kernel, result.gamma, self.degree, self.coef0)
+        self._kfun = result.kernel
+        self.classes_ = np.asarray(sorted(result.classes))
+        # SCM's f > 0 means the minority class result.classes[1]; orient it to classes_[1]
+        self._sign = 1.0 if result.classes[1] == self.classes_[1] else -1.0
+        self._record_features(X, int(result.support_vectors.shape[1]))
+        self.support_vectors_ = result.support_vectors
+        self.dual_coef_ = self._sign * result.dual_coef[None, :]
+        self.intercept_ = np.array([self._sign * result.intercept])
+        if result.w is not None:
+            self.coef_ = self._sign * np.asarray(result.w)[None, :]
+        svm_ = result.svm
+        if svm_.status not in ("optimal", "converged") or (
+                svm_.solver != "libsvm" and not svm_.certificate.certified):
+            warnings.warn(
+                f"SCM's last weighted SVM (6) ended {svm_.status!r} with relative gap "
+                f"{svm_.certificate.relative_gap:.2e}: not certified optimal", ConvergenceWarning,
+                stacklevel=2)
+        return self
+
+    def __getstate__(self):
+        state = super().__getstate__()  # without _kfun
+        if state.get("result_") is not None:
+            state["result_"] = dataclasses.replace(state["result_"], kernel=None)
+        return state
+
+    def _restore(self) -> None:
+        """The kernel function of the fit, in ``_kfun`` and ``result_.kernel`` (after unpickling)."""
+        self._kfun = self.result_.kernel = kernel_svm.kernel_function(*self._kernel_spec)
+
+    def decision_function(self, X) -> np.ndarray:
+        """Signed score; > 0 means ``classes_[1]``."""
+        X = self._check_X(X)
+        return self._sign * self.result_.decision_function(X)
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels (``classes_[1]`` where the decision function is > 0)."""
+        f = self.decision_function(X)  # checks that the classifier is fitted
+        return self.classes_[(f > 0).astype(int)]

@@ -1,0 +1,473 @@
+"""Public solve functions: validate, then run AID (or another algorithm) or the direct solve."""
+
+from __future__ import annotations
+
+import logging
+import math
+import numbers
+
+import numpy as np
+
+from aidopt.api import _front
+from aidopt.api.estimator import _BaseEstimator, _BinaryClassifierMixin
+from aidopt.data.validate import (
+    as_classification_data,
+    resolve_engine,
+)
+from aidopt.decomposition.plugins.svm import SVMProblem
+from aidopt.decomposition.run import RunConfig, common_options
+from aidopt.numerics.sor import _check_omega, sor_linear
+from aidopt.results import AIDResult
+
+__all__ = ['default_svm_solver', 'solve_svm', 'SVMClassifier', 'solve_svm_sor']
+
+
+def default_svm_solver(norm: str = "l2", kernel=None) -> str:
+    """The solver ``solve_svm`` uses when none is given.
+
+    ``"smo"`` (:mod:`aidopt.numerics.smo`, warm-started SMO in double precision, handing a solve it does
+    not finish to ``"fm"``) for kernel AID (rbf, poly, callable): with the working-set column
+    generation it is what makes kernel AID competitive with LIBSVM (docs/benchmarks.md).
+    ``"fm"`` (:mod:`aidopt.numerics.fm`, the Ferris–Munson interior point with dense normal equations)
+    for the linear 2-norm QPs: 7x faster than Clarabel on the aggregated duals; Clarabel is the
+    fallback of both. HiGHS's QP solver is an active-set method whose time grows about
+    quadratically with the number of clusters (72 s on a 20,000 x 30 dual QP against Clarabel's
+    2.3 s, docs/svm.md). HiGHS for the LP SVMs: its vertex solutions make the split test exact.
+    """
+    if kernel is not None and not (isinstance(kernel, str) and kernel == "linear"):
+        return "smo"
+    return "fm" if norm == "l2" else "highs"
+
+
+@common_options()
+def solve_svm(
+    X,
+    y,
+    *,
+    C: float = 1.0,
+    norm: str = "l2",
+    kernel=None,
+    gamma: float | str = "scale",
+    degree: int = 3,
+    coef0: float = 1.0,
+    cache_size: float | None = None,
+    sample_weight=None,
+    form: str = "auto",
+    method: str = "aid",
+    bias: str = "free",
+    chunks=8,
+    tau: int = 4,
+    engine: str | None = None,
+    **options,
+) -> AIDResult:
+    r"""Soft-margin SVM :math:`\min_{w,b} R(w) + C \sum_i s_i \max(0, 1 - y_i(w x_i + b))`, certified.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, m), dask array, ChunkedMatrix or path
+        Out of core with ``engine="dask"`` as in :func:`solve_lad`.
+    y : array-like of shape (n,) or str
+        Two classes (any two labels; the sorted first is -1, as in scikit-learn). A str names
+        the labels in X's store.
+    C : float, default 1.0
+        Misclassification cost (M in Park & Klabjan, nu in Bradley & Mangasarian).
+    norm : {"l2", "l1", "linf", "none"}, default "l2"
+        Regularizer R: 1/2 ||w||^2 (QP), ||w||_1, ||w||_inf (LPs) or none (RLP, an LP).
+    kernel : None, "linear", "rbf", "poly" or callable, optional
+        Kernel AID (Park & Klabjan Appendix B) on the aggregated dual; ``norm`` must be "l2".
+        A callable takes ``(A, B)`` and returns the ``len(A) x len(B)`` kernel matrix.
+    gamma, degree, coef0
+        Kernel parameters as in scikit-learn's SVC (``gamma="scale"`` is 1 / (m Var(X))).
+    cache_size : float, optional
+        Kernel AID: MB for the cached mean-kernel columns (8 n bytes each; as SVC's
+        ``cache_size``). Past it the columns used least recently are dropped and recomputed
+        when needed again: more kernel values, the same answer. Default: a third of the machine's
+        physical memory.
+    sample_weight : array-like of shape (n,) or str, optional
+    solver : str, optional
+        Default :func:`default_svm_solver`: "smo" for kernels (:mod:`aidopt.numerics.smo`), "fm"
+        (aidopt's interior point, :mod:`aidopt.numerics.fm`) for linear 2-norm QPs, "highs" for LPs.
+        r0 defaults to max(1.1 m / n, 0.0001). The other common options are listed below.
+    form : {"auto", "dual", "primal"}
+        Form of the aggregated QP or LP (see :class:`aidopt.decomposition.SVMProblem`).
+    method : {"aid", "lpc", "sor"}, default "aid"
+        ``"lpc"``: linear program chunking (Bradley–Mangasarian–Musicant Algorithm 3) for the
+        1-norm LSVM (1.28), ``norm="l1"`` only, rows read block by block (docs/lpc.md).
+        ``"sor"``: successive overrelaxation (Algorithm 8 / (1.55), :func:`aidopt.api.svm.solve_svm_sor`)
+        on the dual of the *modified* SVM (1.35)
+        :math:`\min C s'y + \frac12 (w'w + \gamma^2)`, whose offset is regularized: **not** the
+        problem of ``norm="l2"`` with ``method="aid"`` nor LIBSVM's (close, not equal). Linear
+        kernel and ``norm="l2"`` only; ``solver`` must be None or ``"sor"``; ``tol`` is the
+        relative duality gap at which SOR stops (checked on exact passes), ``max_iter`` the
+        number of sweeps (None: 10,000), ``time_limit`` is checked after every sweep,
+        ``solver_options={"omega": w}`` sets the relaxation factor in (0, 2) (default 1).
+        ``lower_bound`` is the dual (1.37) at SOR's ``u``, a valid bound for any ``u`` in the box
+        ``0 <= u <= C s`` (no equality constraint); ``certified_optimal`` only when the relative
+        gap is within ``tol``, else ``iteration_limit`` / ``time_limit`` (docs/sor.md).
+    bias : {"free", "regularized"}, default "free"
+        ``"regularized"`` (linear 2-norm only): the modified SVM (1.35), objective
+        :math:`\frac12 (w'w + b^2) + C \sum_i s_i \max(0, 1 - y_i(w x_i + b))` (LIBLINEAR's
+        problem), by AID with **SOR as the aggregated solver** (``solver`` defaults to ``"sor"``;
+        any QP solver works too), certified on the full data by its dual (1.37)
+        (:class:`aidopt.decomposition.ModifiedSVMProblem`, docs/sor.md). ``solver_options`` for
+        SOR: ``omega`` (default 1), ``gap_tol`` (each aggregated solve's relative gap, default
+        ``tol / 4``), ``max_sweeps`` (per solve, default 10,000).
+    chunks, tau
+        LPC: the number of row blocks (or a fraction such as 1/8) and the stopping window.
+    engine : {"numpy", "dask"}, optional
+        As in :func:`solve_lad`; ``"dask"`` runs AID on the linear SVMs (``method="aid"``, no
+        kernel).
+
+    Returns
+    -------
+    AIDResult
+        ``solution["w"], solution["b"]`` and ``solution["alpha"]`` (lifted duals of the margin
+        constraints, one per row); kernel AID returns ``alpha`` and ``b`` (``w`` lives in feature
+        space) plus what ``decision_function`` needs. ``method="sor"`` adds ``solution["gamma"]``
+        (``b = -gamma``) and ``alpha`` is its dual ``u``.
+
+    Examples
+    --------
+    >>> import numpy as np, aidopt
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.where(rng.random(3000) < 0.5, 1, -1)
+    >>> X = rng.normal(size=(3000, 5)) + 0.5 * y[:, None]
+    >>> res = aidopt.solve_svm(X, y, C=0.1, log=False)
+    >>> res.certified
+    True
+    """
+    if method not in ("aid", "lpc", "sor"):
+        raise ValueError(f"method must be 'aid', 'lpc' or 'sor', got {method!r}")
+    streamed = method == "aid" and kernel in (None, "linear")  # what the dask engine runs
+    engine = resolve_engine(X, engine if engine is not None or streamed else "numpy")
+    if engine == "dask" and not streamed:
+        raise ValueError("engine='dask' runs AID on the linear SVMs (method='aid', no kernel); got "
+                         f"method={method!r}, kernel={kernel!r}: use engine='numpy' (X in memory)")
+    if method == "sor":
+        if norm != "l2" or kernel not in (None, "linear"):
+            raise ValueError("method='sor' solves the modified linear SVM (1.35) (2-norm, gamma "
+                             f"regularized): use norm='l2' without a kernel (got norm={norm!r}, "
+                             f"kernel={kernel!r})")
+
+        return solve_svm_sor(X, y, C, sample_weight=sample_weight, **options)
+    if method == "lpc":
+        if norm != "l1" or kernel not in (None, "linear"):
+            raise ValueError("method='lpc' solves the 1-norm LSVM (1.28): use norm='l1' without a kernel")
+        from aidopt.api.lpc import solve_lsvm_lpc
+
+        data = as_classification_data(X, y, sample_weight)
+        result = solve_lsvm_lpc(data.X, data.y, C, sample_weight=data.s, chunks=chunks, tau=tau,
+                                **options)
+        return _front.decorate(result, data)
+    if bias not in ("free", "regularized"):
+        raise ValueError(f"bias must be 'free' or 'regularized', got {bias!r}")
+    if bias == "regularized":
+        if norm != "l2" or kernel not in (None, "linear"):
+            raise ValueError("bias='regularized' is the modified linear 2-norm SVM (1.35): use "
+                             f"norm='l2' without a kernel (got norm={norm!r}, kernel={kernel!r})")
+        from aidopt.decomposition.plugins.modified_svm import ModifiedSVMProblem
+
+        config = RunConfig.from_kwargs(options, caller="solve_svm", solver="sor")
+        data = as_classification_data(X, y, sample_weight, engine=engine)
+        result = _front.run_rows(ModifiedSVMProblem(C=C), data, config)
+        return _front.decorate(result, data)
+    config = RunConfig.from_kwargs(options, caller="solve_svm", solver=default_svm_solver(norm, kernel))
+    data = as_classification_data(X, y, sample_weight, engine=engine)
+    if kernel is None or kernel == "linear":
+        if cache_size is not None:
+            raise ValueError("cache_size is for kernel AID (kernel='rbf', 'poly' or a callable): "
+                             "the linear SVM keeps no kernel columns")
+        problem = SVMProblem(C=C, norm=norm, form=form)
+    else:
+        from aidopt.decomposition.plugins.kernel_svm import KernelSVMProblem
+
+        if norm != "l2":
+            raise ValueError(f"kernel AID solves the 2-norm SVM dual; norm={norm!r} is not supported")
+        problem = KernelSVMProblem(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                                   cache_size=cache_size)
+    return _front.decorate(_front.run_rows(problem, data, config), data)
+
+
+class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
+    """Soft-margin SVM classifier (2-norm, 1-norm, infinity-norm, RLP, or kernel), certified.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        Misclassification cost, as scikit-learn's ``C``.
+    norm : {"l2", "l1", "linf", "none"}, default "l2"
+    kernel : None, "linear", "rbf", "poly" or callable, default None
+        None / "linear": the linear SVM with ``coef_``; otherwise kernel AID (``norm="l2"``).
+    gamma, degree, coef0
+        Kernel parameters as in scikit-learn's SVC.
+    cache_size : float or None, default None
+        Kernel AID: MB for the cached mean-kernel columns (None: a third of the machine's memory);
+        see :func:`aidopt.solve_svm`.
+    form : {"auto", "dual", "primal"}, default "auto"
+    solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
+    solver_options, threads, tee, raise_on_failure, fallback
+        The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``; the
+        solver defaults to "fm" (aidopt.numerics.fm) for the 2-norm QP, "smo" (aidopt.numerics.smo) for kernels,
+        "highs" for the LPs.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    coef_ : ndarray of shape (1, n_features)
+        Linear SVMs only.
+    intercept_ : ndarray of shape (1,)
+    support_ : ndarray of int
+        Rows with a positive lifted dual ``alpha_i > 1e-8 C s_i`` (interior-point solvers return
+        tiny positive values for non-support rows).
+    support_vectors_, dual_coef_ : kernel SVMs: ``f(x) = sum dual_coef_ K(sv, x) + intercept_``.
+    result_ : AIDResult
+    n_iter_ : int
+        AID iterations (1 for a direct solve).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        The column names, when X was a DataFrame with string column names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from aidopt import SVMClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.where(rng.random(1000) < 0.5, 1, -1)
+    >>> X = rng.normal(size=(1000, 3)) + y[:, None]
+    >>> clf = SVMClassifier(C=0.1).fit(X, y)
+    >>> clf.result_.certified, clf.score(X, y) > 0.9
+    (True, True)
+    """
+
+    _params = {"C": 1.0, "norm": "l2", "kernel": None, "gamma": "scale", "degree": 3, "coef0": 1.0,
+               "cache_size": None, "form": "auto"}
+    _sparse_input = True
+    _transient = ("_kfun",)
+
+    def _sklearn_expected_failed_checks(self) -> dict:
+        """The checks a kernel SVM with ``gamma="scale"`` fails by design (see
+        :meth:`_BaseEstimator._sklearn_expected_failed_checks`)."""
+        if self._linear or not (isinstance(self.gamma, str) and self.gamma == "scale"):
+            return {}
+        reason = ("gamma='scale' is 1 / (m Var(X)) over the rows, unweighted (as scikit-learn's "
+                  "SVC): repeating rows changes the kernel, weighting them does not")
+        return {"check_sample_weight_equivalence_on_dense_data": reason,
+                "check_sample_weight_equivalence_on_sparse_data": reason}
+
+    @property
+    def _linear(self) -> bool:
+        return self.kernel is None or (isinstance(self.kernel, str) and self.kernel == "linear")
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit by (certified) AID.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two classes, any labels (the sorted first is the negative class).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative row weights; an integer weight k counts the row k times.
+
+        Returns
+        -------
+        self
+        """
+        X, y = self._validate_fit(X, y, target="binary")
+        result = solve_svm(X, y, sample_weight=sample_weight, **self._solve_kwargs())
+        self._require_solution(result, "SVM")
+        sol = result.solution
+        self.classes_ = np.asarray(sol["classes"])
+        self.intercept_ = np.array([float(sol["b"])])
+        alpha = sol["alpha"]
+        if alpha is not None:
+            s = np.ones(len(alpha)) if sample_weight is None else np.asarray(sample_weight, float)
+            self.support_ = np.flatnonzero(alpha > 1e-8 * self.C * s.max())
+        if self._linear:
+            self.coef_ = np.asarray(sol["w"], dtype=float)[None, :]
+        else:
+            from aidopt.data.validate import as_classification_data
+
+            data = as_classification_data(X, y)
+            self.support_vectors_ = data.X[self.support_]
+            self.dual_coef_ = (alpha * data.y)[self.support_][None, :]
+            self._kernel_spec = (self.kernel, sol["gamma"], self.degree, self.coef0)
+            self._restore()
+        self._after_fit(X, result, "SVM", n_features=len(sol["feature_names"]))
+        return self
+
+    def _restore(self) -> None:
+        """The kernel function of the fit (a local function: not pickled)."""
+        if not self._linear:
+            from aidopt.models.kernel_svm import kernel_function
+
+            self._kfun = kernel_function(*self._kernel_spec)
+
+    def decision_function(self, X) -> np.ndarray:
+        """Signed score ``w x + b`` (or ``sum_i alpha_i y_i K(x_i, x) + b``); > 0 means ``classes_[1]``."""
+        X = self._check_X(X, dense=not self._linear)
+        if self._linear:
+            return X @ self.coef_[0] + self.intercept_[0]
+        return self._kfun(X, self.support_vectors_) @ self.dual_coef_[0] + self.intercept_[0]
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels (``classes_[1]`` where the decision function is > 0)."""
+        f = self.decision_function(X)  # checks that the classifier is fitted
+        return self.classes_[(f > 0).astype(int)]
+
+
+# ----------------------------------------------------------------------------------------------
+# solve_svm(method="sor"): the linear SVM (1.35) with an AIDResult and a dual certificate
+
+#: sweeps allowed by :func:`solve_svm_sor` when ``max_iter`` is None
+SVM_MAX_SWEEPS = 10_000
+
+_log = logging.getLogger("aidopt.sor")
+
+
+def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
+    r"""The modified linear SVM (1.35) by SOR (1.55), as an :class:`~aidopt.results.AIDResult`.
+
+    ``solve_svm(X, y, C=..., method="sor")`` calls this. The problem is (1.35) with ``nu = C``::
+
+        min_{w, gamma, y}  C s'y + 1/2 (w'w + gamma^2)   s.t.  D(Aw - e gamma) + y >= e,  y >= 0
+
+    (``s`` the sample weights, default ones). The offset is regularized (``gamma^2``), so this is
+    **not** the standard 2-norm SVM of LIBSVM or of ``solve_svm(norm="l2", method="aid")``: the
+    solutions are close but not equal in general (docs/sor.md).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, m)
+    y : array-like of shape (n,)
+        Two classes (the sorted first is -1).
+    C : float
+        ``nu > 0`` of (1.35).
+    sample_weight : array-like of shape (n,), optional
+        Non-negative; the bounds become ``0 <= u_i <= C s_i``. Zero-weight rows are left out
+        (their ``alpha`` is 0).
+    **options
+        The common options. ``tol``: stop when the relative duality gap
+        ``(primal - dual) / max(1, |primal|)`` is ``<= tol`` (checked on exact passes over the
+        data, see :func:`sor_linear`'s ``gap_tol``); ``feasibility_tol``: the bound violation of
+        ``u`` (always 0: ``u`` is projected); ``max_iter``: the number of sweeps (``None``:
+        :data:`SVM_MAX_SWEEPS`); ``time_limit``: checked after every sweep; ``log``: a progress
+        table (at sweeps 0, 1, 2, 4, 8, ... and the last); ``solver``: ``None`` or ``"sor"``;
+        ``solver_options``: only ``{"omega": w}``, the relaxation factor in ``(0, 2)``
+        (default 1). ``seed``, ``aid``, ``r0``, ``threads``, ``tee``, ``write_models``,
+        ``fallback`` and ``raise_on_failure`` have no effect; ``solver_options`` may also set
+        ``order`` (``"cyclic"``, the default, or ``"random"``), ``shrinking`` and ``polish``
+        (both default ``True``: measured faster, docs/sor.md) of :func:`sor_linear`.
+
+    Returns
+    -------
+    AIDResult
+        ``solution``: ``w``, ``b = -gamma`` (the decision function is ``X w + b`` as for the
+        other SVM methods), ``gamma``, ``alpha = u`` (the dual of (1.37), one per row),
+        ``feature_names``, ``classes``. ``objective`` is (1.35) at the returned ``(w, gamma)``
+        with the best slacks; ``lower_bound`` the dual value (1.37) at ``u``. ``certificate``
+        (method ``"sor_dual"``) is certified when the relative gap is ``<= tol`` and ``u`` is in
+        its box; ``termination`` is ``certified_optimal`` only then, else ``iteration_limit`` or
+        ``time_limit``.
+
+    Notes
+    -----
+    *Why the dual value is a lower bound.* For ``u >= 0`` (multipliers of the margin rows) and
+    ``r = C s - u >= 0`` (multipliers of ``y >= 0``), the Lagrangian of (1.35) is
+    ``L = C s'y + 1/2 (w'w + gamma^2) - u'(D(Aw - e gamma) + y - e) - r'y``; it is ``<=`` the
+    objective at every feasible ``(w, gamma, y)``. Its minimum over ``(w, gamma, y)`` (the ``y``
+    terms cancel since ``r = C s - u``; ``w = A'Du``, ``gamma = -e'Du``) is
+    ``e'u - 1/2 u'D(AA' + ee')Du``, the dual (1.37). So *every* ``u`` with ``0 <= u <= C s``
+    gives a lower bound on the optimum of (1.35): no equality constraint (unlike (1.36)) has to
+    hold, and SOR's iterates never leave the box. ``primal`` is a feasible point's objective,
+    hence an upper bound; both are evaluated from ``v = H'u`` recomputed exactly from ``u``.
+    """
+    from aidopt.data.validate import as_classification_data
+    from aidopt.decomposition.plugins.svm import gap_floor as svm_gap_floor
+    from aidopt.decomposition.protocol import relative_gap
+    from aidopt.decomposition.run import Column, Run, RunConfig, run_scope
+    from aidopt.results import Certificate, IterationRecord, Termination
+    from aidopt.solvers import ProblemClass
+
+    if isinstance(C, bool) or not isinstance(C, numbers.Real) or not np.isfinite(C) or C <= 0:
+        raise ValueError(f"C must be a positive finite number (nu of (1.35)), got {C!r}")
+    config = RunConfig.from_kwargs(options, caller="solve_svm", solver="sor")
+    if config.solver.lower() != "sor":
+        raise ValueError(f"method='sor' runs aidopt's own SOR sweeps, not an external solver: "
+                         f"solver must be None or 'sor', got {config.solver!r}")
+    config.solver = "sor"
+    unknown = sorted(set(config.solver_options) - {"omega", "order", "shrinking", "polish"})
+    if unknown:
+        raise ValueError("method='sor' takes solver_options 'omega', 'order', 'shrinking' and "
+                         f"'polish', got {unknown}")
+    omega = _check_omega(config.solver_options.get("omega", 1.0))
+    order = config.solver_options.get("order", "cyclic")
+    shrinking = config.solver_options.get("shrinking", True)
+    polish = config.solver_options.get("polish", True)
+    max_sweeps = SVM_MAX_SWEEPS if config.max_iter is None else int(config.max_iter)
+    data = as_classification_data(X, y, sample_weight)
+    used, keep = data.without_zero_weights()
+    weights = None if np.all(used.s == 1.0) else used.s
+    run = Run("svm_sor", ProblemClass.QP, config, dimensions={"n": data.n, "m": data.m},
+              mode=f"modified SVM (1.35), gamma regularized; omega {omega:g}")
+    history: list = []
+    floor = svm_gap_floor(used, float(C))  # the scale-invariant gap of the SVM certificates
+    next_logged, printed = [0], [None]  # the next sweep count to print (0, 1, 2, 4, ...)
+
+    def progress(sweeps, residual, primal, dual):
+        rec = IterationRecord(t=sweeps, n_clusters=0, r_t=math.nan, F_t=dual, E_t=primal,
+                              E_best=primal, lower_bound=dual, gap=relative_gap(primal, dual, floor),
+                              n_split=0, info={"residual": residual})
+        history.append(rec)
+        if sweeps >= next_logged[0]:
+            run.row(sweeps, residual, primal, dual, rec.gap)
+            next_logged[0], printed[0] = max(1, 2 * sweeps), sweeps
+
+    with run_scope(config):
+        run.intro()
+        run.header([Column("sweeps", 8, "d"), Column("residual", 10, ".3e"),
+                    Column("primal E", 15, ".9g"), Column("dual bound", 15, ".9g"),
+                    Column("rel gap", 10, ".2e")])
+        res = sor_linear(used.X, used.y, float(C), omega=omega, tol=0.0, max_sweeps=max_sweeps,
+                         weights=weights, gap_tol=config.tol, gap_scale=floor,
+                         time_limit=config.time_limit,
+                         callback=progress, order=order, shrinking=shrinking, seed=config.seed,
+                         polish=polish)
+        if history and history[-1].t != printed[0]:  # the last row, when not printed yet
+            last = history[-1]
+            run.row(last.t, last.info["residual"], last.E_t, last.lower_bound, last.gap)
+        upper = float(C) * used.s
+        violation = float(max(0.0, -float(res.u.min()), float(np.max(res.u - upper)))) / float(C)
+        gap = relative_gap(res.primal, res.dual, floor)
+        certified = bool(np.isfinite(res.primal) and np.isfinite(res.dual) and gap <= config.tol
+                         and violation <= config.feasibility_tol)
+        certificate = Certificate(
+            method="sor_dual", certified=certified, primal_objective=res.primal,
+            dual_objective=res.dual, relative_gap=gap,
+            residuals={"natural residual (1.47)": res.residual, "bound violation": violation},
+            tol=config.tol, feasibility_tol=config.feasibility_tol, checked=["bound violation"],
+            note=("dual (1.37) at the SOR iterate u, 0 <= u <= C s: a lower bound on (1.35) for "
+                  "any such u; (1.35) regularizes gamma, it is not LIBSVM's SVM"),
+            dual_values={"u": res.u},
+        )
+        if certified:
+            termination = Termination.CERTIFIED_OPTIMAL
+            message = f"relative duality gap {gap:.2e} <= tol after {res.sweeps} sweeps"
+        elif res.time_limited:
+            termination = Termination.TIME_LIMIT
+            message = f"time limit after {res.sweeps} sweeps, relative gap {gap:.2e}"
+        else:
+            termination = Termination.ITERATION_LIMIT
+            message = f"{res.sweeps} sweeps, relative gap {gap:.2e} > tol"
+        alpha = res.u
+        if keep is not None:
+            alpha = np.zeros(data.n)
+            alpha[keep] = res.u
+            message += f"; {int((~keep).sum())} row(s) with zero sample weight left out of the model"
+        run.dimensions["sweeps"] = res.sweeps
+        result = run.result(
+            termination, message, objective=res.primal, lower=min(res.dual, res.primal),
+            solution={"w": res.w, "b": -res.gamma, "gamma": res.gamma, "alpha": alpha,
+                      "feature_names": list(data.feature_names), "classes": data.classes.tolist()},
+            certificate=certificate, history=history, aid=False, floor=floor)
+    return result

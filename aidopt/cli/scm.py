@@ -1,0 +1,134 @@
+"""``aidopt scm``: Support Cluster Machines (Yuan, Li & Zhang 2006) on a data file;
+``aidopt bench scm`` (:func:`run_bench`, the paper's Tables 1, 3 and 4)."""
+
+from __future__ import annotations
+
+__all__ = ["add_parser", "run", "run_bench"]
+
+
+def _optional_float(text: str):
+    return None if text.lower() == "none" else float(text)
+
+
+def add_parser(sub) -> None:
+    """Add the ``scm`` command to the ``aidopt`` subparsers."""
+    from aidopt.api.scm import CLUSTERINGS, FINALS, REPRESENTATIVES, SHRINK_SIDES, SHRINKS
+    from aidopt.decomposition.run import add_arguments
+
+    p = sub.add_parser(
+        "scm", help="Support Cluster Machines for large imbalanced data (Yuan, Li & Zhang 2006)",
+        description="Algorithm 1 of Yuan, Li & Zhang (2006): kernel k-means of the majority "
+                    "class, the weighted SVM (6) on the cluster representatives (certified), "
+                    "shrinking (11), until the negatives are at most --ratio times the positives. "
+                    "The minority class is the positive class. Exit code 0 when the last "
+                    "weighted SVM is certified optimal, 1 when not.")
+    p.add_argument("--data", required=True, help="training data: CSV, Parquet, .npz (X, y) or "
+                   "svmlight file, two classes")
+    p.add_argument("--target", default=None, help="label column (default: last column)")
+    p.add_argument("--validation", default=None, metavar="FILE",
+                   help="a second file in the same format: its average precision is reported")
+    p.add_argument("--C", type=float, default=1.0, help="misclassification cost (default 1)")
+    p.add_argument("--kernel", default="rbf", choices=["rbf", "linear", "poly"])
+    p.add_argument("--gamma", default="scale", help="kernel scale, a number or 'scale' (default)")
+    p.add_argument("--degree", type=int, default=3)
+    p.add_argument("--coef0", type=float, default=1.0)
+    p.add_argument("--k-neg", dest="k_neg", type=int, default=None,
+                   help="clusters of the majority class (default ceil(r0 |D-|), r0 = 0.1)")
+    p.add_argument("--k-pos", dest="k_pos", type=int, default=None,
+                   help="clusters of the minority class (default: every row its own cluster on "
+                        "imbalanced data)")
+    p.add_argument("--clustering", default="kernel", choices=CLUSTERINGS,
+                   help="kernel: k-means in feature space (SCMs); input: in input space (SCMs_I)")
+    p.add_argument("--representative", default="centroid", choices=REPRESENTATIVES,
+                   help="centroid: feature-space centroid (8); pseudo: the member nearest to "
+                        "the centroid (the pseudo-centre (10) for RBF)")
+    p.add_argument("--shrink", default="eq11", choices=SHRINKS,
+                   help="eq11: rule (11); rank: keep the rows nearest the margin; auto: (11), by "
+                        "rank in a round where (11) stalls")
+    p.add_argument("--shrink-gamma", dest="shrink_gamma", type=float, default=1.3,
+                   help="gamma of rule (11) (default 1.3)")
+    p.add_argument("--shrink-side", dest="shrink_side", default="both", choices=SHRINK_SIDES,
+                   help="both: rule (11) removes |f| > gamma (default); margin: only y f > gamma "
+                        "(rows far on the correct side)")
+    p.add_argument("--ratio", type=float, default=5.0,
+                   help="stop when negatives <= ratio x positives (default 5)")
+    p.add_argument("--max-miss-rate", dest="max_miss_rate", type=_optional_float, default=None,
+                   help="Neyman-Pearson stop: the positive miss rate above which SCM stops")
+    p.add_argument("--rank-keep", dest="rank_keep", type=float, default=0.5,
+                   help="share of the clustered rows a rank shrink keeps (default 0.5)")
+    p.add_argument("--stall-fraction", dest="stall_fraction", type=float, default=0.05,
+                   help="a shrink removing fewer than this share of the clustered rows stalls")
+    p.add_argument("--kmeans-iter", dest="kmeans_iter", type=int, default=10,
+                   help="Lloyd iterations of the kernel k-means per round (default 10)")
+    p.add_argument("--final", default="last", choices=FINALS,
+                   help="last: the last round's decision function; refit: one more SVM on the "
+                        "rows left")
+    add_arguments(p)
+    p.add_argument("--output", metavar="JSON", default=None, help="write the result as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    """Run ``aidopt scm``; exit code 0 when the last weighted SVM (6) is certified, else 1."""
+    import numpy as np
+
+    from aidopt.api.scm import solve_scm
+    from aidopt.cli.common import _options, write_outputs
+    from aidopt.data.validate import load_table
+
+    X, y, _ = load_table(args.data, target=args.target)
+    validation = load_table(args.validation, target=args.target) if args.validation else None
+    gamma = args.gamma if args.gamma == "scale" else float(args.gamma)
+    result = solve_scm(
+        X, y, C=args.C, kernel=args.kernel, gamma=gamma, degree=args.degree, coef0=args.coef0,
+        k_neg=args.k_neg, k_pos=args.k_pos, clustering=args.clustering,
+        representative=args.representative, shrink=args.shrink, shrink_gamma=args.shrink_gamma,
+        shrink_side=args.shrink_side, ratio=args.ratio, max_miss_rate=args.max_miss_rate, rank_keep=args.rank_keep,
+        stall_fraction=args.stall_fraction, kmeans_iter=args.kmeans_iter, final=args.final,
+        **_options(args))
+    write_outputs(result, args)
+    if not args.log:
+        print(result.summary())
+    positive = result.classes[1]
+    sets = [("training", X, y)] + ([("validation", *validation[:2])] if validation else [])
+    for name, Xs, ys in sets:
+        labels = np.asarray(ys.to_numpy() if hasattr(ys, "to_numpy") else ys).reshape(-1)
+        f = result.decision_function(np.asarray(Xs, dtype=float))
+        print(f"{name}: average precision {_average_precision(labels == positive, f):.4f}, "
+              f"accuracy {100 * float(np.mean((f > 0) == (labels == positive))):.2f} % "
+              f"(positive class {positive!r}, the minority)")
+    return 0 if result.certified else 1
+
+
+def _average_precision(truth, score) -> float:
+    """Average precision of ``score`` for the boolean ``truth`` (scikit-learn's definition:
+    the mean of the precision at each positive, ties broken pessimistically by score groups)."""
+    import numpy as np
+
+    order = np.argsort(-score, kind="stable")
+    truth, score = np.asarray(truth, dtype=bool)[order], np.asarray(score)[order]
+    if not truth.any():
+        return float("nan")
+    last = np.r_[np.flatnonzero(np.diff(score)), truth.size - 1]  # end of each group of ties
+    tp = np.cumsum(truth)[last]
+    precision = tp / (last + 1)
+    recall_step = np.diff(np.r_[0, tp]) / truth.sum()
+    return float((precision * recall_step).sum())
+
+
+def run_bench(args) -> int:
+    """``aidopt bench scm``: ``--data`` a packaged imbalanced set (default sylva) or
+    ``sine:NPOS:NNEG`` (the overlapping D2 at that imbalance) for Tables 3/4, with ``--C``,
+    ``--kernel`` (default rbf), ``--repeat`` (draws of the random baseline; the paper: 10),
+    ``--seed``, ``--time-limit``, ``--output``; ``--sizes table1`` (or values of n+ + n-) runs
+    Table 1 instead."""
+    from aidopt.bench.scm import bench_scm, bench_scm_table1
+
+    if args.sizes_given:
+        sizes = None if args.sizes == ["table1"] else [int(s) for s in args.sizes]
+        bench_scm_table1(sizes=sizes, seed=args.seed, output=args.output,
+                         time_limit=args.time_limit)
+        return 0
+    bench_scm(data=args.data or "sylva", C=args.C, kernel=args.kernel or "rbf", seed=args.seed,
+              repeat=args.repeat, output=args.output, time_limit=args.time_limit)
+    return 0

@@ -1,0 +1,329 @@
+"""Facility location with certified AID: ``solve_facility_location``, input validation, cost
+helpers (coordinates, a networkx graph, OR-Library and TSPLIB files) and a map plot.
+
+p-median (``p``) and uncapacitated facility location (``fixed_costs``) on an
+``n_customers x n_sites`` cost matrix are solved by AID (the mathematics in docs/facility.md):
+
+* ``aggregation="radius"`` (default,
+  :class:`aidopt.decomposition.plugins.facility_radius.FacilityRadiusProblem`): every customer keeps its
+  nearest cost levels, and the sites beyond its radius are grouped and priced at the cheapest of
+  them (a relaxation); radii grow where the aggregated solution serves a customer beyond its
+  radius, until none does;
+* ``aggregation="sites"`` (:class:`aidopt.decomposition.plugins.facility.FacilityProblem`): sites are
+  clustered, a cluster opens at the cheapest opening cost of its sites and serves each customer
+  at the cheapest of its sites' costs (a relaxation), a real site is picked in every open cluster
+  (an upper bound), and clusters whose pick does not attain those minima are split.
+
+Either way the bound is an aggregated MIP's dual bound and the certificate its gap to the best
+lifted solution.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ['FacilityData', 'as_facility_data', 'euclidean_costs', 'graph_costs', 'read_orlib_pmed', 'read_tsplib']
+
+
+class FacilityData:
+    """Validated facility-location data (build it with :func:`as_facility_data`).
+
+    Attributes
+    ----------
+    costs : ndarray (n_customers, n_sites)
+        Assignment cost per unit of demand, finite and non-negative.
+    demand : ndarray (n_customers,)
+        Non-negative weights (a customer of weight 0 is assigned but costs nothing).
+    fixed : ndarray (n_sites,) or None
+        Opening costs (UFL); ``None`` for the p-median.
+    p : int or None
+        At most ``p`` open sites (p-median).
+    capacity : ndarray (n_sites,) or None
+        Capacities (CFL: direct solve only).
+    customer_xy, site_xy : ndarray (., 2) or None
+        Coordinates, when known: the initial clustering and the split use them, and the map plot.
+    integral : bool
+        Every cost, opening cost and demand is an integer, so every objective value is one and a
+        bound can be rounded up.
+    """
+
+    def __init__(self, costs, demand, fixed=None, p=None, capacity=None, customer_xy=None,
+                 site_xy=None, name: str = "facility"):
+        self.costs = costs
+        self.demand = demand
+        self.fixed = fixed
+        self.p = p
+        self.capacity = capacity
+        self.customer_xy = customer_xy
+        self.site_xy = site_xy
+        self.name = name
+        values = [costs, demand] + [a for a in (fixed,) if a is not None]
+        self.integral = bool(all(np.array_equal(a, np.round(a)) for a in values))
+
+    @property
+    def n_customers(self) -> int:
+        return int(self.costs.shape[0])
+
+    @property
+    def n_sites(self) -> int:
+        return int(self.costs.shape[1])
+
+    @property
+    def kind(self) -> str:
+        if self.capacity is not None:
+            return "cfl"
+        return "p-median" if self.fixed is None else ("ufl" if self.p is None else "p-median+f")
+
+    def objective(self, open_sites, assign) -> float:
+        """Cost of opening ``open_sites`` and serving customer i at ``assign[i]``."""
+        total = float(np.dot(self.demand, self.costs[np.arange(self.n_customers), assign]))
+        if self.fixed is not None:
+            total += float(self.fixed[np.asarray(open_sites, dtype=np.int64)].sum())
+        return total
+
+
+def _vector(values, name, size, *, positive=False):
+    arr = np.asarray(values, dtype=float).reshape(-1) if values is not None else None
+    if arr is None:
+        return None
+    if arr.size != size:
+        raise ValueError(f"{name} must have {size} entries, got {arr.size}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    if positive and np.any(arr <= 0):
+        raise ValueError(f"{name} must be positive")
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must be non-negative, got a minimum of {arr.min():g}")
+    return np.ascontiguousarray(arr)
+
+
+def _coords(xy, name, size):
+    if xy is None:
+        return None
+    arr = np.asarray(xy, dtype=float)
+    if arr.ndim != 2 or arr.shape[0] != size or arr.shape[1] < 1:
+        raise ValueError(f"{name} must have shape ({size}, 2), got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return np.ascontiguousarray(arr)
+
+
+def as_facility_data(costs, *, p=None, fixed_costs=None, demand=None, capacity=None,
+                     customer_xy=None, site_xy=None, name: str = "facility") -> FacilityData:
+    """Check the inputs of a facility-location problem; every error is raised here, before any
+    model is built.
+
+    Raises
+    ------
+    ValueError
+        Costs not a 2-d numeric array, NaN or infinite or negative entries; neither ``p`` nor
+        ``fixed_costs``; ``p`` not an integer in ``1..n_sites``; vectors of the wrong length or
+        with negative / non-finite entries; total demand 0; capacities below total demand.
+    """
+    if hasattr(costs, "toarray"):
+        costs = costs.toarray()
+    arr = np.asarray(costs)
+    if arr.dtype == object or arr.dtype.kind not in "biuf":
+        raise ValueError(f"costs must be a numeric array, got dtype {arr.dtype}")
+    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"costs must be a non-empty n_customers x n_sites array, got shape {arr.shape}")
+    arr = np.ascontiguousarray(arr, dtype=float)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i, j = (int(v) for v in np.argwhere(bad)[0])
+        raise ValueError(f"costs contain {int(bad.sum())} NaN or infinite value(s) (first at "
+                         f"customer {i}, site {j})")
+    if arr.min() < 0:
+        i, j = (int(v) for v in np.unravel_index(int(arr.argmin()), arr.shape))
+        raise ValueError(f"costs must be non-negative; costs[{i}, {j}] = {arr[i, j]:g}")
+    n, s = arr.shape
+    if p is None and fixed_costs is None:
+        raise ValueError("give p (p-median: at most p sites open) or fixed_costs (uncapacitated "
+                         "facility location), or both")
+    if p is not None:
+        if not (isinstance(p, numbers.Integral) and not isinstance(p, bool)):
+            if isinstance(p, float) and p.is_integer():
+                p = int(p)
+            else:
+                raise ValueError(f"p must be an integer, got {p!r}")
+        if not 1 <= p <= s:
+            raise ValueError(f"p must be between 1 and the number of sites ({s}), got {p}")
+        p = int(p)
+    fixed = _vector(fixed_costs, "fixed_costs", s)
+    w = np.ones(n) if demand is None else _vector(demand, "demand", n)
+    if w.sum() <= 0:
+        raise ValueError("total demand is 0: nothing to serve")
+    cap = _vector(capacity, "capacity", s, positive=True)
+    if cap is not None and cap.sum() < w.sum():
+        raise ValueError(f"total capacity {cap.sum():g} is below total demand {w.sum():g}: infeasible")
+    return FacilityData(arr, w, fixed, p, cap, _coords(customer_xy, "customer_xy", n),
+                        _coords(site_xy, "site_xy", s), name=name)
+
+
+# --------------------------------------------------------------------------- cost helpers
+def euclidean_costs(customers, sites=None, *, metric: str = "euclidean", round_to: int | None = None):
+    """Cost matrix from coordinates: ``customers`` (n, d), ``sites`` (s, d) (default: the
+    customers). ``metric`` is any :func:`scipy.spatial.distance.cdist` metric; ``round_to``
+    rounds (e.g. 0 for TSPLIB's nearest-integer EUC_2D convention)."""
+    from scipy.spatial.distance import cdist
+
+    a = np.asarray(customers, dtype=float)
+    b = a if sites is None else np.asarray(sites, dtype=float)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
+        raise ValueError(f"coordinates must be 2-d arrays with the same number of columns, got "
+                         f"{a.shape} and {b.shape}")
+    for arr, label in ((a, "customers"), (b, "sites")):
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{label} coordinates contain NaN or infinite values")
+    d = cdist(a, b, metric=metric)
+    if round_to is not None:
+        d = np.floor(d * 10.0 ** round_to + 0.5) / 10.0 ** round_to
+    return d
+
+
+def graph_costs(graph, customers=None, sites=None, *, weight: str = "weight", method: str = "scipy"):
+    """All-pairs shortest-path costs of a networkx graph (customers x sites, default all nodes
+    for both, in ``graph.nodes`` order).
+
+    ``method="scipy"`` (default) runs :func:`scipy.sparse.csgraph.shortest_path` (Dijkstra from
+    each customer) on the graph's sparse adjacency matrix; ``"networkx"`` runs networkx's own
+    Dijkstra (same numbers, slower: docs/benchmarks_facility.md). An edge without ``weight`` costs
+    1; a negative weight is an error; a customer that cannot reach some site is an error (the
+    graph is disconnected there).
+    """
+    import networkx as nx
+
+    nodes = list(graph.nodes)
+    if not nodes:
+        raise ValueError("the graph has no nodes")
+    position = {v: k for k, v in enumerate(nodes)}
+    cust = nodes if customers is None else list(customers)
+    site = nodes if sites is None else list(sites)
+    missing = [v for v in (*cust, *site) if v not in position]
+    if missing:
+        raise ValueError(f"node(s) {missing[:5]} are not in the graph")
+    for u, v, data in graph.edges(data=True):
+        w = data.get(weight, 1.0)
+        if not (isinstance(w, numbers.Real) and math.isfinite(w) and w >= 0):
+            raise ValueError(f"edge ({u}, {v}) has {weight}={w!r}: shortest paths need finite "
+                             "non-negative weights")
+    ci = np.array([position[v] for v in cust])
+    sj = np.array([position[v] for v in site])
+    if method == "networkx":
+        d = np.full((len(cust), len(site)), np.inf)
+        for r, v in enumerate(cust):
+            lengths = nx.single_source_dijkstra_path_length(graph, v, weight=weight)
+            for k, u in enumerate(site):
+                d[r, k] = lengths.get(u, np.inf)
+    elif method == "scipy":
+        from scipy.sparse.csgraph import shortest_path
+
+        g = graph.copy()
+        for _, _, data in g.edges(data=True):  # a zero-length edge would vanish from a sparse matrix
+            data[weight] = float(data.get(weight, 1.0)) or 1e-300
+        A = nx.to_scipy_sparse_array(g, nodelist=nodes, weight=weight, format="csr")
+        d = shortest_path(A, method="D", directed=graph.is_directed(), indices=ci)[:, sj]
+        d[d < 1e-200] = 0.0
+    else:
+        raise ValueError(f"method must be 'scipy' or 'networkx', got {method!r}")
+    if not np.all(np.isfinite(d)):
+        r, k = (int(v) for v in np.argwhere(~np.isfinite(d))[0])
+        raise ValueError(f"the graph is disconnected: customer {cust[r]!r} cannot reach site "
+                         f"{site[k]!r}")
+    return d
+
+
+def read_orlib_pmed(path, *, method: str = "scipy"):
+    """Read an OR-Library p-median file: ``(costs, p)``.
+
+    Format: ``n_vertices n_edges p``, then one undirected edge ``i j cost`` per line (1-based).
+    **A repeated edge: the last occurrence's cost wins** (OR-Library's convention; taking the
+    minimum gives pmed1 a wrong optimum). Costs are all-pairs shortest-path lengths.
+    """
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import shortest_path
+
+    tokens = Path(path).read_text().split()
+    if len(tokens) < 3:
+        raise ValueError(f"{path}: not an OR-Library p-median file (no header)")
+    n, m, p = (int(t) for t in tokens[:3])
+    body = np.array(tokens[3:3 + 3 * m], dtype=float).reshape(-1, 3)
+    if body.shape[0] != m:
+        raise ValueError(f"{path}: header says {m} edges, found {body.shape[0]}")
+    i = body[:, 0].astype(np.int64) - 1
+    j = body[:, 1].astype(np.int64) - 1
+    if i.min() < 0 or j.min() < 0 or max(i.max(), j.max()) >= n:
+        raise ValueError(f"{path}: vertex numbers must be in 1..{n}")
+    if np.any(body[:, 2] < 0):
+        raise ValueError(f"{path}: negative edge cost")
+    lo, hi = np.minimum(i, j), np.maximum(i, j)
+    last = {}
+    for a, b, c in zip(lo.tolist(), hi.tolist(), body[:, 2].tolist(), strict=True):
+        last[(a, b)] = c  # the last occurrence wins
+    keys = np.array(list(last.keys()), dtype=np.int64).reshape(-1, 2)
+    vals = np.array(list(last.values()), dtype=float)
+    if method == "networkx":
+        import networkx as nx
+
+        g = nx.Graph()
+        g.add_nodes_from(range(n))
+        g.add_weighted_edges_from((int(a), int(b), float(c)) for (a, b), c in zip(keys, vals, strict=True))
+        return graph_costs(g, method="networkx"), p
+    off_diagonal = keys[:, 0] != keys[:, 1]
+    keys, vals = keys[off_diagonal], vals[off_diagonal]
+    zero = vals == 0
+    vals = np.where(zero, 1e-300, vals)  # explicit zero-length edges survive the sparse format
+    A = csr_array((vals, (keys[:, 0], keys[:, 1])), shape=(n, n))
+    d = shortest_path(A, method="D", directed=False)
+    d[d < 1e-200] = 0.0
+    if not np.all(np.isfinite(d)):
+        r, k = (int(v) for v in np.argwhere(~np.isfinite(d))[0])
+        raise ValueError(f"{path}: the graph is disconnected (vertex {r + 1} cannot reach {k + 1})")
+    return d, p
+
+
+def read_tsplib(path):
+    """Coordinates of a TSPLIB file with ``NODE_COORD_SECTION`` (EUC_2D, CEIL_2D, GEO, ATT):
+    ``(xy, edge_weight_type)``. Use :func:`euclidean_costs` (``round_to=0`` for TSPLIB's
+    nearest-integer EUC_2D convention) to make costs."""
+    text = Path(path).read_text(errors="replace").splitlines()
+    header, coords, in_coords = {}, [], False
+    for line in text:
+        s = line.strip()
+        if not s:
+            continue
+        if s.upper().startswith("NODE_COORD_SECTION"):
+            in_coords = True
+            continue
+        if in_coords:
+            if s.upper().startswith("EOF") or not (s[0].isdigit() or s[0] in "+-."):
+                in_coords = False
+                if s.upper().startswith("EOF"):
+                    break
+                continue
+            parts = s.split()
+            coords.append([float(parts[1]), float(parts[2])])
+        elif ":" in s:
+            key, value = s.split(":", 1)
+            header[key.strip().upper()] = value.strip()
+    if not coords:
+        raise ValueError(f"{path}: no NODE_COORD_SECTION (only coordinate TSPLIB files are supported)")
+    dim = int(header.get("DIMENSION", len(coords)))
+    if dim != len(coords):
+        raise ValueError(f"{path}: DIMENSION {dim} but {len(coords)} coordinates")
+    return np.asarray(coords, dtype=float), header.get("EDGE_WEIGHT_TYPE", "EUC_2D")
+
+
+def auto_fixed_costs(costs, demand=None) -> np.ndarray:
+    """The documented UFL opening cost rule for data without opening costs: every site costs
+    ``mean(c) * n * mean(w) / (2 sqrt(n_sites))`` (with k open sites a customer's distance falls
+    like 1 / sqrt(k) in the plane, so this opens a few dozen sites for n_sites ~ 10^3)."""
+    costs = np.asarray(costs, dtype=float)
+    n, s = costs.shape
+    w = np.ones(n) if demand is None else np.asarray(demand, dtype=float)
+    value = float(costs.mean()) * n * float(w.mean()) / (2.0 * math.sqrt(s))
+    return np.full(s, float(np.round(value)))

@@ -1,0 +1,289 @@
+r"""AID plug-in for weighted LAD regression (Park & Klabjan 2016, section 3.1).
+
+* **Aggregate**: cluster centroids :math:`\bar x_k, \bar y_k` (sample-weighted means) and weights
+  :math:`W_k = \sum_{i \in C_k} s_i` (= |C_k| for unit sample weights).
+* **Initial partition**: LAD on a random sample gives :math:`\beta^0`; one k-means iteration on
+  :math:`(y_i - x_i\beta^0, y_i)` groups the rows (paper section 3.1).
+* **Split**: a cluster whose residuals :math:`r_i = y_i - x_i\beta^t` take both signs is split into
+  :math:`\{r_i > \epsilon\}` and :math:`\{r_i \le \epsilon\}`; when no cluster is mixed,
+  :math:`F_t = E_t` and :math:`\beta^t` is optimal (the paper's Proposition 3).
+* **Aggregated solver**: any LP solver through the Pyomo model (HiGHS by default), or
+  ``solver="fn"``: :func:`aidopt.numerics.fn.frisch_newton`, the interior point of R quantreg's
+  ``rq.fit.fnb`` on the same dual LP with dense m x m normal equations, on the arrays (no Pyomo
+  model is built unless ``write_models`` asks for it).
+* **Certificate**: the aggregated dual :math:`v` is lifted to :math:`u_i = s_i v_k / W_k`
+  (:math:`i \in C_k`); on the full data we check :math:`X^\top u = 0` and :math:`|u_i| \le s_i`,
+  and then :math:`y^\top u` is a lower bound on the optimum, so :math:`E(\beta) - y^\top u` is a
+  certified gap.
+
+The sign tolerance :math:`\epsilon = 10^{-9} \max(1, \max_i |y_i|, \max_i |x_i\beta|)` is relative to
+the magnitude of the fitted values, so that the m rows a vertex solution interpolates (residual
+zero up to rounding) count as zero.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from aidopt.decomposition.clustering import one_step_kmeans, sample_rows
+from aidopt.decomposition.partition import Partition
+from aidopt.decomposition.protocol import GAP_FLOOR, AIDProblem, Iterate, Lifted, Split, solve_own
+from aidopt.models import lad
+
+from aidopt.numerics.fn import FNResult, frisch_newton
+from aidopt.results import Certificate
+from aidopt.solvers import ProblemClass, SolveOutcome, SolverError, SolveStatus, TimeLimitReached
+
+__all__ = ["LADProblem", "AggregatedLAD", "LADState", "certificate"]
+
+SIGN_TOL = 1e-9
+
+
+@dataclass
+class AggregatedLAD:
+    """Centroids ``X`` (K, m), ``y`` (K,), weights ``w`` (K,)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+
+
+@dataclass
+class LADState:
+    """What one lifted LAD solution carries to ``evaluate`` / ``split`` / ``certify``: the
+    aggregated dual ``v`` (None for solvers without duals), the full-data residuals and the sign
+    tolerance."""
+
+    v: np.ndarray | None
+    residual: np.ndarray
+    eps: float
+
+
+#: relative gap of the Frisch–Newton fit on the random sample that seeds the initial partition
+SAMPLE_GAP = 1e-6
+
+
+class LADProblem(AIDProblem):
+    """Weighted LAD under AID.
+
+    Parameters
+    ----------
+    form : {"auto", "dual", "primal"}
+        LP form solved for each aggregated problem. ``"auto"`` takes the dual (m rows, much
+        faster under HiGHS IPM) when the solver returns duals, else the primal (whose
+        certificate then solves the aggregated dual LP as its own model).
+    """
+
+    name = "lad"
+    problem_class = ProblemClass.LP
+    needs_duals = True
+    native_methods = ("fn",)
+
+    def __init__(self, form: str = "auto"):
+        if form not in ("auto", "dual", "primal"):
+            raise ValueError(f"form must be 'auto', 'dual' or 'primal', got {form!r}")
+        self.requested_form = form
+        self.form = "dual" if form == "auto" else form
+        self.method: str | None = None
+
+    # ----------------------------------------------------------------- contract
+    def configure(self, solver_spec) -> None:
+        self.method = solver_spec.name if (
+            solver_spec is not None and solver_spec.name in self.native_methods) else None
+        has_duals = solver_spec is None or solver_spec.duals
+        if self.requested_form == "auto":
+            self.form = "dual" if has_duals else "primal"
+        elif self.requested_form == "dual" and not has_duals:
+            raise SolverError(
+                f"form='dual' reads beta from duals, which {solver_spec.name!r} does not return; "
+                "use form='primal' or 'auto'"
+            )
+        self.needs_duals = self.form == "dual" or has_duals
+
+    def solver_defaults(self, solver: str) -> dict:
+        """HiGHS: interior point with crossover (a vertex solution: exact residual signs; on the
+        dense dual form faster than simplex) and presolve off (its dependent-equation search on
+        m dense rows took a third of the solve time and removes nothing: docs/design.md)."""
+        if solver == "clarabel":  # its relative gap tight enough for the certificate
+            from aidopt.solvers.clarabel import TIGHT_GAP
+
+            return dict(TIGHT_GAP)
+        return {"solver": "ipm", "presolve": "off"} if solver == "highs" else {}
+
+    def fallbacks(self, solver: str) -> list[tuple[str, None]]:
+        """HiGHS (interior point with crossover) when another solver fails or a size-limited
+        licence refuses the model; Clarabel when HiGHS fails. Same LP form."""
+        return [("clarabel", None)] if solver == "highs" else [("highs", None)]
+
+    def counters(self, data) -> dict[str, int]:
+        """The passes over an out-of-core X (``data.counters()``; none in memory)."""
+        return data.counters()
+
+    def gap_floor(self, data) -> float:
+        """:data:`~.protocol.GAP_FLOOR` times E(0) = sum_i s_i |y_i|."""
+        return gap_floor(data)
+
+    def default_r0(self, size: int, data) -> float:
+        """The paper's r0: max(2m/n, 0.005), or max(3m/n, 0.0005) when m*n > 5e8."""
+        n, m = size, data.m
+        if m * n > 5e8:
+            return max(3 * m / n, 0.0005)
+        return max(2 * m / n, 0.005)
+
+    def min_clusters(self, data) -> int:
+        return data.m
+
+    def initial_partition(self, data, n_clusters, rng, solve) -> tuple[Partition, Lifted]:
+        """Clusters of (residual, y) after a LAD fit on a random sample; returns that fit too."""
+        if n_clusters >= data.n:
+            return self.trivial_partition(data)
+        idx = sample_rows(data.n, max(5 * data.m, 1000, n_clusters // 4), rng)
+        sample = AggregatedLAD(data.X[idx], data.y[idx], data.s[idx])
+        if self.method == "fn":
+            beta0 = frisch_newton(sample.X, sample.y, sample.w, tol=SAMPLE_GAP).beta
+        else:
+            model = self.build(sample)
+            outcome = solve_own(solve, model, "initial sample LAD", need_duals=self.needs_duals)
+            beta0, _ = lad.solution_from(model, outcome.duals)
+        fit = _lifted(data, beta0, None)
+        labels = one_step_kmeans(np.column_stack([fit.state.residual, data.y]), n_clusters, rng)
+        return Partition.from_labels(labels), fit
+
+    def aggregate(self, data, partition: Partition, previous=None) -> AggregatedLAD:
+        W, (Xbar, ybar) = partition.weighted_means(data.s, data.X, data.y)
+        return AggregatedLAD(Xbar, ybar, W)
+
+    def build(self, aggregated: AggregatedLAD, form: str | None = None):
+        return lad.create_instance(aggregated.X, aggregated.y, aggregated.w, form=form or self.form)
+
+    def solve_native(self, method, aggregated: AggregatedLAD, previous, partition, *, tol,
+                     time_limit, options) -> tuple[FNResult, SolveOutcome]:
+        """Frisch–Newton (:func:`aidopt.numerics.fn.frisch_newton`) on the aggregated dual LP, to a gap
+        100 times below ``tol`` (``solver_options``: ``tol``, ``max_iter``)."""
+        from aidopt._version import __version__
+
+        unknown = sorted(set(options) - {"tol", "max_iter"})
+        if unknown:
+            raise ValueError(f"solver='fn' takes solver_options tol and max_iter, got {unknown}")
+        if time_limit is not None and time_limit <= 0:
+            raise TimeLimitReached("time limit reached before the Frisch-Newton solve")
+        start = time.perf_counter()
+        floor = GAP_FLOOR * float(aggregated.w @ np.abs(aggregated.y))
+        res = frisch_newton(aggregated.X, aggregated.y, aggregated.w,
+                            tol=options.get("tol", min(1e-9, tol / 100)),
+                            max_iter=options.get("max_iter", 100), time_limit=time_limit,
+                            floor=floor)
+        status = {"optimal": SolveStatus.OPTIMAL, "time_limit": SolveStatus.TIME_LIMIT,
+                  "iteration_limit": SolveStatus.ITERATION_LIMIT}.get(res.status, SolveStatus.ERROR)
+        return res, SolveOutcome(
+            status, res.objective, None, True, "fn", f"aidopt {__version__}",
+            time.perf_counter() - start,
+            f"{res.status} after {res.iterations} iterations (gap {res.gap:.2e}, "
+            f"|X'v| {res.infeasibility:.1e})",
+            extra={"iterations": res.iterations}, bound=res.dual if status == "optimal" else None)
+
+    def lift(self, model, outcome, partition, aggregated, data) -> Lifted:
+        if isinstance(model, FNResult):
+            return _lifted(data, model.beta, model.v)
+        beta, v = lad.solution_from(model, outcome.duals)
+        if beta is None:
+            raise SolverError("the dual LAD form needs constraint duals from the solver")
+        return _lifted(data, beta, v)
+
+    def lower_bound(self, outcome, partition, data) -> float | None:
+        """The aggregated LP optimum: the aggregated LAD is a relaxation (paper, Prop. 1)."""
+        return outcome.bound
+
+    def evaluate(self, data, lifted: Lifted) -> float:
+        return float(np.dot(data.s, np.abs(lifted.state.residual)))
+
+    def split(self, partition: Partition, data, lifted: Lifted) -> Split:
+        return Split(*partition.split_mixed(lifted.state.residual, lifted.state.eps))
+
+    def certify(self, data, best: Iterate, *, bound: Iterate, solve, tol, feasibility_tol=1e-6,
+                history=()) -> Certificate:
+        v, method = bound.lifted.state.v, "solver_duals"
+        aggregated, partition = bound.aggregated, bound.partition
+        if v is None:  # solver without duals: solve the aggregated dual LP as a model of its own
+            model = lad.create_instance(aggregated.X, aggregated.y, aggregated.w, form="dual")
+            solve_own(solve, model, "the dual LP for the certificate", need_duals=False)
+            _, v = lad.solution_from(model, None)
+            method = "dual_lp"
+        u = data.s * (v / aggregated.w)[partition.labels]
+        return certificate(
+            data, best.lifted.solution["beta"], u, tol=tol, feasibility_tol=feasibility_tol,
+            method=method, sign_condition=None if best.split is None else best.split.holds,
+        )
+
+    # ----------------------------------------------------------------- helpers
+    @staticmethod
+    def mixed_clusters(partition: Partition, lifted: Lifted) -> np.ndarray:
+        """Boolean (K,): clusters holding both a residual > eps and a residual < -eps."""
+        return partition.mixed(lifted.state.residual, lifted.state.eps)
+
+
+def gap_floor(data) -> float:
+    """The relative gap's floor for LAD: :data:`~.protocol.GAP_FLOOR` times the objective of
+    beta = 0 (scale-invariant: the units of y and s cancel)."""
+    return max(GAP_FLOOR * float(np.dot(data.s, np.abs(data.y))), np.finfo(float).tiny)
+
+
+def _lifted(data, beta, v) -> Lifted:
+    """``beta`` on the full data: residuals, and the tolerance of their signs."""
+    fitted = data.X @ beta
+    residual = data.y - fitted
+    eps = SIGN_TOL * max(1.0, float(np.abs(data.y).max()), float(np.abs(fitted).max()))
+    return Lifted({"beta": beta}, LADState(v, residual, eps))
+
+
+def certificate(
+    data, beta, u, *, tol: float, feasibility_tol: float = 1e-6, method: str = "given",
+    sign_condition=None,
+) -> Certificate:
+    r"""Check that ``beta`` is optimal for the full-data LAD, with dual vector ``u``.
+
+    Weak duality: for every beta' and every u with :math:`X^\top u = 0, |u_i| \le s_i`,
+    :math:`E(\beta') \ge \sum_i u_i (y_i - x_i \beta') = y^\top u`. So if both checks hold (to
+    ``feasibility_tol``), :math:`y^\top u` is a lower bound and the relative gap
+    :math:`(E(\beta) - y^\top u) / \max(\phi, E(\beta))` must be within ``tol``, with the floor
+    :math:`\phi = 10^{-9} \sum_i s_i |y_i|` (:func:`gap_floor`: scale-invariant).
+
+    Residuals are scaled: stationarity :math:`\max_j |(X^\top u)_j| / \max(1, \sum_i s_i|x_{ij}|)`,
+    bound :math:`\max_i (|u_i| - s_i)_+ / \max_i s_i`, complementarity
+    :math:`\max_i (s_i |r_i| - u_i r_i) / \max(\phi, E)` (each term is >= 0; they sum to the gap).
+    """
+    beta = np.asarray(beta, dtype=float)
+    u = np.asarray(u, dtype=float)
+    residual = data.y - data.X @ beta
+    primal = float(np.dot(data.s, np.abs(residual)))
+    dual = float(np.dot(data.y, u))
+    # relative to the columns' size sum_i s_i |x_ij| (no floor at 1: scale-invariant)
+    stationarity = float(np.abs(data.X.T @ u).max()
+                         / max(float(data.column_scale.max()), np.finfo(float).tiny))
+    bound = float(np.maximum(np.abs(u) - data.s, 0.0).max() / data.s.max())
+    slack = data.s * np.abs(residual) - u * residual
+    scale = max(gap_floor(data), abs(primal))
+    complementarity = float(max(0.0, slack.max()) / scale)
+    rel_gap = (primal - dual) / scale
+    certified = bool(
+        stationarity <= feasibility_tol and bound <= feasibility_tol and rel_gap <= tol
+    )
+    return Certificate(
+        method=method,
+        certified=certified,
+        primal_objective=primal,
+        dual_objective=dual,
+        relative_gap=float(rel_gap),
+        residuals={
+            "stationarity |X'u|": stationarity,
+            "dual bound |u|<=s": bound,
+            "complementarity": complementarity,
+        },
+        tol=tol,
+        feasibility_tol=feasibility_tol,
+        sign_condition=sign_condition,
+        checked=["stationarity |X'u|", "dual bound |u|<=s"],
+        dual_values={"u": u},
+    )
