@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["add_parser", "add_bench_arguments", "run_bench", "cmd_aggout"]
+__all__ = ["add_arguments", "add_bench_arguments", "run_bench", "cmd_aggout"]
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser(
-        "aggout", help="learn a classifier from class-1 counts per collection (aggregate outputs)",
-        description="Learn a linear classifier f(x) = w x - b from rows whose classes are known "
-                    "only as class-1 counts per collection: SLAAG (default) or the Musicant et "
-                    "al. MIQP (AID or direct).")
+def add_arguments(p) -> None:
+    p.description = ("Learn a linear classifier f(x) = w x - b from rows whose classes are known "
+                     "only as class-1 counts per collection: SLAAG (default) or the Musicant et "
+                     "al. MIQP (AID or direct).")
     p.add_argument("--data", required=True,
                    help="CSV file: feature columns, a collection column and a count column")
     p.add_argument("--collection", default="collection",

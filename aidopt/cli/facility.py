@@ -26,7 +26,7 @@ import numpy as np
 
 from aidopt.data.facility import auto_fixed_costs
 
-__all__ = ["add_parser", "cmd_facility", "run_bench", "load_problem", "auto_fixed_costs",
+__all__ = ["add_arguments", "cmd_facility", "run_bench", "load_problem", "auto_fixed_costs",
            "BENCH_METHODS"]
 
 BENCH_METHODS = ["aid", "aid-sites", "highs", "aidopt-direct", "spopt", "gurobi", "cplex", "xpress"]
@@ -100,12 +100,10 @@ def load_problem(args) -> dict:
     return out
 
 
-def add_parser(subparsers):
+def add_arguments(p) -> None:
     """Add ``aidopt facility`` to the CLI's subparsers."""
     from aidopt.cli.common import _common_solve_args
 
-    p = subparsers.add_parser("facility", help="p-median / uncapacitated facility location by AID, "
-                              "certified (CSV, TSPLIB, OR-Library, edge list)")
     src = p.add_argument_group("data (one of)")
     src.add_argument("--costs", default=None, help="CSV cost matrix, customers x sites")
     src.add_argument("--coords", default=None, help="CSV x,y per point: customers = sites")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["add_parser", "cmd_gsvm", "run_bench"]
+__all__ = ["add_arguments", "cmd_gsvm", "run_bench"]
 
 
 def _param(text: str):
@@ -12,16 +12,14 @@ def _param(text: str):
     return key, float(value)
 
 
-def add_parser(sub) -> None:
+def add_arguments(p) -> None:
     from aidopt.api.gsvm import FORMULATIONS
     from aidopt.cli.common import _common_solve_args
     from aidopt.numerics.kernels import KERNELS
 
-    p = sub.add_parser(
-        "gsvm", help="generalized SVM with any kernel (LPs (1.11)/(1.12), QP (1.10))",
-        description="Mangasarian's generalized SVM on the kernel matrix K(A, A'): no symmetry "
-                    "or definiteness is assumed. Kernels: " + ", ".join(
-                        f"{k} ({', '.join(v) or 'no parameters'})" for k, v in KERNELS.items()))
+    p.description = ("Mangasarian's generalized SVM on the kernel matrix K(A, A'): no symmetry "
+                     "or definiteness is assumed. Kernels: " + ", ".join(
+                         f"{k} ({', '.join(v) or 'no parameters'})" for k, v in KERNELS.items()))
     p.add_argument("--data", required=True, help="CSV, Parquet, .npz (X, y) or svmlight file; "
                    "labels -1 / +1")
     p.add_argument("--target", default=None, help="label column (default: last column)")

@@ -3,7 +3,7 @@ file; :func:`add_parser` adds the command to the ``aidopt`` subparsers."""
 
 from __future__ import annotations
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_arguments", "run"]
 
 
 def _aggregate(text: str):
@@ -11,17 +11,15 @@ def _aggregate(text: str):
     return int(value) if value >= 1 and value.is_integer() else value
 
 
-def add_parser(sub) -> None:
+def add_arguments(p) -> None:
     from aidopt.api.s2rlsc import KERNELS, METHODS
     from aidopt.cli.common import _common_solve_args
     from aidopt.numerics.rlsc import SEARCHES
 
-    p = sub.add_parser(
-        "s2rlsc", help="semi-/unsupervised regularized least-squares classification (S2RLSC)",
-        description="Gieseke et al. (2012): labels for the unlabelled rows minimising the RLSC "
-                    "fitness (11) under the balance band, by a restarted (mu+nu)-EA or "
-                    "(1+1)-EA with O(n) (or Nystrom O(r)) flips; --method exact also solves the "
-                    "convex MIQP (small u). All rows unlabelled: maximum margin clustering (7).")
+    p.description = ("Gieseke et al. (2012): labels for the unlabelled rows minimising the RLSC "
+                     "fitness (11) under the balance band, by a restarted (mu+nu)-EA or "
+                     "(1+1)-EA with O(n) (or Nystrom O(r)) flips; --method exact also solves the "
+                     "convex MIQP (small u). All rows unlabelled: maximum margin clustering (7).")
     p.add_argument("--data", required=True, help="CSV, Parquet, .npz (X, y) or svmlight file; "
                    "labels -1 / +1, and 0 or empty (NaN) for unlabelled rows")
     p.add_argument("--target", default=None, help="label column (default: last column)")

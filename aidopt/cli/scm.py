@@ -3,25 +3,23 @@
 
 from __future__ import annotations
 
-__all__ = ["add_parser", "run", "run_bench"]
+__all__ = ["add_arguments", "run", "run_bench"]
 
 
 def _optional_float(text: str):
     return None if text.lower() == "none" else float(text)
 
 
-def add_parser(sub) -> None:
+def add_arguments(p) -> None:
     """Add the ``scm`` command to the ``aidopt`` subparsers."""
     from aidopt.api.scm import CLUSTERINGS, FINALS, REPRESENTATIVES, SHRINK_SIDES, SHRINKS
     from aidopt.decomposition.run import add_arguments
 
-    p = sub.add_parser(
-        "scm", help="Support Cluster Machines for large imbalanced data (Yuan, Li & Zhang 2006)",
-        description="Algorithm 1 of Yuan, Li & Zhang (2006): kernel k-means of the majority "
-                    "class, the weighted SVM (6) on the cluster representatives (certified), "
-                    "shrinking (11), until the negatives are at most --ratio times the positives. "
-                    "The minority class is the positive class. Exit code 0 when the last "
-                    "weighted SVM is certified optimal, 1 when not.")
+    p.description = ("Algorithm 1 of Yuan, Li & Zhang (2006): kernel k-means of the majority "
+                     "class, the weighted SVM (6) on the cluster representatives (certified), "
+                     "shrinking (11), until the negatives are at most --ratio times the positives. "
+                     "The minority class is the positive class. Exit code 0 when the last "
+                     "weighted SVM is certified optimal, 1 when not.")
     p.add_argument("--data", required=True, help="training data: CSV, Parquet, .npz (X, y) or "
                    "svmlight file, two classes")
     p.add_argument("--target", default=None, help="label column (default: last column)")

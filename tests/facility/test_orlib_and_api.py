@@ -189,11 +189,11 @@ def _cli(argv):
     import argparse
     import sys
 
-    from aidopt.cli.facility import add_parser
+    from aidopt.cli.facility import add_arguments
     from aidopt.solvers import SolverError
 
     parser = argparse.ArgumentParser(prog="aidopt")
-    add_parser(parser.add_subparsers(dest="command", required=True))
+    add_arguments(parser.add_subparsers(dest="command", required=True).add_parser("facility"))
     args = parser.parse_args(argv)
     try:
         return args.func(args)

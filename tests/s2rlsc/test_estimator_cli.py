@@ -131,10 +131,10 @@ def test_result_serialises_and_summarises(tmp_path):
 
 
 def _parser():
-    from aidopt.cli.s2rlsc import add_parser
+    from aidopt.cli.s2rlsc import add_arguments
 
     parser = argparse.ArgumentParser(prog="aidopt")
-    add_parser(parser.add_subparsers(dest="command", required=True))
+    add_arguments(parser.add_subparsers(dest="command", required=True).add_parser("s2rlsc"))
     return parser
 
 

