@@ -126,8 +126,7 @@ def tsplib_instance(name: str, *, kind: str = "p-median", p: int | None = None,
     and a candidate site, costs are TSPLIB's rounded Euclidean distances. UFL opening costs (the
     same for every site) follow :func:`aidopt.data.facility.auto_fixed_costs`:
     ``opening * mean(c) * n / (2 sqrt(n))``."""
-    from aidopt.cli.facility import auto_fixed_costs
-    from aidopt.data.facility import euclidean_costs, read_tsplib
+    from aidopt.data.facility import auto_fixed_costs, euclidean_costs, read_tsplib
 
     xy, weight_type = read_tsplib(tsplib_path(name))
     costs = euclidean_costs(xy, round_to=0)
