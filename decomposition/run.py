@@ -43,30 +43,8 @@ from aidopt.results import AIDResult, Certificate, IterationRecord, Termination
 
 logger = logging.getLogger("aidopt.run")
 #: where a run with ``log=False`` writes: nowhere, even when an outer run's handler is attached
-BUILTIN_METHODS = {
-    "sor": solvers.SolverSpec(
-        name="sor", pyomo_name="", classes=frozenset({solvers.ProblemClass.QP}), duals=True,
-        extra="", module="aidopt.sor", notes="successive overrelaxation sweeps (aidopt.sor)",
-        backend="native"),
-    "fn": solvers.SolverSpec(
-        name="fn", pyomo_name="", classes=frozenset({solvers.ProblemClass.LP}), duals=True,
-        extra="", module="aidopt.numerics.fn",
-        notes="Frisch-Newton interior point with dense normal equations (aidopt.numerics.fn)",
-        backend="native"),
-    "fm": solvers.SolverSpec(
-        name="fm", pyomo_name="", classes=frozenset({solvers.ProblemClass.QP}), duals=True,
-        extra="", module="aidopt.numerics.fm",
-        notes="Ferris-Munson interior point with dense normal equations "
-              "(aidopt.numerics.fm)",
-        backend="native"),
-    "smo": solvers.SolverSpec(
-        name="smo", pyomo_name="", classes=frozenset({solvers.ProblemClass.QP}), duals=True,
-        extra="", module="aidopt.numerics.smo",
-        notes="warm-started SMO on the dense dual in double precision (aidopt.numerics.smo)",
-        backend="native"),
-}
-"""Methods aidopt runs itself, named as ``solver``: a run with one checks no external solver.
-A plug-in offers one through :attr:`~.protocol.AIDProblem.native_methods`."""
+#: methods aidopt runs itself, named as ``solver`` (the solver layer's explicit registry)
+BUILTIN_METHODS = solvers.NATIVE_METHODS
 
 #: seconds between the "still solving" lines of a long single solve (``Run.alive``)
 HEARTBEAT = 30.0

@@ -41,6 +41,7 @@ from .reader import (  # the two private readers stay importable here: the tests
 )
 from .registry import (
     DEFAULT_SOLVER,
+    NATIVE_METHODS,
     SOLVERS,
     ProblemClass,
     SizeLimits,
@@ -56,6 +57,7 @@ from .status import SolveOutcome, SolveStatus
 
 __all__ = [
     "DEFAULT_SOLVER",
+    "NATIVE_METHODS",
     "HandleStats",
     "LicenceLimitError",
     "LinearProgram",

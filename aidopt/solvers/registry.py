@@ -22,6 +22,7 @@ from typing import Any
 from .errors import LicenceLimitError, SolverCapabilityError, SolverUnavailableError
 
 __all__ = [
+    "NATIVE_METHODS",
     "DEFAULT_SOLVER",
     "ProblemClass",
     "SOLVERS",
@@ -233,6 +234,40 @@ SOLVERS: dict[str, SolverSpec] = {
 }
 
 DEFAULT_SOLVER = "highs"
+
+
+NATIVE_METHODS: dict[str, SolverSpec] = {
+    "sor": SolverSpec(
+        name="sor", pyomo_name="", classes=frozenset({ProblemClass.QP}), duals=True,
+        extra="", module="aidopt.numerics.sor",
+        notes="successive overrelaxation sweeps (aidopt.numerics.sor)",
+        backend="native"),
+    "fn": SolverSpec(
+        name="fn", pyomo_name="", classes=frozenset({ProblemClass.LP}), duals=True,
+        extra="", module="aidopt.numerics.fn",
+        notes="Frisch-Newton interior point with dense normal equations (aidopt.numerics.fn)",
+        backend="native"),
+    "fm": SolverSpec(
+        name="fm", pyomo_name="", classes=frozenset({ProblemClass.QP}), duals=True,
+        extra="", module="aidopt.numerics.fm",
+        notes="Ferris-Munson interior point with dense normal equations "
+              "(aidopt.numerics.fm)",
+        backend="native"),
+    "smo": SolverSpec(
+        name="smo", pyomo_name="", classes=frozenset({ProblemClass.QP}), duals=True,
+        extra="", module="aidopt.numerics.smo",
+        notes="warm-started SMO on the dense dual in double precision (aidopt.numerics.smo)",
+        backend="native"),
+    "libsvm": SolverSpec(
+        name="libsvm", pyomo_name="", classes=frozenset({ProblemClass.QP}), duals=True,
+        extra="scikit-learn", module="sklearn",
+        notes="LIBSVM's SMO (scikit-learn SVC) on kernel AID's precomputed mean kernel",
+        backend="native"),
+}
+"""Methods aidopt runs itself, named as ``solver``: a run with one checks no external solver.
+A plug-in offers one through
+:attr:`aidopt.decomposition.protocol.AIDProblem.native_methods`; one list, never extended at
+import time."""
 
 
 def spec_of(name: str) -> SolverSpec | None:

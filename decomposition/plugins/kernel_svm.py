@@ -38,7 +38,6 @@ from aidopt.decomposition.partition import Partition
 from aidopt.decomposition.plugins.mean_kernel import KernelSums, MeanKernel
 from aidopt.decomposition.plugins.svm import SIGN_TOL, check_native_call, gap_floor, hinge_certificate, solve_fm
 from aidopt.decomposition.protocol import AIDProblem, Iterate, Lifted, Split
-from aidopt.decomposition.run import BUILTIN_METHODS
 from aidopt.models import kernel_svm, svm
 from scipy.spatial.distance import cdist
 
@@ -63,13 +62,6 @@ LOOSE = 1e-4
 #: LIBSVM's stopping tolerance (its KKT violation) and SMO iteration limit (at least 100 per
 #: column) for the aggregated kernel QPs
 LIBSVM_TOL, LIBSVM_MAX_ITER = 1e-8, 100_000
-
-BUILTIN_METHODS.setdefault("libsvm", solvers.SolverSpec(
-    name="libsvm", pyomo_name="", classes=frozenset({ProblemClass.QP}), duals=True,
-    extra="scikit-learn", module="sklearn",
-    notes="LIBSVM's SMO (scikit-learn SVC) on kernel AID's precomputed mean kernel",
-    backend="native"))
-
 
 class AggregatedKernelSVM:
     """The aggregated kernel SVM of one partition: labels ``y`` (K,), weights ``w`` (K,), the
