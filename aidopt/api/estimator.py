@@ -129,6 +129,17 @@ class NotFittedError(_NotFittedErrorBase, RuntimeError):
     """
 
 
+def _document(doc: str | None, family) -> str:
+    """``doc`` with the estimator parameters of ``family`` listed first under "Parameters"."""
+    import textwrap
+
+    doc = doc or ""
+    head = "Parameters\n    ----------\n"
+    entries = [p.doc() for p in family.params.values() if p.estimator]
+    block = textwrap.indent("\n".join(entries), "    ") + "\n"
+    return doc.replace(head, head + block, 1) if head in doc else doc
+
+
 class _BaseEstimator(_SklearnBase):
     """``get_params`` / ``set_params`` from the ``__init__`` signature (sklearn style), and the
     validation, fitted-state and pickling logic every aidopt estimator shares.
@@ -152,6 +163,9 @@ class _BaseEstimator(_SklearnBase):
     """
 
     _params: dict = {}
+    _family = None
+    """The family's :class:`~aidopt.api._params.Family`: ``_params`` and the documented
+    parameters come from it (classes without one list ``_params`` themselves)."""
     _overrides = {"log": False}
     _sparse_input = False
     _sklearn_checks_skipped: str | None = None
@@ -160,6 +174,10 @@ class _BaseEstimator(_SklearnBase):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        family = cls.__dict__.get("_family")
+        if family is not None:  # the family's one declaration: parameters and their docs
+            cls._params = family.estimator_params()
+            cls.__doc__ = _document(cls.__doc__, family)
         params = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v)
                   for k, v in cls._params.items()]
         for f in dataclasses.fields(RunConfig):

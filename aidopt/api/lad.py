@@ -1,4 +1,6 @@
-"""Public solve functions: validate, then run AID (or another algorithm) or the direct solve."""
+"""LAD regression: :func:`solve_lad`, :class:`LADRegressor` and :func:`bootstrap_coefficients`.
+
+The parameters of the family are declared once in :data:`LAD` (aidopt.api._params)."""
 
 from __future__ import annotations
 
@@ -7,29 +9,34 @@ import numbers
 import numpy as np
 
 from aidopt.api import _front
+from aidopt.api._params import ENGINE, Family, Param
 from aidopt.api.estimator import _BaseEstimator, _RegressorMixin
 from aidopt.data.validate import (
     as_regression_data,
     resolve_engine,
 )
 from aidopt.decomposition.plugins.lad import LADProblem
-from aidopt.decomposition.run import RunConfig, common_options
+from aidopt.decomposition.run import RunConfig
 from aidopt.results import AIDResult
 
 __all__ = ['solve_lad', 'bootstrap_coefficients', 'LADRegressor']
 
 
-@common_options()
-def solve_lad(
-    X,
-    y,
-    *,
-    sample_weight=None,
-    fit_intercept: bool = False,
-    form: str = "auto",
-    engine: str | None = None,
-    **options,
-) -> AIDResult:
+#: the parameters of LAD regression: the one declaration behind solve_lad, LADRegressor and
+#: ``aidopt lad``
+LAD = Family(
+    "lad",
+    Param("fit_intercept", False,
+          "Append a column of ones (its coefficient is the last entry of ``beta``). Off by "
+          "default: X is the paper's design matrix, used as given."),
+    Param("form", "auto", "LP form of the aggregated problems (see "
+          ":class:`aidopt.decomposition.LADProblem`).", choices=("auto", "dual", "primal")),
+    ENGINE,
+)
+
+
+@LAD.door()
+def solve_lad(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     r"""Least-absolute-deviation regression :math:`\min_\beta \sum_i s_i |y_i - x_i\beta|`, certified.
 
     Parameters
@@ -42,18 +49,6 @@ def solve_lad(
         A str names y in X's store (a Parquet column, an array of a Zarr group).
     sample_weight : array-like of shape (n,) or str, optional
         Non-negative row weights :math:`s_i` (default 1); a str as for ``y``.
-    fit_intercept : bool, default False
-        Append a column of ones (its coefficient is the last entry of ``beta``). The default is
-        the same in :class:`aidopt.LADRegressor` and ``aidopt lad`` (``--fit-intercept``): X is
-        the paper's design matrix, used as given.
-    form : {"auto", "dual", "primal"}
-        LP form of the aggregated problems (see :class:`aidopt.decomposition.LADProblem`).
-    engine : {"numpy", "dask"}, optional
-        ``"numpy"`` holds X in memory; ``"dask"`` streams it chunk by chunk (every pass over the
-        data runs on Dask: on a ``dask.distributed`` cluster when a ``Client`` is active; the
-        aggregated models are solved here). Default: ``"dask"`` for a dask array, a
-        ChunkedMatrix or a path, else ``"numpy"``. The number of passes over X is reported in
-        ``result.dimensions["data_passes"]`` and ``result.message``.
 
     Returns
     -------
@@ -72,9 +67,9 @@ def solve_lad(
     <Termination.CERTIFIED_OPTIMAL: 'certified_optimal'>
     """
     config = RunConfig.from_kwargs(options, caller="solve_lad", solver="highs")
-    data = as_regression_data(X, y, sample_weight, fit_intercept=fit_intercept,
-                              engine=resolve_engine(X, engine))
-    problem = LADProblem(form=form)
+    data = as_regression_data(X, y, sample_weight, fit_intercept=p.fit_intercept,
+                              engine=resolve_engine(X, p.engine))
+    problem = LADProblem(form=p.form)
     return _front.decorate(_front.run_rows(problem, data, config), data)
 
 
@@ -132,9 +127,6 @@ class LADRegressor(_RegressorMixin, _BaseEstimator):
 
     Parameters
     ----------
-    fit_intercept : bool, default False
-        Append a column of ones; the same default as :func:`aidopt.solve_lad` and ``aidopt lad``.
-    form : {"auto", "dual", "primal"}, default "auto"
     solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
     solver_options, threads, tee, raise_on_failure, fallback
         The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``.
@@ -168,7 +160,7 @@ class LADRegressor(_RegressorMixin, _BaseEstimator):
     True
     """
 
-    _params = {"fit_intercept": False, "form": "auto"}
+    _family = LAD
     _sparse_input = True
 
     def _sklearn_expected_failed_checks(self) -> dict:

@@ -35,4 +35,3 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="columns, the first is the intercept (default 20)")
     _common_solve_args(p)
     p.set_defaults(func=cmd_demo)
-    p.set_defaults(func=cmd_demo)

@@ -40,4 +40,3 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="|w_j| above this (relative) counts as a selected feature")
     _common_solve_args(p, aid=None)
     p.set_defaults(func=cmd_fsv)
-    p.set_defaults(func=cmd_fsv)

@@ -16,14 +16,13 @@ from aidopt.cli.common import (
 
 
 def cmd_lad(args) -> int:
-    from aidopt.api.lad import solve_lad
+    from aidopt.api.lad import LAD, solve_lad
 
     X, y = _load(args)
+    params = LAD.cli_kwargs(args)
     with _dask_client(args):
-        result = solve_lad(X, y, fit_intercept=args.fit_intercept, engine=args.engine,
-                           **_options(args))
-    return _finish(result, args, refit=lambda: _bootstrap(
-        solve_lad, X, y, args, fit_intercept=args.fit_intercept))
+        result = solve_lad(X, y, **params, engine=args.engine, **_options(args))
+    return _finish(result, args, refit=lambda: _bootstrap(solve_lad, X, y, args, **params))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,9 +30,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", required=True, help="CSV, Parquet, .npz (X, y) or svmlight file; "
                    "with --engine dask a Zarr store, a .npy matrix or Parquet file(s)")
     p.add_argument("--target", default=None, help="response column (default: last column)")
-    p.add_argument("--fit-intercept", action="store_true",
-                   help="append a column of ones (default: the columns are used as given, as in "
-                        "solve_lad and LADRegressor)")
+    from aidopt.api.lad import LAD
+
+    LAD.add_arguments(p)
     p.add_argument("--no-intercept", action="store_false", dest="fit_intercept",
                    help=argparse.SUPPRESS)  # the former flag: now the default
     p.add_argument("--bootstrap", type=int, default=None, metavar="B",
@@ -41,5 +40,4 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "resampled with replacement (as integer sample weights)")
     add_engine_arguments(p)
     _common_solve_args(p)
-    p.set_defaults(func=cmd_lad)
     p.set_defaults(func=cmd_lad)

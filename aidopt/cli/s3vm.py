@@ -47,4 +47,3 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="write the -1 / +1 label of every row, one per line")
     _common_solve_args(p)
     p.set_defaults(func=cmd_s3vm)
-    p.set_defaults(func=cmd_s3vm)

@@ -20,4 +20,3 @@ def cmd_solvers(args) -> int:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``aidopt solvers``."""
     p.set_defaults(func=cmd_solvers)
-    p.set_defaults(func=cmd_solvers)

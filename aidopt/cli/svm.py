@@ -68,4 +68,3 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_engine_arguments(p)
     _common_solve_args(p)
     p.set_defaults(func=cmd_svm)
-    p.set_defaults(func=cmd_svm)

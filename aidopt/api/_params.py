@@ -1,0 +1,195 @@
+"""One declaration per parameter: a family's options, written once, make its door, its estimator
+and its CLI flags.
+
+A family (LAD, the SVMs, ...) declares its problem-specific parameters as a :class:`Family` of
+:class:`Param` (name, default, numpydoc type, help, allowed values, CLI flag), as
+:class:`aidopt.decomposition.run.RunConfig` declares the options every run shares; Pyomo's
+``ConfigDict`` with ``declare_as_argument`` is the model. From it:
+
+* :meth:`Family.door` makes the ``solve_*`` function's signature and documents every parameter in
+  its docstring; the function receives the values as one namespace ``p`` (checked against their
+  ``choices`` first) and the common options as ``**options``;
+* :meth:`Family.estimator_params` gives the estimator's parameters (``_params``);
+* :meth:`Family.add_arguments` adds the CLI flags and :meth:`Family.cli_kwargs` reads them back.
+
+So adding an option to a family is one :class:`Param` in its module (plus the line that uses it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import inspect
+import textwrap
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ENGINE", "Family", "Param"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One problem-specific parameter of a family.
+
+    Attributes
+    ----------
+    name : str
+        The keyword of the ``solve_*`` function and of the estimator.
+    default : object
+        Its default, the same in the function, the estimator and the CLI.
+    help : str
+        One paragraph for the docstring and ``--help``.
+    kind : str
+        The numpydoc type (``"float"``, ``'{"auto", "dual"}'``); default: from ``choices`` or the
+        default's type.
+    choices : tuple
+        The allowed values (checked before anything is built; the CLI's choices), or ``()``.
+    parse : callable, optional
+        CLI: the value from its text (default ``float`` / ``int`` / ``str`` by the default's type,
+        ``str`` with ``choices``).
+    flag : str, optional
+        CLI flag (default ``--name`` with dashes; a boolean that defaults to True gets
+        ``--no-name``); ``""``: no CLI flag (a callable, an array).
+    estimator : bool
+        Also a parameter of the family's estimator (``False`` for how the data is read, e.g. the
+        out-of-core engine).
+    metavar : str, optional
+        CLI placeholder of the value.
+    """
+
+    name: str
+    default: Any
+    help: str
+    kind: str = ""
+    choices: tuple = ()
+    parse: Callable | None = None
+    flag: str | None = None
+    estimator: bool = True
+    metavar: str | None = None
+
+    def type_text(self) -> str:
+        if self.kind:
+            return self.kind
+        if self.choices:
+            return "{" + ", ".join(repr(c) for c in self.choices) + "}"
+        if isinstance(self.default, bool):
+            return "bool"
+        return type(self.default).__name__ if self.default is not None else "object"
+
+    def doc(self) -> str:
+        """The numpydoc entry: ``name : type, default value`` and the help, wrapped."""
+        text = textwrap.fill(self.help, 96, initial_indent="    ", subsequent_indent="    ")
+        return f"{self.name} : {self.type_text()}, default {self.default!r}\n{text}"
+
+    def cli_flag(self) -> str | None:
+        if self.flag == "":
+            return None
+        if self.flag:
+            return self.flag
+        stem = self.name.replace("_", "-")
+        return f"--no-{stem}" if self.default is True else f"--{stem}"
+
+
+class Family:
+    """The problem-specific parameters of one family, declared once (see the module docstring).
+
+    Parameters
+    ----------
+    name : str
+        The family (``"lad"``), for messages.
+    *params : Param
+    """
+
+    def __init__(self, name: str, *params: Param):
+        self.name = name
+        self.params = {p.name: p for p in params}
+        if len(self.params) != len(params):
+            raise ValueError(f"{name}: a parameter is declared twice")
+
+    # ------------------------------------------------------------------ the door
+    def values(self, given: dict) -> types.SimpleNamespace:
+        """Every parameter's value (``given``, else its default), checked against its choices."""
+        out = {}
+        for name, param in self.params.items():
+            value = given.get(name, param.default)
+            none_ok = value is None and param.default is None
+            if param.choices and not none_ok and not callable(value) and value not in param.choices:
+                raise ValueError(f"{name} must be one of {', '.join(map(repr, param.choices))}, "
+                                 f"got {value!r}")
+            out[name] = value
+        return types.SimpleNamespace(**out)
+
+    def door(self, *, exclude: tuple[str, ...] = (), **defaults):
+        """Decorator for ``solve_*(data..., *, p, **options)``: the public function takes the
+        data arguments of ``solve_*``, then every parameter of the family, then the common
+        options (``defaults`` override a common option's default in the signature, ``exclude``
+        leaves some out); its docstring documents all of them."""
+        from aidopt.decomposition.run import common_options
+
+        def wrap(func):
+            sig = inspect.signature(func)
+            own = [q for q in sig.parameters.values()
+                   if q.name != "p" and q.kind is not q.VAR_KEYWORD]
+            mine = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=p.default)
+                    for name, p in self.params.items()]
+
+            @functools.wraps(func)
+            def door(*args, **kwargs):
+                given = {name: kwargs.pop(name) for name in list(kwargs) if name in self.params}
+                return func(*args, p=self.values(given), **kwargs)
+
+            door.__signature__ = sig.replace(parameters=[
+                *own, *mine, inspect.Parameter("options", inspect.Parameter.VAR_KEYWORD)])
+            doc = inspect.cleandoc(func.__doc__ or "")
+            block = "\n".join(p.doc() for p in self.params.values())
+            marker = "\n\nReturns\n-------"
+            if "\nParameters\n----------" not in doc:
+                block = "Parameters\n----------\n" + block
+            door.__doc__ = (doc.replace(marker, "\n" + block + marker, 1) if marker in doc
+                            else doc + "\n\n" + block)
+            door.family = self
+            return common_options(exclude=exclude, **defaults)(door)
+
+        return wrap
+
+    # ------------------------------------------------------------------ the estimator
+    def estimator_params(self) -> dict[str, Any]:
+        """``name -> default`` of the estimator's parameters (``Param.estimator``)."""
+        return {name: p.default for name, p in self.params.items() if p.estimator}
+
+    # ------------------------------------------------------------------ the CLI
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """One flag per parameter that has one (group "<family> options")."""
+        group = parser.add_argument_group(f"{self.name} options")
+        for name, p in self.params.items():
+            flag = p.cli_flag()
+            if flag is None:
+                continue
+            if isinstance(p.default, bool):
+                group.add_argument(flag, dest=name, action="store_false" if p.default else "store_true",
+                                   default=p.default, help=p.help)
+                continue
+            parse = p.parse or (str if p.choices or p.default is None
+                                else type(p.default))
+            group.add_argument(flag, dest=name, type=parse, default=p.default,
+                               choices=list(p.choices) or None, metavar=p.metavar,
+                               help=f"{p.help} (default: {p.default})")
+
+    def cli_kwargs(self, args: argparse.Namespace) -> dict[str, Any]:
+        """The parameters :meth:`add_arguments` parsed, as keyword arguments of the door."""
+        return {name: getattr(args, name) for name, p in self.params.items()
+                if p.cli_flag() is not None}
+
+
+#: how X is held (a parameter of the families that read X out of core, not of their estimators;
+#: the CLI reads files with its own ``--engine``, docs/dask.md)
+ENGINE = Param(
+    "engine", None,
+    "``\"numpy\"`` holds X in memory; ``\"dask\"`` streams it chunk by chunk (every pass over "
+    "the data runs on Dask: on a ``dask.distributed`` cluster when a ``Client`` is active; the "
+    "aggregated models are solved here). Default: ``\"dask\"`` for a dask array, a ChunkedMatrix "
+    "or a path, else ``\"numpy\"``. The number of passes over X is reported in "
+    "``result.dimensions[\"data_passes\"]`` and ``result.message``.",
+    choices=("numpy", "dask"), flag="", estimator=False)
