@@ -7,8 +7,8 @@ A family (LAD, the SVMs, ...) declares its problem-specific parameters as a :cla
 ``ConfigDict`` with ``declare_as_argument`` is the model. From it:
 
 * :meth:`Family.door` makes the ``solve_*`` function's signature and documents every parameter in
-  its docstring; the function receives the values as one namespace ``p`` (checked against their
-  ``choices`` first) and the common options as ``**options``;
+  its docstring; the function receives the values as one namespace ``p`` and the common
+  options as ``**options``;
 * :meth:`Family.estimator_params` gives the estimator's parameters (``_params``);
 * :meth:`Family.add_arguments` adds the CLI flags and :meth:`Family.cli_kwargs` reads them back.
 
@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ENGINE", "Family", "Param"]
+__all__ = ["ENGINE", "Family", "Param", "number", "scale_or_float"]
 
 
 @dataclass(frozen=True)
@@ -110,16 +110,11 @@ class Family:
 
     # ------------------------------------------------------------------ the door
     def values(self, given: dict) -> types.SimpleNamespace:
-        """Every parameter's value (``given``, else its default), checked against its choices."""
-        out = {}
-        for name, param in self.params.items():
-            value = given.get(name, param.default)
-            none_ok = value is None and param.default is None
-            if param.choices and not none_ok and not callable(value) and value not in param.choices:
-                raise ValueError(f"{name} must be one of {', '.join(map(repr, param.choices))}, "
-                                 f"got {value!r}")
-            out[name] = value
-        return types.SimpleNamespace(**out)
+        """Every parameter's value: ``given``, else its default. The values are checked where
+        they are used (the plug-ins' constructors, the data validation), with messages that
+        name the accepted values; ``choices`` are the CLI's and the documentation's."""
+        return types.SimpleNamespace(**{name: given.get(name, param.default)
+                                        for name, param in self.params.items()})
 
     def door(self, *, exclude: tuple[str, ...] = (), **defaults):
         """Decorator for ``solve_*(data..., *, p, **options)``: the public function takes the
@@ -181,6 +176,17 @@ class Family:
         """The parameters :meth:`add_arguments` parsed, as keyword arguments of the door."""
         return {name: getattr(args, name) for name, p in self.params.items()
                 if p.cli_flag() is not None}
+
+
+def number(text: str) -> int | float:
+    """CLI: an integer when the text is one, else a float (``8`` rows blocks, ``0.125`` a share)."""
+    value = float(text)
+    return int(value) if value.is_integer() and "." not in text else value
+
+
+def scale_or_float(text: str) -> str | float:
+    """CLI: a kernel width as scikit-learn takes it: ``scale``, ``auto`` or a number."""
+    return text if text in ("scale", "auto") else float(text)
 
 
 #: how X is held (a parameter of the families that read X out of core, not of their estimators;

@@ -9,13 +9,14 @@ import numbers
 import numpy as np
 
 from aidopt.api import _front
+from aidopt.api._params import Family, Param, number, scale_or_float
 from aidopt.api.estimator import _BaseEstimator, _BinaryClassifierMixin
 from aidopt.data.validate import (
     as_classification_data,
     resolve_engine,
 )
 from aidopt.decomposition.plugins.svm import SVMProblem
-from aidopt.decomposition.run import RunConfig, common_options
+from aidopt.decomposition.run import RunConfig
 from aidopt.numerics.sor import _check_omega, sor_linear
 from aidopt.results import AIDResult
 
@@ -39,27 +40,76 @@ def default_svm_solver(norm: str = "l2", kernel=None) -> str:
     return "fm" if norm == "l2" else "highs"
 
 
-@common_options()
-def solve_svm(
-    X,
-    y,
-    *,
-    C: float = 1.0,
-    norm: str = "l2",
-    kernel=None,
-    gamma: float | str = "scale",
-    degree: int = 3,
-    coef0: float = 1.0,
-    cache_size: float | None = None,
-    sample_weight=None,
-    form: str = "auto",
-    method: str = "aid",
-    bias: str = "free",
-    chunks=8,
-    tau: int = 4,
-    engine: str | None = None,
-    **options,
-) -> AIDResult:
+#: the parameters of the linear and kernel SVMs: the one declaration behind solve_svm,
+#: SVMClassifier and ``aidopt svm``
+SVM = Family(
+    "svm",
+    Param("C", 1.0,
+          "Misclassification cost (M in Park & Klabjan, nu in Bradley & Mangasarian).",
+          kind="float"),
+    Param("norm", "l2",
+          "Regularizer R: 1/2 ||w||^2 (QP), ||w||_1, ||w||_inf (LPs) or none (RLP, an LP).",
+          kind="{\"l2\", \"l1\", \"linf\", \"none\"}", choices=("l2", "l1", "linf", "none")),
+    Param("kernel", None,
+          "Kernel AID (Park & Klabjan Appendix B) on the aggregated dual; ``norm`` must be "
+          "\"l2\". A callable takes ``(A, B)`` and returns the ``len(A) x len(B)`` kernel matrix.",
+          kind="None, \"linear\", \"rbf\", \"poly\" or callable", choices=("linear", "rbf", "poly")),
+    Param("gamma", "scale",
+          "Kernel parameters as in scikit-learn's SVC (``gamma=\"scale\"`` is 1 / (m Var(X))).",
+          parse=scale_or_float),
+    Param("degree", 3,
+          "Kernel parameters as in scikit-learn's SVC (``gamma=\"scale\"`` is 1 / (m Var(X)))."),
+    Param("coef0", 1.0,
+          "Kernel parameters as in scikit-learn's SVC (``gamma=\"scale\"`` is 1 / (m Var(X)))."),
+    Param("cache_size", None,
+          "Kernel AID: MB for the cached mean-kernel columns (8 n bytes each; as SVC's "
+          "``cache_size``). Past it the columns used least recently are dropped and recomputed "
+          "when needed again: more kernel values, the same answer. Default: a third of the "
+          "machine's physical memory.",
+          kind="float", parse=float, metavar="MB"),
+    Param("form", "auto",
+          "Form of the aggregated QP or LP (see :class:`aidopt.decomposition.SVMProblem`).",
+          kind="{\"auto\", \"dual\", \"primal\"}", choices=("auto", "dual", "primal")),
+    Param("method", "aid",
+          "``\"lpc\"``: linear program chunking (Bradley–Mangasarian–Musicant Algorithm 3) for "
+          "the 1-norm LSVM (1.28), ``norm=\"l1\"`` only, rows read block by block (docs/lpc.md). "
+          "``\"sor\"``: successive overrelaxation (Algorithm 8 / (1.55), "
+          ":func:`aidopt.api.svm.solve_svm_sor`) on the dual of the *modified* SVM (1.35) "
+          ":math:`\\min C s'y + \\frac12 (w'w + \\gamma^2)`, whose offset is regularized: **not** "
+          "the problem of ``norm=\"l2\"`` with ``method=\"aid\"`` nor LIBSVM's (close, not equal). "
+          "Linear kernel and ``norm=\"l2\"`` only; ``solver`` must be None or ``\"sor\"``; ``tol`` "
+          "is the relative duality gap at which SOR stops (checked on exact passes), "
+          "``max_iter`` the number of sweeps (None: 10,000), ``time_limit`` is checked after "
+          "every sweep, ``solver_options={\"omega\": w}`` sets the relaxation factor in (0, 2) "
+          "(default 1). ``lower_bound`` is the dual (1.37) at SOR's ``u``, a valid bound for "
+          "any ``u`` in the box ``0 <= u <= C s`` (no equality constraint); "
+          "``certified_optimal`` only when the relative gap is within ``tol``, else "
+          "``iteration_limit`` / ``time_limit`` (docs/sor.md).",
+          kind="{\"aid\", \"lpc\", \"sor\"}", choices=("aid", "lpc", "sor"), estimator=False),
+    Param("bias", "free",
+          "``\"regularized\"`` (linear 2-norm only): the modified SVM (1.35), objective "
+          ":math:`\\frac12 (w'w + b^2) + C \\sum_i s_i \\max(0, 1 - y_i(w x_i + b))` (LIBLINEAR's "
+          "problem), by AID with **SOR as the aggregated solver** (``solver`` defaults to "
+          "``\"sor\"``; any QP solver works too), certified on the full data by its dual (1.37) "
+          "(:class:`aidopt.decomposition.ModifiedSVMProblem`, docs/sor.md). ``solver_options`` "
+          "for SOR: ``omega`` (default 1), ``gap_tol`` (each aggregated solve's relative gap, "
+          "default ``tol / 4``), ``max_sweeps`` (per solve, default 10,000).",
+          kind="{\"free\", \"regularized\"}", choices=("free", "regularized"), estimator=False),
+    Param("chunks", 8,
+          "LPC: the number of row blocks (or a fraction of the rows per block, such as 1/8).",
+          parse=number, estimator=False),
+    Param("tau", 4,
+          "LPC: the stopping window (chunk LPs without an objective increase).",
+          estimator=False),
+    Param("engine", None,
+          "As in :func:`solve_lad`; ``\"dask\"`` runs AID on the linear SVMs (``method=\"aid\"``, "
+          "no kernel).",
+          kind="{\"numpy\", \"dask\"}", estimator=False, flag=""),
+)
+
+
+@SVM.door()
+def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     r"""Soft-margin SVM :math:`\min_{w,b} R(w) + C \sum_i s_i \max(0, 1 - y_i(w x_i + b))`, certified.
 
     Parameters
@@ -69,54 +119,11 @@ def solve_svm(
     y : array-like of shape (n,) or str
         Two classes (any two labels; the sorted first is -1, as in scikit-learn). A str names
         the labels in X's store.
-    C : float, default 1.0
-        Misclassification cost (M in Park & Klabjan, nu in Bradley & Mangasarian).
-    norm : {"l2", "l1", "linf", "none"}, default "l2"
-        Regularizer R: 1/2 ||w||^2 (QP), ||w||_1, ||w||_inf (LPs) or none (RLP, an LP).
-    kernel : None, "linear", "rbf", "poly" or callable, optional
-        Kernel AID (Park & Klabjan Appendix B) on the aggregated dual; ``norm`` must be "l2".
-        A callable takes ``(A, B)`` and returns the ``len(A) x len(B)`` kernel matrix.
-    gamma, degree, coef0
-        Kernel parameters as in scikit-learn's SVC (``gamma="scale"`` is 1 / (m Var(X))).
-    cache_size : float, optional
-        Kernel AID: MB for the cached mean-kernel columns (8 n bytes each; as SVC's
-        ``cache_size``). Past it the columns used least recently are dropped and recomputed
-        when needed again: more kernel values, the same answer. Default: a third of the machine's
-        physical memory.
     sample_weight : array-like of shape (n,) or str, optional
     solver : str, optional
         Default :func:`default_svm_solver`: "smo" for kernels (:mod:`aidopt.numerics.smo`), "fm"
         (aidopt's interior point, :mod:`aidopt.numerics.fm`) for linear 2-norm QPs, "highs" for LPs.
         r0 defaults to max(1.1 m / n, 0.0001). The other common options are listed below.
-    form : {"auto", "dual", "primal"}
-        Form of the aggregated QP or LP (see :class:`aidopt.decomposition.SVMProblem`).
-    method : {"aid", "lpc", "sor"}, default "aid"
-        ``"lpc"``: linear program chunking (Bradley–Mangasarian–Musicant Algorithm 3) for the
-        1-norm LSVM (1.28), ``norm="l1"`` only, rows read block by block (docs/lpc.md).
-        ``"sor"``: successive overrelaxation (Algorithm 8 / (1.55), :func:`aidopt.api.svm.solve_svm_sor`)
-        on the dual of the *modified* SVM (1.35)
-        :math:`\min C s'y + \frac12 (w'w + \gamma^2)`, whose offset is regularized: **not** the
-        problem of ``norm="l2"`` with ``method="aid"`` nor LIBSVM's (close, not equal). Linear
-        kernel and ``norm="l2"`` only; ``solver`` must be None or ``"sor"``; ``tol`` is the
-        relative duality gap at which SOR stops (checked on exact passes), ``max_iter`` the
-        number of sweeps (None: 10,000), ``time_limit`` is checked after every sweep,
-        ``solver_options={"omega": w}`` sets the relaxation factor in (0, 2) (default 1).
-        ``lower_bound`` is the dual (1.37) at SOR's ``u``, a valid bound for any ``u`` in the box
-        ``0 <= u <= C s`` (no equality constraint); ``certified_optimal`` only when the relative
-        gap is within ``tol``, else ``iteration_limit`` / ``time_limit`` (docs/sor.md).
-    bias : {"free", "regularized"}, default "free"
-        ``"regularized"`` (linear 2-norm only): the modified SVM (1.35), objective
-        :math:`\frac12 (w'w + b^2) + C \sum_i s_i \max(0, 1 - y_i(w x_i + b))` (LIBLINEAR's
-        problem), by AID with **SOR as the aggregated solver** (``solver`` defaults to ``"sor"``;
-        any QP solver works too), certified on the full data by its dual (1.37)
-        (:class:`aidopt.decomposition.ModifiedSVMProblem`, docs/sor.md). ``solver_options`` for
-        SOR: ``omega`` (default 1), ``gap_tol`` (each aggregated solve's relative gap, default
-        ``tol / 4``), ``max_sweeps`` (per solve, default 10,000).
-    chunks, tau
-        LPC: the number of row blocks (or a fraction such as 1/8) and the stopping window.
-    engine : {"numpy", "dask"}, optional
-        As in :func:`solve_lad`; ``"dask"`` runs AID on the linear SVMs (``method="aid"``, no
-        kernel).
 
     Returns
     -------
@@ -136,55 +143,55 @@ def solve_svm(
     >>> res.certified
     True
     """
-    if method not in ("aid", "lpc", "sor"):
-        raise ValueError(f"method must be 'aid', 'lpc' or 'sor', got {method!r}")
-    streamed = method == "aid" and kernel in (None, "linear")  # what the dask engine runs
-    engine = resolve_engine(X, engine if engine is not None or streamed else "numpy")
+    if p.method not in ("aid", "lpc", "sor"):
+        raise ValueError(f"method must be 'aid', 'lpc' or 'sor', got {p.method!r}")
+    streamed = p.method == "aid" and p.kernel in (None, "linear")  # what the dask engine runs
+    engine = resolve_engine(X, p.engine if p.engine is not None or streamed else "numpy")
     if engine == "dask" and not streamed:
         raise ValueError("engine='dask' runs AID on the linear SVMs (method='aid', no kernel); got "
-                         f"method={method!r}, kernel={kernel!r}: use engine='numpy' (X in memory)")
-    if method == "sor":
-        if norm != "l2" or kernel not in (None, "linear"):
+                         f"method={p.method!r}, kernel={p.kernel!r}: use engine='numpy' (X in memory)")
+    if p.method == "sor":
+        if p.norm != "l2" or p.kernel not in (None, "linear"):
             raise ValueError("method='sor' solves the modified linear SVM (1.35) (2-norm, gamma "
-                             f"regularized): use norm='l2' without a kernel (got norm={norm!r}, "
-                             f"kernel={kernel!r})")
+                             f"regularized): use norm='l2' without a kernel (got norm={p.norm!r}, "
+                             f"kernel={p.kernel!r})")
 
-        return solve_svm_sor(X, y, C, sample_weight=sample_weight, **options)
-    if method == "lpc":
-        if norm != "l1" or kernel not in (None, "linear"):
+        return solve_svm_sor(X, y, p.C, sample_weight=sample_weight, **options)
+    if p.method == "lpc":
+        if p.norm != "l1" or p.kernel not in (None, "linear"):
             raise ValueError("method='lpc' solves the 1-norm LSVM (1.28): use norm='l1' without a kernel")
         from aidopt.api.lpc import solve_lsvm_lpc
 
         data = as_classification_data(X, y, sample_weight)
-        result = solve_lsvm_lpc(data.X, data.y, C, sample_weight=data.s, chunks=chunks, tau=tau,
+        result = solve_lsvm_lpc(data.X, data.y, p.C, sample_weight=data.s, chunks=p.chunks, tau=p.tau,
                                 **options)
         return _front.decorate(result, data)
-    if bias not in ("free", "regularized"):
-        raise ValueError(f"bias must be 'free' or 'regularized', got {bias!r}")
-    if bias == "regularized":
-        if norm != "l2" or kernel not in (None, "linear"):
+    if p.bias not in ("free", "regularized"):
+        raise ValueError(f"bias must be 'free' or 'regularized', got {p.bias!r}")
+    if p.bias == "regularized":
+        if p.norm != "l2" or p.kernel not in (None, "linear"):
             raise ValueError("bias='regularized' is the modified linear 2-norm SVM (1.35): use "
-                             f"norm='l2' without a kernel (got norm={norm!r}, kernel={kernel!r})")
+                             f"norm='l2' without a kernel (got norm={p.norm!r}, kernel={p.kernel!r})")
         from aidopt.decomposition.plugins.modified_svm import ModifiedSVMProblem
 
         config = RunConfig.from_kwargs(options, caller="solve_svm", solver="sor")
         data = as_classification_data(X, y, sample_weight, engine=engine)
-        result = _front.run_rows(ModifiedSVMProblem(C=C), data, config)
+        result = _front.run_rows(ModifiedSVMProblem(C=p.C), data, config)
         return _front.decorate(result, data)
-    config = RunConfig.from_kwargs(options, caller="solve_svm", solver=default_svm_solver(norm, kernel))
+    config = RunConfig.from_kwargs(options, caller="solve_svm", solver=default_svm_solver(p.norm, p.kernel))
     data = as_classification_data(X, y, sample_weight, engine=engine)
-    if kernel is None or kernel == "linear":
-        if cache_size is not None:
+    if p.kernel is None or p.kernel == "linear":
+        if p.cache_size is not None:
             raise ValueError("cache_size is for kernel AID (kernel='rbf', 'poly' or a callable): "
                              "the linear SVM keeps no kernel columns")
-        problem = SVMProblem(C=C, norm=norm, form=form)
+        problem = SVMProblem(C=p.C, norm=p.norm, form=p.form)
     else:
         from aidopt.decomposition.plugins.kernel_svm import KernelSVMProblem
 
-        if norm != "l2":
-            raise ValueError(f"kernel AID solves the 2-norm SVM dual; norm={norm!r} is not supported")
-        problem = KernelSVMProblem(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                                   cache_size=cache_size)
+        if p.norm != "l2":
+            raise ValueError(f"kernel AID solves the 2-norm SVM dual; norm={p.norm!r} is not supported")
+        problem = KernelSVMProblem(C=p.C, kernel=p.kernel, gamma=p.gamma, degree=p.degree, coef0=p.coef0,
+                                   cache_size=p.cache_size)
     return _front.decorate(_front.run_rows(problem, data, config), data)
 
 
@@ -193,17 +200,6 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
 
     Parameters
     ----------
-    C : float, default 1.0
-        Misclassification cost, as scikit-learn's ``C``.
-    norm : {"l2", "l1", "linf", "none"}, default "l2"
-    kernel : None, "linear", "rbf", "poly" or callable, default None
-        None / "linear": the linear SVM with ``coef_``; otherwise kernel AID (``norm="l2"``).
-    gamma, degree, coef0
-        Kernel parameters as in scikit-learn's SVC.
-    cache_size : float or None, default None
-        Kernel AID: MB for the cached mean-kernel columns (None: a third of the machine's memory);
-        see :func:`aidopt.solve_svm`.
-    form : {"auto", "dual", "primal"}, default "auto"
     solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
     solver_options, threads, tee, raise_on_failure, fallback
         The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``; the
@@ -239,8 +235,7 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
     (True, True)
     """
 
-    _params = {"C": 1.0, "norm": "l2", "kernel": None, "gamma": "scale", "degree": 3, "coef0": 1.0,
-               "cache_size": None, "form": "auto"}
+    _family = SVM
     _sparse_input = True
     _transient = ("_kfun",)
 
