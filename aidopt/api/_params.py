@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ENGINE", "Family", "Param", "number", "scale_or_float"]
+__all__ = ["ENGINE", "Family", "Param", "none_or_str", "number", "scale_or_float"]
 
 
 @dataclass(frozen=True)
@@ -182,6 +182,11 @@ def number(text: str) -> int | float:
     """CLI: an integer when the text is one, else a float (``8`` rows blocks, ``0.125`` a share)."""
     value = float(text)
     return int(value) if value.is_integer() and "." not in text else value
+
+
+def none_or_str(text: str) -> str | None:
+    """CLI: ``none`` for the value ``None``, else the text."""
+    return None if text == "none" else text
 
 
 def scale_or_float(text: str) -> str | float:

@@ -8,12 +8,13 @@ import numpy as np
 
 from aidopt import solvers
 from aidopt.api import _front
+from aidopt.api._params import Family, Param, none_or_str
 from aidopt.api.estimator import _BaseEstimator, _ClassifierMixin
 from aidopt.data.validate import (
     as_semisupervised_data,
 )
 from aidopt.decomposition.plugins.s3vm import S3VMProblem
-from aidopt.decomposition.run import RunConfig, common_options
+from aidopt.decomposition.run import RunConfig
 from aidopt.results import AIDResult, Termination
 
 __all__ = ['default_s3vm_solver', 'solve_s3vm', 'S3VMClassifier']
@@ -37,20 +38,33 @@ def default_s3vm_solver(norm: str = "l2") -> str:
     )
 
 
-@common_options()
-def solve_s3vm(
-    X,
-    y,
-    *,
-    labeled=None,
-    Ml: float = 5.0,
-    Mu: float = 1.0,
-    balance: str | None = "constraint",
-    norm: str = "l2",
-    big_M: float | None = None,
-    regularizer: str | None = None,
-    **options,
-) -> AIDResult:
+#: the parameters of the semi-supervised SVM: the one declaration behind solve_s3vm,
+#: S3VMClassifier and ``aidopt s3vm``
+S3VM = Family(
+    "s3vm",
+    Param("Ml", 5.0,
+          "Cost of the labeled hinges.",
+          kind="float"),
+    Param("Mu", 1.0,
+          "Cost of the unlabeled hinges.",
+          kind="float"),
+    Param("balance", "constraint",
+          "Mean of ``w x + b`` over unlabeled rows = mean labeled label; or class-balanced "
+          "labeled costs; or neither.",
+          kind="{\"constraint\", \"cost\", None}", choices=("constraint", "cost", None),
+          parse=none_or_str),
+    Param("norm", "l2",
+          "Regularizer 1/2 ||w||^2 (MIQP: SCIP or Gurobi) or ||w||_1 (MILP: HiGHS too); the "
+          "same name as in :func:`solve_svm`.",
+          kind="{\"l2\", \"l1\"}", choices=("l2", "l1")),
+    Param("big_M", None,
+          "Override the data-derived big-M.",
+          kind="float", parse=float),
+)
+
+
+@S3VM.door()
+def solve_s3vm(X, y, *, labeled=None, regularizer=None, p, **options) -> AIDResult:
     r"""Semi-supervised SVM (Bennett & Demiriz's MIQP / MILP) by AID (Park & Klabjan section 3.3).
 
     :math:`\min R(w) + M_l \sum_{labeled} \max(0, 1 - y_i(w x_i + b))
@@ -64,16 +78,6 @@ def solve_s3vm(
         -1 / +1 for labeled rows, 0 or NaN for unlabeled ones.
     labeled : array-like of bool, optional
         Which rows are labeled (then ``y`` of the others is ignored).
-    Ml, Mu : float, default 5 and 1
-        Costs of the labeled and unlabeled hinges.
-    balance : {"constraint", "cost", None}, default "constraint"
-        Mean of ``w x + b`` over unlabeled rows = mean labeled label; or class-balanced
-        labeled costs; or neither.
-    norm : {"l2", "l1"}, default "l2"
-        Regularizer 1/2 ||w||^2 (MIQP: SCIP or Gurobi) or ||w||_1 (MILP: HiGHS too); the same
-        name as in :func:`solve_svm`.
-    big_M : float, optional
-        Override the data-derived big-M.
     regularizer : {"l2", "l1"}, optional
         Deprecated spelling of ``norm`` (a ``FutureWarning``).
     solver : str, optional
@@ -96,11 +100,11 @@ def solve_s3vm(
     """
     if regularizer is not None:
         warnings.warn("solve_s3vm(regularizer=...) is now spelled norm=... (as in solve_svm)",
-                      FutureWarning, stacklevel=2)
-        norm = regularizer
-    problem = S3VMProblem(Ml=Ml, Mu=Mu, balance=balance, norm=norm, big_M=big_M)
+                      FutureWarning, stacklevel=3)  # the caller of the door
+        p.norm = regularizer
+    problem = S3VMProblem(Ml=p.Ml, Mu=p.Mu, balance=p.balance, norm=p.norm, big_M=p.big_M)
     config = RunConfig.from_kwargs(options, caller="solve_s3vm", solver=options.get("solver")
-                                   or default_s3vm_solver(norm))
+                                   or default_s3vm_solver(p.norm))
     data = as_semisupervised_data(X, y, labeled)
     result = _front.run_problem(problem, data, config)
     if "decision" in result.solution:
@@ -117,11 +121,6 @@ class S3VMClassifier(_ClassifierMixin, _BaseEstimator):
 
     Parameters
     ----------
-    Ml, Mu : float, default 5 and 1
-    balance : {"constraint", "cost", None}, default "constraint"
-    norm : {"l2", "l1"}, default "l2"
-        Regularizer (l2: an MIQP for SCIP or Gurobi; l1: a MILP, HiGHS too).
-    big_M : float, optional
     solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
     solver_options, threads, tee, raise_on_failure, fallback
         The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``;
@@ -161,7 +160,7 @@ class S3VMClassifier(_ClassifierMixin, _BaseEstimator):
     True
     """
 
-    _params = {"Ml": 5.0, "Mu": 1.0, "balance": "constraint", "norm": "l2", "big_M": None}
+    _family = S3VM
     _sparse_input = True
     _sklearn_checks_skipped = (
         "transductive: y is -1 / +1 on labeled rows and 0 / NaN on unlabeled ones, at least one "

@@ -15,13 +15,11 @@ from aidopt.cli.common import (
 
 
 def cmd_s3vm(args) -> int:
-    from aidopt.api.s3vm import solve_s3vm
+    from aidopt.api.s3vm import S3VM, solve_s3vm
     from aidopt.data.validate import load_table
 
     X, y, names = load_table(args.data, target=args.target)
-    result = solve_s3vm(X, y, Ml=args.Ml, Mu=args.Mu,
-                        balance=None if args.balance == "none" else args.balance, norm=args.norm,
-                        big_M=args.big_M, **_options(args))
+    result = solve_s3vm(X, y, **S3VM.cli_kwargs(args), **_options(args))
     if args.transduction:
         np.savetxt(args.transduction, result.solution.get("transduction", []), fmt="%d")
         print(f"labels of all rows written to {args.transduction}")
@@ -37,12 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", required=True, help="CSV, Parquet, .npz (X, y) or svmlight file; "
                    "labels -1 / +1, and 0 or empty (NaN) for unlabeled rows")
     p.add_argument("--target", default=None, help="label column (default: last column)")
-    p.add_argument("--Ml", type=float, default=5.0, help="labeled hinge cost (default 5)")
-    p.add_argument("--Mu", type=float, default=1.0, help="unlabeled hinge cost (default 1)")
-    p.add_argument("--balance", default="constraint", choices=["constraint", "cost", "none"])
-    p.add_argument("--norm", default="l2", choices=["l2", "l1"],
-                   help="regularizer: l2 (MIQP: gurobi / scip) or l1 (MILP: highs too)")
-    p.add_argument("--big-M", type=float, default=None, help="override the data-derived big-M")
+    from aidopt.api.s3vm import S3VM
+
+    S3VM.add_arguments(p)
     p.add_argument("--transduction", metavar="FILE", default=None,
                    help="write the -1 / +1 label of every row, one per line")
     _common_solve_args(p)
