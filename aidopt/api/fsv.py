@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from aidopt.api import _front
+from aidopt.api._params import Family, Param
 from aidopt.api.estimator import _BaseEstimator, _BinaryClassifierMixin, _SelectorMixin
 from aidopt.data.validate import (
     as_classification_data,
 )
-from aidopt.decomposition.run import RunConfig, common_options
+from aidopt.decomposition.run import RunConfig
 from aidopt.results import AIDResult, Termination
 
 __all__ = ['solve_fsv', 'FSVClassifier']
@@ -19,18 +20,27 @@ __all__ = ['solve_fsv', 'FSVClassifier']
 FSV_AID_ABOVE = 20_000
 
 
-@common_options(aid=None)
-def solve_fsv(
-    X,
-    y,
-    *,
-    nu: float = 1.0,
-    alpha: float = 5.0,
-    start: str = "random",
-    sample_weight=None,
-    support_tol: float = 1e-6,
-    **options,
-) -> AIDResult:
+#: the parameters of feature selection concave: the one declaration behind solve_fsv,
+#: FSVClassifier and ``aidopt fsv``
+FSV = Family(
+    "fsv",
+    Param("nu", 1.0,
+          "Weight of the misclassification error (chosen by cross-validation in the paper).",
+          kind="float"),
+    Param("alpha", 5.0,
+          "Exponent of the concave step approximation (1.20); the paper found 5 satisfactory.",
+          kind="float"),
+    Param("start", "random",
+          "The paper's random start (seeded by ``seed``) or the RLP (1.17) plane.",
+          kind="{\"random\", \"rlp\"}", choices=("random", "rlp")),
+    Param("support_tol", 1e-6,
+          "A feature is selected when ``|w_j| > support_tol * max(1, max |w|)``.",
+          kind="float"),
+)
+
+
+@FSV.door(aid=None)
+def solve_fsv(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     r"""Feature selection concave (FSV): a sparse separating plane by successive linearization.
 
     Bradley, Mangasarian & Musicant (1.21): minimize
@@ -46,15 +56,7 @@ def solve_fsv(
     X : array-like of shape (n, m)
     y : array-like of shape (n,)
         Two classes (the sorted first is -1).
-    nu : float, default 1.0
-        Weight of the misclassification error (chosen by cross-validation in the paper).
-    alpha : float, default 5.0
-        Exponent of the concave step approximation (1.20); the paper found 5 satisfactory.
-    start : {"random", "rlp"}, default "random"
-        The paper's random start (seeded by ``seed``) or the RLP (1.17) plane.
     sample_weight : array-like of shape (n,), optional
-    support_tol : float, default 1e-6
-        A feature is selected when ``|w_j| > support_tol * max(1, max |w|)``.
     aid : bool or None, default None
         Solve each linearized LP by AID (with its full-data certificate) or directly with a warm
         persistent solver; ``None``: AID when n > 20,000.
@@ -77,14 +79,14 @@ def solve_fsv(
 
     aid = options.pop("aid", None)
     config = RunConfig.from_kwargs(options, caller="solve_fsv", solver="highs")
-    for name, value in (("nu", nu), ("alpha", alpha)):
+    for name, value in (("nu", p.nu), ("alpha", p.alpha)):
         if not (isinstance(value, int | float | np.floating) and not isinstance(value, bool)
                 and np.isfinite(value) and value > 0):
             raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    if start not in ("random", "rlp"):
-        raise ValueError(f"start must be 'random' or 'rlp', got {start!r}")
-    if not (isinstance(support_tol, int | float) and 0 <= support_tol < 1):
-        raise ValueError(f"support_tol must be in [0, 1), got {support_tol!r}")
+    if p.start not in ("random", "rlp"):
+        raise ValueError(f"start must be 'random' or 'rlp', got {p.start!r}")
+    if not (isinstance(p.support_tol, int | float) and 0 <= p.support_tol < 1):
+        raise ValueError(f"support_tol must be in [0, 1), got {p.support_tol!r}")
     data = as_classification_data(X, y, sample_weight)
     used, keep = data.without_zero_weights()
     if aid is None:
@@ -92,7 +94,7 @@ def solve_fsv(
     if not isinstance(aid, bool):
         raise TypeError(f"aid must be True, False or None, got {aid!r}")
     config.aid = aid
-    step = FSVStep(used, nu=nu, alpha=alpha, start=start, aid=aid, support_tol=support_tol)
+    step = FSVStep(used, nu=p.nu, alpha=p.alpha, start=p.start, aid=aid, support_tol=p.support_tol)
     result = successive_linearization(
         step, config, dimensions={"n": data.n, "m": data.m},
         mode=f"successive linearization, each LP by {'AID' if aid else 'a warm direct solve'}")
@@ -110,10 +112,6 @@ class FSVClassifier(_BinaryClassifierMixin, _SelectorMixin, _BaseEstimator):
 
     Parameters
     ----------
-    nu : float, default 1.0
-    alpha : float, default 5.0
-    start : {"random", "rlp"}, default "random"
-    support_tol : float, default 1e-6
     aid : bool or None, default None
         AID for each linearized LP above 20,000 rows (None), always (True) or never (False).
     solver, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
@@ -148,7 +146,7 @@ class FSVClassifier(_BinaryClassifierMixin, _SelectorMixin, _BaseEstimator):
     ([0], True)
     """
 
-    _params = {"nu": 1.0, "alpha": 5.0, "start": "random", "support_tol": 1e-6}
+    _family = FSV
     _overrides = {"log": False, "aid": None}
     _sparse_input = True
 

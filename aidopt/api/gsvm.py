@@ -26,15 +26,37 @@ import numbers
 import numpy as np
 
 from aidopt.api import _front
+from aidopt.api._params import Family, Param
 from aidopt.api.estimator import _BaseEstimator, _BinaryClassifierMixin
 from aidopt.data.validate import as_classification_data
 from aidopt.decomposition.plugins.gsvm import GSVMKuProblem
 from aidopt.decomposition.plugins.svm import SVMProblem
-from aidopt.decomposition.run import RunConfig, common_options
-from aidopt.numerics.kernels import kernel_function, kernel_matrix
+from aidopt.decomposition.run import RunConfig
+from aidopt.numerics.kernels import KERNELS, kernel_function, kernel_matrix
 from aidopt.results import AIDResult
 
 __all__ = ['GSVMClassifier', 'FORMULATIONS', 'solve_gsvm']
+
+
+FORMULATIONS = ("lp_u", "lp_Ku", "qp")
+
+#: the parameters of the generalized SVMs: the one declaration behind solve_gsvm,
+#: GSVMClassifier and ``aidopt gsvm``
+GSVM = Family(
+    "gsvm",
+    Param("kernel", "poly",
+          "A name of :data:`KERNELS` (parameters in ``kernel_params``) or any ``K(A, B)``.",
+          kind="str or callable", choices=tuple(sorted(KERNELS))),
+    Param("kernel_params", None,
+          "E.g. ``{\"d\": 6, \"lam\": 100, \"rho\": 1, \"mu\": 0.5}`` for ``\"shifted_poly\"``.",
+          kind="dict", flag=""),
+    Param("formulation", "lp_u",
+          "(1.11), (1.12) or (1.10).",
+          kind="{\"lp_u\", \"lp_Ku\", \"qp\"}", choices=FORMULATIONS),
+    Param("nu", 1.0,
+          "Weight of the error :math:`e'y`, > 0.",
+          kind="float"),
+)
 
 
 class GSVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
@@ -43,11 +65,6 @@ class GSVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
 
     Parameters
     ----------
-    kernel : str or callable, default "poly"
-        A name of :data:`aidopt.numerics.kernels.KERNELS` or any ``K(A, B)``.
-    kernel_params : dict, optional
-    formulation : {"lp_u", "lp_Ku", "qp"}, default "lp_u"
-    nu : float, default 1
     solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
     solver_options, threads, tee, raise_on_failure, fallback
         The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``
@@ -81,7 +98,7 @@ class GSVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
     True
     """
 
-    _params = {"kernel": "poly", "kernel_params": None, "formulation": "lp_u", "nu": 1.0}
+    _family = GSVM
     _sparse_input = True
     _transient = ("_kfun",)
     _transient_solution = ("kernel",)
@@ -133,12 +150,10 @@ class GSVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
         f = self.decision_function(X)  # checks that the classifier is fitted
         return self.classes_[(f >= 0).astype(int)]
 
-FORMULATIONS = ("lp_u", "lp_Ku", "qp")
 
 
-@common_options()
-def solve_gsvm(X, y, *, kernel="poly", kernel_params: dict | None = None,
-               formulation: str = "lp_u", nu: float = 1.0, **options) -> AIDResult:
+@GSVM.door()
+def solve_gsvm(X, y, *, p, **options) -> AIDResult:
     r"""A generalized SVM (Mangasarian §2) on rows ``X`` with labels ``y`` in {-1, +1}.
 
     Parameters
@@ -147,14 +162,6 @@ def solve_gsvm(X, y, *, kernel="poly", kernel_params: dict | None = None,
         The points A.
     y : array-like of shape (m,)
         Labels -1 / +1 (the diagonal of D).
-    kernel : str or callable
-        A name of :data:`KERNELS` (parameters in ``kernel_params``) or any ``K(A, B)``.
-    kernel_params : dict, optional
-        E.g. ``{"d": 6, "lam": 100, "rho": 1, "mu": 0.5}`` for ``"shifted_poly"``.
-    formulation : {"lp_u", "lp_Ku", "qp"}
-        (1.11), (1.12) or (1.10).
-    nu : float
-        Weight of the error :math:`e'y`, > 0.
     solver : str, optional
         HiGHS for the LPs (interior point without crossover for (1.12)), Clarabel for the QP
         (1.10) by default.
@@ -167,25 +174,25 @@ def solve_gsvm(X, y, *, kernel="poly", kernel_params: dict | None = None,
         training rows, and ``solution["kernel"]``, the kernel function. ``certified_optimal`` when
         the LP/QP dual certificate holds on the full problem.
     """
-    if formulation not in FORMULATIONS:
-        raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
-    if not (isinstance(nu, numbers.Real) and not isinstance(nu, bool) and np.isfinite(nu)
-            and nu > 0):
-        raise ValueError(f"nu must be a positive finite number, got {nu!r}")
-    kfun = kernel_function(kernel, **(kernel_params or {}))
+    if p.formulation not in FORMULATIONS:
+        raise ValueError(f"formulation must be one of {FORMULATIONS}, got {p.formulation!r}")
+    if not (isinstance(p.nu, numbers.Real) and not isinstance(p.nu, bool) and np.isfinite(p.nu)
+            and p.nu > 0):
+        raise ValueError(f"nu must be a positive finite number, got {p.nu!r}")
+    kfun = kernel_function(p.kernel, **(p.kernel_params or {}))
     points = as_classification_data(X, y)
     if not np.all(points.s == 1):
         raise ValueError("solve_gsvm takes no sample weights")
     K = kernel_matrix(kfun, points.X, points.X)
     data = as_classification_data(K, points.y)
-    if formulation == "lp_Ku":
+    if p.formulation == "lp_Ku":
         config = RunConfig.from_kwargs(options, caller="solve_gsvm", solver="highs")
-        result = _front.solve_direct(GSVMKuProblem(nu=nu), data, config)
+        result = _front.solve_direct(GSVMKuProblem(nu=p.nu), data, config)
     else:
-        norm = "l1" if formulation == "lp_u" else "l2"
+        norm = "l1" if p.formulation == "lp_u" else "l2"
         config = RunConfig.from_kwargs(options, caller="solve_gsvm",
                                        solver="highs" if norm == "l1" else "clarabel")
-        result = _front.solve_direct(SVMProblem(C=nu, norm=norm), data, config)
+        result = _front.solve_direct(SVMProblem(C=p.nu, norm=norm), data, config)
         if "w" in result.solution:  # the SVM on the rows of K: x'w + b, so gamma = -b
             result.solution["gamma"] = -float(result.solution["b"])
             result.solution["decision"] = K @ result.solution["w"] - result.solution["gamma"]

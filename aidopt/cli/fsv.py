@@ -13,12 +13,11 @@ from aidopt.cli.common import (
 
 
 def cmd_fsv(args) -> int:
-    from aidopt.api.fsv import solve_fsv
+    from aidopt.api.fsv import FSV, solve_fsv
     from aidopt.data.validate import load_table
 
     X, y, names = load_table(args.data, target=args.target)
-    result = solve_fsv(X, y, nu=args.nu, alpha=args.alpha, start=args.start,
-                       support_tol=args.support_tol, **_options(args))
+    result = solve_fsv(X, y, **FSV.cli_kwargs(args), **_options(args))
     if _finish(result, args) == EXIT_INTERRUPTED:
         return EXIT_INTERRUPTED
     support = result.solution.get("support", [])
@@ -32,11 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``aidopt fsv``."""
     p.add_argument("--data", required=True, help="CSV, Parquet, .npz (X, y) or svmlight/LIBSVM file")
     p.add_argument("--target", default=None, help="label column (default: last column)")
-    p.add_argument("--nu", type=float, default=1.0, help="weight of the misclassification error")
-    p.add_argument("--alpha", type=float, default=5.0,
-                   help="exponent of the concave step approximation (default 5)")
-    p.add_argument("--start", default="random", choices=["random", "rlp"])
-    p.add_argument("--support-tol", type=float, default=1e-6,
-                   help="|w_j| above this (relative) counts as a selected feature")
+    from aidopt.api.fsv import FSV
+
+    FSV.add_arguments(p)
     _common_solve_args(p, aid=None)
     p.set_defaults(func=cmd_fsv)

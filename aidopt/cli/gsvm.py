@@ -13,7 +13,7 @@ def _param(text: str):
 
 
 def add_arguments(p) -> None:
-    from aidopt.api.gsvm import FORMULATIONS
+    from aidopt.api.gsvm import GSVM
     from aidopt.cli.common import _common_solve_args
     from aidopt.numerics.kernels import KERNELS
 
@@ -23,12 +23,10 @@ def add_arguments(p) -> None:
     p.add_argument("--data", required=True, help="CSV, Parquet, .npz (X, y) or svmlight file; "
                    "labels -1 / +1")
     p.add_argument("--target", default=None, help="label column (default: last column)")
-    p.add_argument("--kernel", default="poly", choices=sorted(KERNELS))
+    GSVM.add_arguments(p)
     p.add_argument("--kernel-param", action="append", default=[], metavar="KEY=VALUE",
-                   help="a kernel parameter, e.g. --kernel-param d=6 --kernel-param lam=100")
-    p.add_argument("--formulation", default="lp_u", choices=FORMULATIONS,
-                   help="lp_u: (1.11), lp_Ku: (1.12), qp: (1.10)")
-    p.add_argument("--nu", type=float, default=1.0, help="weight of the error e'y (default 1)")
+                   help="a kernel parameter (kernel_params), e.g. --kernel-param d=6 "
+                        "--kernel-param lam=100")
     _common_solve_args(p)
     p.set_defaults(func=cmd_gsvm)
 
@@ -36,14 +34,13 @@ def add_arguments(p) -> None:
 def cmd_gsvm(args) -> int:
     import numpy as np
 
-    from aidopt.api.gsvm import solve_gsvm
+    from aidopt.api.gsvm import GSVM, solve_gsvm
     from aidopt.cli.common import _finish, _options
     from aidopt.data.validate import load_table
 
     X, y, _ = load_table(args.data, target=args.target)
     params = dict(_param(t) for t in args.kernel_param)
-    result = solve_gsvm(X, y, kernel=args.kernel, kernel_params=params,
-                        formulation=args.formulation, nu=args.nu, **_options(args))
+    result = solve_gsvm(X, y, **GSVM.cli_kwargs(args), kernel_params=params, **_options(args))
     code = _finish(result, args)
     if "decision" in result.solution:
         labels = np.asarray(y, dtype=float).reshape(-1)
