@@ -27,15 +27,50 @@ import numbers
 import numpy as np
 
 from aidopt.api import _front
+from aidopt.api._params import Family, Param
 from aidopt.api.estimator import _BaseEstimator, _ClassifierMixin
 from aidopt.data.validate import as_aggregate_data
 from aidopt.decomposition.plugins.aggout import AggregateOutputProblem
 from aidopt.decomposition.plugins.slaag import SLAAGStep, class_costs
-from aidopt.decomposition.run import RunConfig, common_options
+from aidopt.decomposition.run import RunConfig
 from aidopt.decomposition.sla import successive_linearization
 from aidopt.results import AIDResult, Termination
 
 __all__ = ['AggregateOutputClassifier', 'METHODS', 'solve_aggregate_outputs']
+
+
+METHODS = ("miqp", "slaag")
+
+#: the parameters of learning from aggregate outputs: the one declaration behind
+#: solve_aggregate_outputs, AggregateOutputClassifier and ``aidopt aggout``
+AGGOUT = Family(
+    "aggout",
+    Param("method", "slaag",
+          "SLAAG's successive linear approximation, or the Musicant et al. mixed-integer "
+          "program.",
+          kind="{\"slaag\", \"miqp\"}", choices=METHODS),
+    Param("C", None,
+          "``\"miqp\"``: costs of the hinges and of a collection's count deviation (default 1 and"
+          " 1). ``\"slaag\"``: costs of problem (3)'s class-1 and class-0 hinges (default: the "
+          "class-0 and class-1 shares of all rows, the seed's section 5).",
+          kind="float", parse=float),
+    Param("D", None,
+          "``\"miqp\"``: costs of the hinges and of a collection's count deviation (default 1 and"
+          " 1). ``\"slaag\"``: costs of problem (3)'s class-1 and class-0 hinges (default: the "
+          "class-0 and class-1 shares of all rows, the seed's section 5).",
+          kind="float", parse=float),
+    Param("E", 1.0,
+          "``\"slaag\"``: cost of the step-2 linearization.",
+          kind="float"),
+    Param("norm", "l2",
+          "1/2 ||w||^2 (the seeds' objectives: an MIQP for SCIP / Gurobi, or a QP) or ||w||_1 "
+          "(an MILP / an LP, HiGHS).",
+          kind="{\"l2\", \"l1\"}", choices=("l2", "l1")),
+    Param("big_M", None,
+          "``\"miqp\"``: use this big-M instead of the data-derived one (then no bound is "
+          "claimed).",
+          kind="float", parse=float),
+)
 
 
 class AggregateOutputClassifier(_ClassifierMixin, _BaseEstimator):
@@ -47,10 +82,6 @@ class AggregateOutputClassifier(_ClassifierMixin, _BaseEstimator):
 
     Parameters
     ----------
-    method : {"slaag", "miqp"}, default "slaag"
-        Dutt & Kumar's SLAAG, or the Musicant et al. MIQP (AID or direct).
-    C, D, E, norm, big_M
-        As in :func:`aidopt.solve_aggregate_outputs`.
     solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
     solver_options, threads, tee, raise_on_failure, fallback
         The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``.
@@ -92,7 +123,7 @@ class AggregateOutputClassifier(_ClassifierMixin, _BaseEstimator):
     True
     """
 
-    _params = {"method": "slaag", "C": None, "D": None, "E": 1.0, "norm": "l2", "big_M": None}
+    _family = AGGOUT
     _sparse_input = True
     _sklearn_checks_skipped = (
         "fit(X, collections, counts) learns from class-1 counts per collection, never from "
@@ -136,7 +167,6 @@ class AggregateOutputClassifier(_ClassifierMixin, _BaseEstimator):
         """Labels 0 / 1."""
         return (self.decision_function(X) >= 0).astype(int)
 
-METHODS = ("miqp", "slaag")
 
 
 def _cost(name, value):
@@ -148,20 +178,8 @@ def _cost(name, value):
     return float(value)
 
 
-@common_options()
-def solve_aggregate_outputs(
-    X,
-    collections,
-    counts,
-    *,
-    method: str = "slaag",
-    C: float | None = None,
-    D: float | None = None,
-    E: float = 1.0,
-    norm: str = "l2",
-    big_M: float | None = None,
-    **options,
-) -> AIDResult:
+@AGGOUT.door()
+def solve_aggregate_outputs(X, collections, counts, *, p, **options) -> AIDResult:
     r"""Learn a linear classifier :math:`f(x) = w x - b` (class 1 where :math:`f \ge 0`) from
     class-1 counts per collection of rows.
 
@@ -173,19 +191,6 @@ def solve_aggregate_outputs(
     counts : mapping or array-like
         Class-1 count :math:`y_c` per collection: ``{id: count}``, or an array over the sorted
         distinct ids.
-    method : {"slaag", "miqp"}, default "slaag"
-        SLAAG's successive linear approximation, or the Musicant et al. mixed-integer program.
-    C, D : float, optional
-        ``"miqp"``: costs of the hinges and of a collection's count deviation (default 1 and 1).
-        ``"slaag"``: costs of problem (3)'s class-1 and class-0 hinges (default: the class-0 and
-        class-1 shares of all rows, the seed's section 5).
-    E : float, default 1
-        ``"slaag"``: cost of the step-2 linearization.
-    norm : {"l2", "l1"}, default "l2"
-        1/2 ||w||^2 (the seeds' objectives: an MIQP for SCIP / Gurobi, or a QP) or ||w||_1 (an
-        MILP / an LP, HiGHS).
-    big_M : float, optional
-        ``"miqp"``: use this big-M instead of the data-derived one (then no bound is claimed).
     solver : str, optional
         ``"miqp"``: as :func:`aidopt.solve_s3vm` (HiGHS for l1; Gurobi, else SCIP for l2);
         ``"slaag"``: Clarabel for the l2 QP (about ten times faster here than HiGHS's QP
@@ -215,33 +220,33 @@ def solve_aggregate_outputs(
     >>> float(((res.solution["decision"] >= 0) == truth).mean()) > 0.9
     True
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    C, D, E = _cost("C", C), _cost("D", D), _cost("E", E)
-    if norm not in ("l2", "l1"):
-        raise ValueError(f"norm must be 'l2' or 'l1', got {norm!r}")
-    if method == "slaag" and big_M is not None:
+    if p.method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {p.method!r}")
+    p.C, p.D, p.E = _cost("C", p.C), _cost("D", p.D), _cost("E", p.E)
+    if p.norm not in ("l2", "l1"):
+        raise ValueError(f"norm must be 'l2' or 'l1', got {p.norm!r}")
+    if p.method == "slaag" and p.big_M is not None:
         raise ValueError("big_M is a parameter of method='miqp' (SLAAG has no binaries)")
-    if method == "slaag" and (E == 0 or (C == 0 and D == 0)):
+    if p.method == "slaag" and (p.E == 0 or (p.C == 0 and p.D == 0)):
         raise ValueError("SLAAG needs E > 0 and C + D > 0: with zero hinge costs every program "
                          "is min R(w) and b is arbitrary")
     data = as_aggregate_data(X, collections, counts)
     dimensions = {"n": data.n, "m": data.m, "collections": data.n_collections}
-    if method == "slaag":
+    if p.method == "slaag":
         config = RunConfig.from_kwargs(options, caller="solve_aggregate_outputs",
-                                       solver="clarabel" if norm == "l2" else "highs")
+                                       solver="clarabel" if p.norm == "l2" else "highs")
         C0, D0 = class_costs(data)
-        step = SLAAGStep(data, C=C0 if C is None else C, D=D0 if D is None else D, E=E, norm=norm)
+        step = SLAAGStep(data, C=C0 if p.C is None else p.C, D=D0 if p.D is None else p.D, E=p.E,
+                         norm=p.norm)
         config.aid = False
         result = successive_linearization(step, config, dimensions=dimensions,
                                           mode="SLAAG: problem (3), then step-2 programs")
     else:
         from aidopt.api.s3vm import default_s3vm_solver
 
-        problem = AggregateOutputProblem(C=1.0 if C is None else C, D=1.0 if D is None else D,
-                                         norm=norm, big_M=big_M)
+        problem = AggregateOutputProblem(C=1.0 if p.C is None else p.C,
+                                         D=1.0 if p.D is None else p.D, norm=p.norm, big_M=p.big_M)
         config = RunConfig.from_kwargs(options, caller="solve_aggregate_outputs",
-                                       solver=options.get("solver") or default_s3vm_solver(norm))
+                                       solver=options.get("solver") or default_s3vm_solver(p.norm))
         result = _front.run_problem(problem, data, config)
-    result.solution["feature_names"] = list(data.feature_names)
-    return result
+    return _front.decorate(result, data)

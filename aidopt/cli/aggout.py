@@ -18,16 +18,9 @@ def add_arguments(p) -> None:
     p.add_argument("--count", default="count",
                    help="column with the collection's class-1 count, repeated on its rows "
                         "(default 'count')")
-    p.add_argument("--method", default="slaag", choices=["slaag", "miqp"])
-    p.add_argument("--C", type=float, default=None,
-                   help="miqp: hinge cost (default 1); slaag: problem (3)'s class-1 weight "
-                        "(default the class-0 share)")
-    p.add_argument("--D", type=float, default=None,
-                   help="miqp: count-deviation cost (default 1); slaag: class-0 weight (default "
-                        "the class-1 share)")
-    p.add_argument("--E", type=float, default=1.0, help="slaag: step-2 cost (default 1)")
-    p.add_argument("--norm", default="l2", choices=["l2", "l1"])
-    p.add_argument("--big-M", dest="big_M", type=float, default=None, help="miqp: fixed big-M")
+    from aidopt.api.aggout import AGGOUT
+
+    AGGOUT.add_arguments(p)
     p.add_argument("--labels-out", default=None,
                    help="write the label (0/1) given to every row to this CSV")
     from aidopt.cli.common import _common_solve_args
@@ -39,7 +32,7 @@ def add_arguments(p) -> None:
 def cmd_aggout(args) -> int:
     import pandas as pd
 
-    from aidopt import solve_aggregate_outputs
+    from aidopt.api.aggout import AGGOUT, solve_aggregate_outputs
     from aidopt.cli.common import EXIT_INTERRUPTED, _finish, _options
 
     frame = pd.read_csv(args.data)
@@ -57,8 +50,7 @@ def cmd_aggout(args) -> int:
     counts = per_collection["min"].to_dict()
     X = frame.drop(columns=[args.collection, args.count])
     result = solve_aggregate_outputs(
-        X, frame[args.collection].to_numpy(), counts, method=args.method, C=args.C, D=args.D,
-        E=args.E, norm=args.norm, big_M=args.big_M, **_options(args))
+        X, frame[args.collection].to_numpy(), counts, **AGGOUT.cli_kwargs(args), **_options(args))
     if _finish(result, args) == EXIT_INTERRUPTED:
         return EXIT_INTERRUPTED
     if "w" in result.solution:
