@@ -50,9 +50,10 @@ from typing import Any
 
 import numpy as np
 
+from aidopt.api._params import Family, Param
 from aidopt.api.estimator import ConvergenceWarning, _BaseEstimator, _ClassifierMixin
 from aidopt.data.validate import _check_finite, _rows
-from aidopt.decomposition.run import RunConfig, common_options
+from aidopt.decomposition.run import RunConfig
 from aidopt.numerics.rlsc import (
     _ACCEPT_RTOL,
     DEFAULT_SIGMA_FACTOR,
@@ -380,28 +381,76 @@ def _labels(X, y, mode: str):
 # the front door
 
 
-@common_options()
-def solve_s2rlsc(
-    X,
-    y=None,
-    *,
-    kernel="linear",
-    sigma: float | None = None,
-    lam: float = 1.0,
-    lam_prime: float = 1.0,
-    eps: float = 0.1,
-    b_c: float | None = None,
-    r: int | None = None,
-    search: str = "mu+nu",
-    mu: int = 5,
-    nu: int = 25,
-    restarts: int = 10,
-    patience: int | None = None,
-    aggregate: int | float | None = None,
-    method: str = "search",
-    mode: str = "auto",
-    **options,
-) -> S2RLSCResult:
+def _count_or_share(text: str) -> int | float:
+    """CLI value of ``aggregate``: a count of clusters (an integer >= 1) or a share of u."""
+    value = float(text)
+    return int(value) if value >= 1 and value.is_integer() else value
+
+
+#: the parameters of S2RLSC: the one declaration behind solve_s2rlsc, S2RLSCClassifier and
+#: ``aidopt s2rlsc``
+S2RLSC = Family(
+    "s2rlsc",
+    Param("kernel", "linear",
+          "Linear (17), RBF (18) :math:`\\exp(-\\|a - b\\|^2/(2\\sigma^2))`, or any Mercer kernel "
+          "``K(A, B) -> len(A) x len(B)`` (symmetric, positive semidefinite: checked).",
+          kind="{\"linear\", \"rbf\"} or callable", choices=KERNELS),
+    Param("sigma", None,
+          "RBF width; default 0.1 s with s the paper's distance scale (:func:`rbf_scale`).",
+          kind="float", parse=float),
+    Param("lam", 1.0,
+          ":math:`\\lambda`, the weight of :math:`\\|f\\|^2` (Gieseke et al. (2012), section 4.4).",
+          kind="float"),
+    Param("lam_prime", 1.0,
+          ":math:`\\lambda'`, the weight of the unlabelled loss (semi-supervised only; (7) has "
+          "none).",
+          kind="float"),
+    Param("eps", 0.1,
+          "Band half-width :math:`\\varepsilon` (the non-realistic scenario's value).",
+          kind="float"),
+    Param("b_c", None,
+          "Band centre; default the share of +1 among the labelled points (0.5 for clustering).",
+          kind="float", parse=float),
+    Param("r", None,
+          "Nystr\u00f6m approximation (14) with ``r`` landmarks drawn uniformly from all points "
+          "(O(r) per flip, Theorem 2); default the full kernel (O(n) per flip, Theorem 1).",
+          kind="int", parse=int),
+    Param("search", "mu+nu",
+          "The (\u03bc+\u03bd)-EA of Algorithm 2 (random parent and coordinate) or the (1+1)-EA with "
+          "round-robin coordinates.",
+          kind="{\"mu+nu\", \"1+1\"}", choices=SEARCHES),
+    Param("mu", 5,
+          "(\u03bc+\u03bd)-EA population and offspring sizes (the paper's section 4.2.1.2).",
+          kind="int"),
+    Param("nu", 25,
+          "(\u03bc+\u03bd)-EA population and offspring sizes (the paper's section 4.2.1.2).",
+          kind="int"),
+    Param("restarts", 10,
+          "Best of this many runs (the paper: 10 during model selection, 50 for final models).",
+          kind="int"),
+    Param("patience", None,
+          "Stop a run after this many generations / steps without change (default n).",
+          kind="int", parse=int),
+    Param("aggregate", None,
+          "AID-style warm start (:func:`aggregated_start`): cluster the unlabelled points into "
+          "this many clusters (a float in (0, 1]: that share of u), search the weighted problem"
+          " on the cluster representatives, and start the first run from its lifted labels.",
+          kind="int or float", parse=_count_or_share, metavar="K"),
+    Param("method", "search",
+          "``\"exact\"`` also solves the convex MIQP (:mod:`aidopt.models.s2rlsc`) with "
+          "``solver`` (default Gurobi within its licence, else SCIP) and keeps the better "
+          "labelling; it is ``certified_optimal`` when the MIP solver's bound is within "
+          "``tol``. Small u only (tens of unlabelled points): more than :data:`EXACT_MAX_U` "
+          "(400) unlabelled points is refused with ``ValueError`` before any kernel is built.",
+          kind="{\"search\", \"exact\"}", choices=METHODS),
+    Param("mode", "auto",
+          "``\"auto\"``: clustering when no point is labelled.",
+          kind="{\"auto\", \"semi-supervised\", \"clustering\"}", choices=("auto", "semi-supervised", "clustering")),
+)
+
+
+@S2RLSC.door()
+def solve_s2rlsc(X, y=None, *, p, **options) -> S2RLSCResult:
     r"""Semi-supervised (10) or unsupervised (7) RLSC: labels for the unlabelled points by
     recurrent local search on the closed-form fitness (13) / (16), or exactly by an MIQP.
 
@@ -411,43 +460,6 @@ def solve_s2rlsc(
     y : array-like of shape (n,), optional
         -1 / +1 on labelled points, 0 or NaN on unlabelled ones (as :func:`aidopt.solve_s3vm`);
         all unlabelled (or ``None``) is maximum margin clustering (7).
-    kernel : {"linear", "rbf"} or callable, default "linear"
-        Linear (17), RBF (18) :math:`\exp(-\|a - b\|^2/(2\sigma^2))`, or any Mercer kernel
-        ``K(A, B) -> len(A) x len(B)`` (symmetric, positive semidefinite: checked).
-    sigma : float, optional
-        RBF width; default 0.1 s with s the paper's distance scale (:func:`rbf_scale`).
-    lam : float, default 1
-        :math:`\lambda`, the weight of :math:`\|f\|^2` (Gieseke et al. (2012), section 4.4).
-    lam_prime : float, default 1
-        :math:`\lambda'`, the weight of the unlabelled loss (semi-supervised only; (7) has none).
-    eps : float, default 0.1
-        Band half-width :math:`\varepsilon` (the non-realistic scenario's value).
-    b_c : float, optional
-        Band centre; default the share of +1 among the labelled points (0.5 for clustering).
-    r : int, optional
-        Nyström approximation (14) with ``r`` landmarks drawn uniformly from all points (O(r)
-        per flip, Theorem 2); default the full kernel (O(n) per flip, Theorem 1).
-    search : {"mu+nu", "1+1"}, default "mu+nu"
-        The (μ+ν)-EA of Algorithm 2 (random parent and coordinate) or the (1+1)-EA with
-        round-robin coordinates.
-    mu, nu : int, default 5 and 25
-        (μ+ν)-EA population and offspring sizes (the paper's section 4.2.1.2).
-    restarts : int, default 10
-        Best of this many runs (the paper: 10 during model selection, 50 for final models).
-    patience : int, optional
-        Stop a run after this many generations / steps without change (default n).
-    aggregate : int or float, optional
-        AID-style warm start (:func:`aggregated_start`): cluster the unlabelled points into
-        this many clusters (a float in (0, 1]: that share of u), search the weighted problem on
-        the cluster representatives, and start the first run from its lifted labels.
-    method : {"search", "exact"}, default "search"
-        ``"exact"`` also solves the convex MIQP (:mod:`aidopt.models.s2rlsc`) with ``solver``
-        (default Gurobi within its licence, else SCIP) and keeps the better labelling; it is
-        ``certified_optimal`` when the MIP solver's bound is within ``tol``. Small u only (tens
-        of unlabelled points): more than :data:`EXACT_MAX_U` (400) unlabelled points is refused
-        with ``ValueError`` before any kernel is built.
-    mode : {"auto", "semi-supervised", "clustering"}
-        ``"auto"``: clustering when no point is labelled.
     solver, tol, max_iter, time_limit, seed, write_models, log, solver_options, threads, tee,
     fallback
         Common options: the MIQP solver, its accepted relative gap, the cap on generations /
@@ -472,83 +484,83 @@ def solve_s2rlsc(
     """
     t0 = time.perf_counter()
     config = RunConfig.from_kwargs(options, caller="solve_s2rlsc")
-    if search not in SEARCHES:
-        raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    lam = _positive("lam", lam)
-    lam_prime = _positive("lam_prime", lam_prime)
-    eps = _positive("eps", eps)
-    mu = _positive("mu", mu, integer=True)
-    nu = _positive("nu", nu, integer=True)
-    restarts = _positive("restarts", restarts, integer=True)
-    patience = _positive("patience", patience, integer=True, allow_none=True)
-    if sigma is not None:
-        sigma = _positive("sigma", sigma)
-    if b_c is not None and not (isinstance(b_c, numbers.Real) and not isinstance(b_c, bool)
-                                and 0.0 <= b_c <= 1.0):
-        raise ValueError(f"b_c must be a number in [0, 1] or None, got {b_c!r}")
-    if not (callable(kernel) or kernel in KERNELS):
-        raise ValueError(f"kernel must be one of {KERNELS} or a callable K(A, B), got {kernel!r}")
-    X, yv, labelled = _labels(X, y, mode)
+    if p.search not in SEARCHES:
+        raise ValueError(f"search must be one of {SEARCHES}, got {p.search!r}")
+    if p.method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {p.method!r}")
+    p.lam = _positive("lam", p.lam)
+    p.lam_prime = _positive("lam_prime", p.lam_prime)
+    p.eps = _positive("eps", p.eps)
+    p.mu = _positive("mu", p.mu, integer=True)
+    p.nu = _positive("nu", p.nu, integer=True)
+    p.restarts = _positive("restarts", p.restarts, integer=True)
+    p.patience = _positive("patience", p.patience, integer=True, allow_none=True)
+    if p.sigma is not None:
+        p.sigma = _positive("sigma", p.sigma)
+    if p.b_c is not None and not (isinstance(p.b_c, numbers.Real) and not isinstance(p.b_c, bool)
+                                and 0.0 <= p.b_c <= 1.0):
+        raise ValueError(f"b_c must be a number in [0, 1] or None, got {p.b_c!r}")
+    if not (callable(p.kernel) or p.kernel in KERNELS):
+        raise ValueError(f"kernel must be one of {KERNELS} or a callable K(A, B), got {p.kernel!r}")
+    X, yv, labelled = _labels(X, y, p.mode)
     n = X.shape[0]
     free = np.flatnonzero(~labelled)
     u, l = free.size, int(labelled.sum())
     clustering = l == 0
-    _check_exact_size(method, u)
-    if r is not None:
-        r = _positive("r", r, integer=True)
-        if r > n:
-            raise ValueError(f"r = {r} landmarks, but there are only n = {n} points (r <= n)")
-    if aggregate is not None:
-        if isinstance(aggregate, numbers.Integral) and not isinstance(aggregate, bool):
-            k_agg = _positive("aggregate", aggregate, integer=True, upper=u)
-        elif isinstance(aggregate, numbers.Real) and not isinstance(aggregate, bool) and 0 < aggregate <= 1:
-            k_agg = max(1, int(round(aggregate * u)))
+    _check_exact_size(p.method, u)
+    if p.r is not None:
+        p.r = _positive("r", p.r, integer=True)
+        if p.r > n:
+            raise ValueError(f"r = {p.r} landmarks, but there are only n = {n} points (r <= n)")
+    if p.aggregate is not None:
+        if isinstance(p.aggregate, numbers.Integral) and not isinstance(p.aggregate, bool):
+            k_agg = _positive("aggregate", p.aggregate, integer=True, upper=u)
+        elif isinstance(p.aggregate, numbers.Real) and not isinstance(p.aggregate, bool) and 0 < p.aggregate <= 1:
+            k_agg = max(1, int(round(p.aggregate * u)))
         else:
             raise ValueError(f"aggregate must be a number of clusters (1..u={u}), a share of u in "
-                             f"(0, 1], or None; got {aggregate!r}")
-    if b_c is None:
+                             f"(0, 1], or None; got {p.aggregate!r}")
+    if p.b_c is None:
         if clustering:
-            b_c = 0.5
+            p.b_c = 0.5
         else:
             share = float(np.mean(yv[labelled] > 0))
             if share in (0.0, 1.0):
                 raise ValueError("b_c cannot be estimated from labels of one class only (it would "
                                  "force every unlabelled point into that class); pass b_c")
-            b_c = share
-    band = Band.of(u, float(b_c), eps)
-    if method == "exact":
+            p.b_c = share
+    band = Band.of(u, float(p.b_c), p.eps)
+    if p.method == "exact":
         solver_name = _miqp_solver(config.solver, u)
-    kfun = kernel_function(kernel, sigma, X)
-    if kernel == "rbf" and sigma is None:
-        sigma = DEFAULT_SIGMA_FACTOR * rbf_scale(X)
+    kfun = kernel_function(p.kernel, p.sigma, X)
+    if p.kernel == "rbf" and p.sigma is None:
+        p.sigma = DEFAULT_SIGMA_FACTOR * rbf_scale(X)
 
     # D of (7) / (10)
-    w_u = (1.0 / u) if clustering else (lam_prime / u)
+    w_u = (1.0 / u) if clustering else (p.lam_prime / u)
     d = np.where(labelled, math.sqrt(1.0 / max(l, 1)), math.sqrt(w_u))
     rng = np.random.default_rng(config.seed)
-    if r is None:
-        fitness = RLSCFitness.from_kernel(_symmetric_kernel(kfun, X), d, lam, overwrite=True)
+    if p.r is None:
+        fitness = RLSCFitness.from_kernel(_symmetric_kernel(kfun, X), d, p.lam, overwrite=True)
         landmarks = None
     else:
-        landmarks = np.sort(rng.choice(n, size=r, replace=False))
-        fitness, B, L = nystrom_fitness(kfun, X, d, lam, landmarks)
+        landmarks = np.sort(rng.choice(n, size=p.r, replace=False))
+        fitness, B, L = nystrom_fitness(kfun, X, d, p.lam, landmarks)
     y_fixed = yv.copy()
     search_limit = config.time_limit
-    if method == "exact" and search_limit is not None:
+    if p.method == "exact" and search_limit is not None:
         search_limit = 0.5 * search_limit
     starts, agg_info = [], None
-    if aggregate is not None:
+    if p.aggregate is not None:
         agg_info = aggregated_start(fitness, y_fixed, free, band, k_agg, unlabelled_weight=w_u,
-                                    lam=lam, search=search, mu=mu, nu=nu, restarts=restarts,
+                                    lam=p.lam, search=p.search, mu=p.mu, nu=p.nu, restarts=p.restarts,
                                     seed=int(rng.integers(2**31 - 1)), time_limit=search_limit)
         if agg_info["y"] is not None:
             starts = [agg_info["y"]]
     spent = time.perf_counter() - t0
     outcome = local_search(
-        fitness, y_fixed, free, band, search=search, mu=mu, nu=nu, restarts=restarts,
-        patience=patience, max_iter=config.max_iter, seed=int(rng.integers(2**31 - 1)),
+        fitness, y_fixed, free, band, search=p.search, mu=p.mu, nu=p.nu, restarts=p.restarts,
+        patience=p.patience, max_iter=config.max_iter, seed=int(rng.integers(2**31 - 1)),
         time_limit=None if search_limit is None else max(search_limit - spent, 1e-3),
         starts=starts)
     labels, F, found_by = outcome.y, outcome.fitness, "search"
@@ -558,7 +570,7 @@ def solve_s2rlsc(
     bound, gap, mip, message = -math.inf, math.inf, None, ""
     if outcome.stop == "patience":
         message = "local search: every restart stopped after its patience without change"
-    if method == "exact" and outcome.stop != "interrupted":
+    if p.method == "exact" and outcome.stop != "interrupted":
         left = None if config.time_limit is None else config.time_limit - (time.perf_counter() - t0)
         y_mip, F_mip, out = solve_miqp(
             fitness, y_fixed, free, band, solver=solver_name, time_limit=left,
@@ -603,17 +615,17 @@ def solve_s2rlsc(
     else:
         predictor = (kfun, X[landmarks], B @ (L.T @ coef))
     search_info = {
-        "search": search, "mu": mu, "nu": nu, "restarts": restarts,
-        "patience": n if patience is None else patience, "restart_fitness": outcome.restart_fitness,
+        "search": p.search, "mu": p.mu, "nu": p.nu, "restarts": p.restarts,
+        "patience": n if p.patience is None else p.patience, "restart_fitness": outcome.restart_fitness,
         "evaluations": outcome.evaluations, "seconds": outcome.seconds,
         "fitness": outcome.fitness, "stop": outcome.stop, "free": free,
         "aggregate": None if agg_info is None else {k: v for k, v in agg_info.items() if k != "y"},
         "rank": fitness.r,
     }
-    params = {"kernel": kernel, "sigma": sigma, "lam": lam, "lam_prime": lam_prime, "eps": eps,
-              "b_c": band.b_c, "r": r, "landmarks": landmarks}
+    params = {"kernel": p.kernel, "sigma": p.sigma, "lam": p.lam, "lam_prime": p.lam_prime, "eps": p.eps,
+              "b_c": band.b_c, "r": p.r, "landmarks": landmarks}
     result = S2RLSCResult(
-        labels=labels, fitness=F, termination=termination, method=method, found_by=found_by,
+        labels=labels, fitness=F, termination=termination, method=p.method, found_by=found_by,
         bound=bound, gap=gap, coef=coef, decision=fitness.decision(labels),
         mode="clustering" if clustering else "semi-supervised", band=band, search=search_info,
         mip=mip, params=params, seconds=time.perf_counter() - t0, message=message,
@@ -692,9 +704,7 @@ class S2RLSCClassifier(_ClassifierMixin, _BaseEstimator):
     True
     """
 
-    _params = {"kernel": "linear", "sigma": None, "lam": 1.0, "lam_prime": 1.0, "eps": 0.1,
-               "b_c": None, "r": None, "search": "mu+nu", "mu": 5, "nu": 25, "restarts": 10,
-               "patience": None, "aggregate": None, "method": "search", "mode": "auto"}
+    _family = S2RLSC
     #: the kernel function of the fit (a local function): left out of pickles and rebuilt from
     #: ``_kernel_spec`` (:meth:`_BaseEstimator.__getstate__` / :meth:`_restore`)
     _transient = ("_kfun",)
