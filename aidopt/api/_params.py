@@ -26,7 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ENGINE", "Family", "Param", "none_or_str", "number", "scale_or_float"]
+__all__ = ["ENGINE", "Family", "Param", "none_or_float", "none_or_str", "number",
+           "scale_or_float"]
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,11 @@ def number(text: str) -> int | float:
 def none_or_str(text: str) -> str | None:
     """CLI: ``none`` for the value ``None``, else the text."""
     return None if text == "none" else text
+
+
+def none_or_float(text: str) -> float | None:
+    """CLI: ``none`` for the value ``None``, else a number."""
+    return None if text.lower() == "none" else float(text)
 
 
 def scale_or_float(text: str) -> str | float:

@@ -83,11 +83,12 @@ import numpy as np
 from scipy import sparse
 
 from aidopt import solvers
+from aidopt.api._params import Family, Param, none_or_float, scale_or_float
 from aidopt.api.estimator import ConvergenceWarning, _BaseEstimator, _BinaryClassifierMixin
 from aidopt.data.validate import as_classification_data
 from aidopt.decomposition.plugins.svm import certificate as svm_certificate
 from aidopt.decomposition.plugins.svm import hinge_certificate
-from aidopt.decomposition.run import RunConfig, common_options, release, run_scope
+from aidopt.decomposition.run import RunConfig, release, run_scope
 from aidopt.models import kernel_svm, svm
 from aidopt.numerics.kernel_kmeans import (
     BLOCK_ENTRIES,
@@ -536,14 +537,86 @@ class _Round:
     centres: np.ndarray | None = None  # pseudo-centres (10): their positions in D
 
 
-@common_options()
-def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int = 3,
-              coef0: float = 1.0, k_neg: int | None = None, k_pos: int | None = None,
-              clustering: str = "kernel", representative: str = "centroid", shrink: str = "eq11",
-              shrink_gamma: float = 1.3, shrink_side: str = "both", ratio: float = 5.0,
-              max_miss_rate: float | None = None,
-              rank_keep: float = 0.5, stall_fraction: float = 0.05, kmeans_iter: int = 10,
-              final: str = "last", **options) -> SCMResult:
+#: the parameters of Support Cluster Machines: the one declaration behind solve_scm,
+#: SCMClassifier and ``aidopt scm``
+SCM = Family(
+    "scm",
+    Param("C", 1.0,
+          "The SVM's misclassification cost; cluster c's box is :math:`|\\pi_c| C` (6).",
+          kind="float"),
+    Param("kernel", "rbf",
+          "The SVM's kernel, also used by the kernel k-means (the paper's setting (a)).",
+          kind="{\"rbf\", \"linear\", \"poly\"} or callable", choices=("rbf", "linear", "poly")),
+    Param("gamma", "scale",
+          "Kernel parameters as in scikit-learn's SVC (``gamma=\"scale\"``: 1 / (m Var(X))).",
+          parse=scale_or_float),
+    Param("degree", 3,
+          "Kernel parameters as in scikit-learn's SVC (``gamma=\"scale\"``: 1 / (m Var(X)))."),
+    Param("coef0", 1.0,
+          "Kernel parameters as in scikit-learn's SVC (``gamma=\"scale\"``: 1 / (m Var(X)))."),
+    Param("k_neg", None,
+          ":math:`k^-`, clusters of the negatives in every round (capped at their number); "
+          "default :math:`\\lceil r_0 |\\mathcal D^-_t| \\rceil` with ``r0`` (default 0.1, the "
+          "paper's :math:`|\\mathcal D^-| / 10`).",
+          kind="int", parse=int),
+    Param("k_pos", None,
+          ":math:`k^+`. Default: every positive its own cluster when the data are imbalanced "
+          "(:math:`|\\mathcal D^-| >` ``ratio`` :math:`|\\mathcal D^+|`), else :math:`\\lceil r_0 "
+          "|\\mathcal D^+| \\rceil` (balanced data: both classes clustered and shrunk). It only "
+          "sets the number of clusters: whether the positives are shrunk and whether the ratio "
+          "stop applies depend on the imbalance alone (imbalanced: positives never shrunk, "
+          "ratio stop; balanced: both classes shrunk, no ratio stop).",
+          kind="int", parse=int),
+    Param("clustering", "kernel",
+          "k-means in feature space (SCMs) or in input space (SCMs_I).",
+          kind="{\"kernel\", \"input\"}", choices=CLUSTERINGS),
+    Param("representative", "centroid",
+          "Feature-space centroid (8), or the pseudo-centre: the member nearest to the centroid"
+          " in feature space, :math:`\\arg\\min_{i \\in \\pi_c} K_{ii} - 2\\sum_{j \\in \\pi_c} K_{ij}"
+          " / |\\pi_c|`, which is (10) when :math:`K_{ii}` is constant (RBF).",
+          kind="{\"centroid\", \"pseudo\"}", choices=REPRESENTATIVES),
+    Param("shrink", "eq11",
+          "Rule (11) with ``shrink_gamma``; the rank shrink; or (11) switching to the rank "
+          "shrink in a round where (11) stalls.",
+          kind="{\"eq11\", \"rank\", \"auto\"}", choices=SHRINKS),
+    Param("shrink_gamma", 1.3,
+          ":math:`\\gamma` of (11), default 1.3 (the paper's setting (c)).",
+          kind="float"),
+    Param("shrink_side", "both",
+          "Rule (11) as printed, :math:`|f(x)| > \\gamma` removed (default), or only the rows "
+          "far on the correct side, :math:`y f(x) > \\gamma` (:data:`SHRINK_SIDES`).",
+          kind="{\"both\", \"margin\"}", choices=SHRINK_SIDES),
+    Param("ratio", 5.0,
+          "Stop when :math:`|\\mathcal D^-_t| \\le` ``ratio`` :math:`|\\mathcal D^+|` (setting "
+          "(e): 5).",
+          kind="float"),
+    Param("max_miss_rate", None,
+          "The Neyman-Pearson rule: stop when the share of positives with :math:`f \\le 0` "
+          "exceeds it; the last round within it is returned (the first round if none is).",
+          kind="float", parse=none_or_float),
+    Param("rank_keep", 0.5,
+          "Share of the clustered rows a rank shrink keeps, in (0, 1); it never keeps fewer "
+          "than ``ratio`` times the positives (imbalanced data) or, on balanced data, than the "
+          "round-0 number of clusters of the class.",
+          kind="float"),
+    Param("stall_fraction", 0.05,
+          "A shrink that removes fewer than this share of the clustered rows is a stall.",
+          kind="float"),
+    Param("kmeans_iter", 10,
+          "Lloyd iterations of the kernel k-means per round.",
+          kind="int"),
+    Param("final", "last",
+          "Return the last round's decision function (Algorithm 1), or solve the weighted SVM "
+          "once more on the rows left after the last shrink, every row its own cluster. With a "
+          "solver other than ``\"libsvm\"`` the refit is skipped (a warning, and the message says"
+          " so) when more than :data:`REFIT_MAX_ROWS` rows are left (after a stall of rule (11)"
+          " that can be every row of the round).",
+          kind="{\"last\", \"refit\"}", choices=FINALS),
+)
+
+
+@SCM.door()
+def solve_scm(X, y, *, p, **options) -> SCMResult:
     r"""Support Cluster Machines (Yuan, Li & Zhang 2006, Algorithm 1) on rows ``X``, labels ``y``.
 
     Parameters
@@ -552,56 +625,6 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
     y : array-like of shape (n,)
         Two labels; the minority class is the positive class :math:`\mathcal D^+` (the sorted
         second label on a tie).
-    C : float
-        The SVM's misclassification cost; cluster c's box is :math:`|\pi_c| C` (6).
-    kernel : {"rbf", "linear", "poly"} or callable
-        The SVM's kernel, also used by the kernel k-means (the paper's setting (a)).
-    gamma, degree, coef0
-        Kernel parameters as in scikit-learn's SVC (``gamma="scale"``: 1 / (m Var(X))).
-    k_neg : int, optional
-        :math:`k^-`, clusters of the negatives in every round (capped at their number); default
-        :math:`\lceil r_0 |\mathcal D^-_t| \rceil` with ``r0`` (default 0.1, the paper's
-        :math:`|\mathcal D^-| / 10`).
-    k_pos : int, optional
-        :math:`k^+`. Default: every positive its own cluster when the data are imbalanced
-        (:math:`|\mathcal D^-| >` ``ratio`` :math:`|\mathcal D^+|`), else
-        :math:`\lceil r_0 |\mathcal D^+| \rceil` (balanced data: both classes clustered and shrunk).
-        It only sets the number of clusters: whether the positives are shrunk and whether the
-        ratio stop applies depend on the imbalance alone (imbalanced: positives never shrunk,
-        ratio stop; balanced: both classes shrunk, no ratio stop).
-    clustering : {"kernel", "input"}
-        k-means in feature space (SCMs) or in input space (SCMs_I).
-    representative : {"centroid", "pseudo"}
-        Feature-space centroid (8), or the pseudo-centre: the member nearest to the centroid in
-        feature space, :math:`\arg\min_{i \in \pi_c} K_{ii} - 2\sum_{j \in \pi_c} K_{ij} / |\pi_c|`,
-        which is (10) when :math:`K_{ii}` is constant (RBF).
-    shrink : {"eq11", "rank", "auto"}
-        Rule (11) with ``shrink_gamma``; the rank shrink; or (11) switching to the rank shrink in
-        a round where (11) stalls.
-    shrink_gamma : float
-        :math:`\gamma` of (11), default 1.3 (the paper's setting (c)).
-    shrink_side : {"both", "margin"}
-        Rule (11) as printed, :math:`|f(x)| > \gamma` removed (default), or only the rows far on
-        the correct side, :math:`y f(x) > \gamma` (:data:`SHRINK_SIDES`).
-    ratio : float
-        Stop when :math:`|\mathcal D^-_t| \le` ``ratio`` :math:`|\mathcal D^+|` (setting (e): 5).
-    max_miss_rate : float, optional
-        The Neyman-Pearson rule: stop when the share of positives with :math:`f \le 0` exceeds it;
-        the last round within it is returned (the first round if none is).
-    rank_keep : float
-        Share of the clustered rows a rank shrink keeps, in (0, 1); it never keeps fewer than
-        ``ratio`` times the positives (imbalanced data) or, on balanced data, than the round-0
-        number of clusters of the class.
-    stall_fraction : float
-        A shrink that removes fewer than this share of the clustered rows is a stall.
-    kmeans_iter : int
-        Lloyd iterations of the kernel k-means per round.
-    final : {"last", "refit"}
-        Return the last round's decision function (Algorithm 1), or solve the weighted SVM once
-        more on the rows left after the last shrink, every row its own cluster. With a solver
-        other than ``"libsvm"`` the refit is skipped (a warning, and the message says so) when
-        more than :data:`REFIT_MAX_ROWS` rows are left (after a stall of rule (11) that can be
-        every row of the round).
     solver : str
         ``"clarabel"`` (default) or another QP solver with duals, through aidopt's Pyomo model of
         (6); or ``"libsvm"``: scikit-learn's SVC (LIBSVM's SMO, ``sample_weight`` = the box weights
@@ -629,29 +652,29 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
     t_start = time.perf_counter()
     # ---------------------------------------------------------------- validation, before solving
     config = RunConfig.from_kwargs(options, caller="solve_scm", solver="clarabel")
-    C = _positive_number(C, "C")
-    if clustering not in CLUSTERINGS:
-        raise ValueError(f"clustering must be one of {CLUSTERINGS}, got {clustering!r}")
-    if representative not in REPRESENTATIVES:
-        raise ValueError(f"representative must be one of {REPRESENTATIVES}, got {representative!r}")
-    if shrink not in SHRINKS:
-        raise ValueError(f"shrink must be one of {SHRINKS}, got {shrink!r}")
-    if final not in FINALS:
-        raise ValueError(f"final must be one of {FINALS}, got {final!r}")
-    shrink_gamma = _positive_number(shrink_gamma, "shrink_gamma (gamma of eq. 11)")
-    if shrink_side not in SHRINK_SIDES:
-        raise ValueError(f"shrink_side must be one of {SHRINK_SIDES}, got {shrink_side!r}")
-    ratio = _positive_number(ratio, "ratio")
-    rank_keep = _positive_number(rank_keep, "rank_keep", upper=1.0)
-    if rank_keep >= 1.0:
-        raise ValueError(f"rank_keep must be below 1 (a rank shrink must remove rows), got {rank_keep}")
-    stall_fraction = _positive_number(stall_fraction, "stall_fraction", allow_zero=True, upper=1.0)
-    if max_miss_rate is not None:
-        max_miss_rate = _positive_number(max_miss_rate, "max_miss_rate", allow_zero=True, upper=1.0)
-    kmeans_iter = _optional_count(kmeans_iter, "kmeans_iter")
-    if kmeans_iter is None:
+    p.C = _positive_number(p.C, "C")
+    if p.clustering not in CLUSTERINGS:
+        raise ValueError(f"clustering must be one of {CLUSTERINGS}, got {p.clustering!r}")
+    if p.representative not in REPRESENTATIVES:
+        raise ValueError(f"representative must be one of {REPRESENTATIVES}, got {p.representative!r}")
+    if p.shrink not in SHRINKS:
+        raise ValueError(f"shrink must be one of {SHRINKS}, got {p.shrink!r}")
+    if p.final not in FINALS:
+        raise ValueError(f"final must be one of {FINALS}, got {p.final!r}")
+    p.shrink_gamma = _positive_number(p.shrink_gamma, "shrink_gamma (gamma of eq. 11)")
+    if p.shrink_side not in SHRINK_SIDES:
+        raise ValueError(f"shrink_side must be one of {SHRINK_SIDES}, got {p.shrink_side!r}")
+    p.ratio = _positive_number(p.ratio, "ratio")
+    p.rank_keep = _positive_number(p.rank_keep, "rank_keep", upper=1.0)
+    if p.rank_keep >= 1.0:
+        raise ValueError(f"rank_keep must be below 1 (a rank shrink must remove rows), got {p.rank_keep}")
+    p.stall_fraction = _positive_number(p.stall_fraction, "stall_fraction", allow_zero=True, upper=1.0)
+    if p.max_miss_rate is not None:
+        p.max_miss_rate = _positive_number(p.max_miss_rate, "max_miss_rate", allow_zero=True, upper=1.0)
+    p.kmeans_iter = _optional_count(p.kmeans_iter, "kmeans_iter")
+    if p.kmeans_iter is None:
         raise ValueError("kmeans_iter must be a positive integer")
-    k_neg, k_pos = _optional_count(k_neg, "k_neg"), _optional_count(k_pos, "k_pos")
+    p.k_neg, p.k_pos = _optional_count(p.k_neg, "k_neg"), _optional_count(p.k_pos, "k_pos")
     data = as_classification_data(X, y)
     Xd = data.X
     counts = {s: int((data.y == s).sum()) for s in (-1.0, 1.0)}
@@ -659,17 +682,17 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
     yy = -data.y if flip else data.y.copy()
     classes = [data.classes[1], data.classes[0]] if flip else [data.classes[0], data.classes[1]]
     pos, neg = np.flatnonzero(yy > 0), np.flatnonzero(yy < 0)
-    if k_neg is not None and k_neg > neg.size:
-        raise ValueError(f"k_neg = {k_neg} is larger than the negative (majority) class "
+    if p.k_neg is not None and p.k_neg > neg.size:
+        raise ValueError(f"k_neg = {p.k_neg} is larger than the negative (majority) class "
                          f"({neg.size} rows)")
-    if k_pos is not None and k_pos > pos.size:
-        raise ValueError(f"k_pos = {k_pos} is larger than the positive (minority) class "
+    if p.k_pos is not None and p.k_pos > pos.size:
+        raise ValueError(f"k_pos = {p.k_pos} is larger than the positive (minority) class "
                          f"({pos.size} rows)")
     r0 = 0.1 if config.r0 is None else float(config.r0)
-    imbalanced = neg.size > ratio * pos.size
+    imbalanced = neg.size > p.ratio * pos.size
     shrink_pos = not imbalanced  # balanced data: both classes are shrunk, no ratio stop
-    cluster_pos = k_pos is not None or shrink_pos  # only decides k+ (singletons otherwise)
-    kfun, gamma_used, explicit = _resolve_kernel(kernel, gamma, degree, coef0, Xd)
+    cluster_pos = p.k_pos is not None or shrink_pos  # only decides k+ (singletons otherwise)
+    kfun, gamma_used, explicit = _resolve_kernel(p.kernel, p.gamma, p.degree, p.coef0, Xd)
     _check_solver(config.solver)
 
     with run_scope(config):
@@ -678,17 +701,17 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
         Xp, yp = Xd[order], yy[order]
         n, n_pos = Xp.shape[0], pos.size
         # rbf and linear values of finite data are finite: only other kernels are checked
-        gram = KernelGram(Xp, kfun, explicit=explicit, check=kernel not in ("rbf", "linear"),
-                          diag=kernel_diagonal(kernel, gamma_used, int(degree), float(coef0)))
+        gram = KernelGram(Xp, kfun, explicit=explicit, check=p.kernel not in ("rbf", "linear"),
+                          diag=kernel_diagonal(p.kernel, gamma_used, int(p.degree), float(p.coef0)))
         # the k-means Gram: the SVM's kernel, or the input space's (SCMs_I)
-        kgram = gram if clustering == "kernel" or explicit else KernelGram(
+        kgram = gram if p.clustering == "kernel" or explicit else KernelGram(
             Xp, kernel_svm.kernel_function("linear", 1.0), explicit=True)
         rng = np.random.default_rng(config.seed)
         logger.info("SCM | n=%d (positives %d, negatives %d) m=%d | kernel %s | C %g | "
                     "clustering %s, representative %s, shrink %s (gamma %g, %s), ratio %g | "
                     "solver %s%s", n, n_pos, n - n_pos, Xp.shape[1],
-                    kernel if isinstance(kernel, str) else "callable", C, clustering,
-                    representative, shrink, shrink_gamma, shrink_side, ratio, config.solver,
+                    p.kernel if isinstance(p.kernel, str) else "callable", p.C, p.clustering,
+                    p.representative, p.shrink, p.shrink_gamma, p.shrink_side, p.ratio, config.solver,
                     "" if config.aid else " | aid=False: one SVM on all rows")
         logger.info("%5s %7s %8s %6s %6s %4s %14s %10s %7s %8s %6s %8s", "round", "pos", "neg",
                     "k+", "k-", "km", "SVM (6) obj", "(6) gap", "miss", "removed", "shrink", "time")
@@ -705,21 +728,21 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
             D = np.concatenate([kept_pos, kept_neg])
             npos, nneg = kept_pos.size, kept_neg.size
             if config.aid:
-                kp = (min(k_pos, npos) if k_pos is not None else math.ceil(r0 * npos)) \
+                kp = (min(p.k_pos, npos) if p.k_pos is not None else math.ceil(r0 * npos)) \
                     if cluster_pos else npos
-                kn = min(k_neg, nneg) if k_neg is not None else math.ceil(r0 * nneg)
+                kn = min(p.k_neg, nneg) if p.k_neg is not None else math.ceil(r0 * nneg)
             else:
                 kp, kn = npos, nneg
             if t == 0:  # balanced data: no class shrinks below its round-0 number of clusters
-                floors = {"pos": kp, "neg": kn if shrink_pos else math.ceil(ratio * npos)}
+                floors = {"pos": kp, "neg": kn if shrink_pos else math.ceil(p.ratio * npos)}
             g = gram.subset(D)  # this round's rows (a view in round 0, one gather later)
             kg = g if kgram is gram else kgram.subset(D)
-            km_pos = kernel_kmeans(kg, slice(0, npos), kp, rng, kmeans_iter)
-            km_neg = kernel_kmeans(kg, slice(npos, D.size), kn, rng, kmeans_iter)
+            km_pos = kernel_kmeans(kg, slice(0, npos), kp, rng, p.kmeans_iter)
+            km_neg = kernel_kmeans(kg, slice(npos, D.size), kn, rng, p.kmeans_iter)
             seconds["cluster"] = time.perf_counter() - clock
             try:
-                round_ = _solve_round(g, D, km_pos, km_neg, representative, C, config, t_start,
-                                      seconds, kg is g, callable(kernel))
+                round_ = _solve_round(g, D, km_pos, km_neg, p.representative, p.C, config, t_start,
+                                      seconds, kg is g, callable(p.kernel))
             except solvers.TimeLimitReached:
                 if previous is None:
                     raise
@@ -737,8 +760,8 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
             # ------------------------------------------------------------ shrinking (11)
             values = {"neg": f[npos:], **({"pos": f[:npos]} if shrink_pos else {})}
             keep, removed, used, stalled, vanished = _shrink(
-                values, rep.b, shrink=shrink, gamma=shrink_gamma, side=shrink_side,
-                rank_keep=rank_keep, stall_fraction=stall_fraction, floors=floors,
+                values, rep.b, shrink=p.shrink, gamma=p.shrink_gamma, side=p.shrink_side,
+                rank_keep=p.rank_keep, stall_fraction=p.stall_fraction, floors=floors,
                 explicit=explicit, both_classes=shrink_pos)
             n_shrinkable = sum(v.size for v in values.values())
             seconds["shrink"] = time.perf_counter() - clock
@@ -760,22 +783,22 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
             if not config.aid:
                 best, stop, message = round_, "direct", "aid=False: the SVM on all rows"
                 break
-            if max_miss_rate is not None and miss > max_miss_rate:
+            if p.max_miss_rate is not None and miss > p.max_miss_rate:
                 best = previous if previous is not None else round_
                 stop = "miss_rate"
-                message = (f"positive miss rate {miss:.4f} > {max_miss_rate:g} in round {t}; "
+                message = (f"positive miss rate {miss:.4f} > {p.max_miss_rate:g} in round {t}; "
                            + (f"round {t - 1} is returned" if previous is not None
                               else "no earlier round: round 0 is returned"))
                 break
             best = round_
-            if stalled and shrink == "eq11":
+            if stalled and p.shrink == "eq11":
                 stop = "stalled"
                 message = (f"rule (11) removed {removed} of {n_shrinkable} clustered rows "
-                           f"(< {stall_fraction:g} of them)")
+                           f"(< {p.stall_fraction:g} of them)")
                 if vanished:
                     message += (f"; {vanished} have f = b within 1e-3 (the kernel vanished far "
                                 f"from every support cluster) and |b| = {abs(rep.b):.3g}"
-                                + (f" <= gamma = {shrink_gamma:g}" if abs(rep.b) <= shrink_gamma
+                                + (f" <= gamma = {p.shrink_gamma:g}" if abs(rep.b) <= p.shrink_gamma
                                    else ""))
                 message += "; shrink='rank' or 'auto' proceeds by rank"
                 break
@@ -794,9 +817,9 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
                                        (("pos", "positives"), ("neg", "negatives")) if c in values)
                            + ")")
                 break
-            if imbalanced and kept_neg.size <= ratio * kept_pos.size:
+            if imbalanced and kept_neg.size <= p.ratio * kept_pos.size:
                 stop = "ratio"
-                message = f"{kept_neg.size} negatives <= {ratio:g} x {kept_pos.size} positives"
+                message = f"{kept_neg.size} negatives <= {p.ratio:g} x {kept_pos.size} positives"
                 break
             if config.max_iter is not None and t >= config.max_iter:
                 stop, message = "iteration_limit", f"max_iter = {config.max_iter} rounds"
@@ -804,7 +827,7 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
             if config.time_limit is not None and time.perf_counter() - t_start >= config.time_limit:
                 stop, message = "time_limit", f"time_limit = {config.time_limit:g} s"
                 break
-        refit = final == "refit" and stop in ("ratio", "stalled", "iteration_limit") \
+        refit = p.final == "refit" and stop in ("ratio", "stalled", "iteration_limit") \
             and kept_pos.size and kept_neg.size
         if refit and config.solver != "libsvm" and kept_pos.size + kept_neg.size > REFIT_MAX_ROWS:
             refit = False
@@ -819,12 +842,12 @@ def solve_scm(X, y, *, C: float = 1.0, kernel="rbf", gamma="scale", degree: int 
             g = gram.subset(D)
             singles = [KMeansResult(np.arange(m), 0.0, 0, True, np.zeros(m))
                        for m in (kept_pos.size, kept_neg.size)]
-            best = _solve_round(g, D, *singles, representative, C, config, t_start, {}, True,
-                                callable(kernel))
+            best = _solve_round(g, D, *singles, p.representative, p.C, config, t_start, {}, True,
+                                callable(p.kernel))
             message += f"; refit on the {D.size} rows left"
             logger.info("refit on %d rows: SVM (6) objective %.8g, gap %.2e", D.size,
                         best.rep.objective, best.rep.certificate.relative_gap)
-        result = _result(best, gram, yp, order, C, config, stop, message, classes, kfun,
+        result = _result(best, gram, yp, order, p.C, config, stop, message, classes, kfun,
                          gamma_used, np.concatenate([kept_pos, kept_neg]), history, t_start)
         logger.info("-" * 100)
         logger.info(result.summary())
@@ -1028,11 +1051,7 @@ class SCMClassifier(_BinaryClassifierMixin, _BaseEstimator):
     (True, True)
     """
 
-    _params = {"C": 1.0, "kernel": "rbf", "gamma": "scale", "degree": 3, "coef0": 1.0,
-               "k_neg": None, "k_pos": None, "clustering": "kernel", "representative": "centroid",
-               "shrink": "eq11", "shrink_gamma": 1.3, "shrink_side": "both", "ratio": 5.0,
-               "max_miss_rate": None, "rank_keep": 0.5, "stall_fraction": 0.05, "kmeans_iter": 10,
-               "final": "last"}
+    _family = SCM
     #: the kernel function of the fit (a local function): left out of pickles and rebuilt from
     #: ``_kernel_spec`` (:meth:`_BaseEstimator.__getstate__` / :meth:`_restore`)
     _transient = ("_kfun",)

@@ -6,13 +6,9 @@ from __future__ import annotations
 __all__ = ["add_arguments", "run", "run_bench"]
 
 
-def _optional_float(text: str):
-    return None if text.lower() == "none" else float(text)
-
-
 def add_arguments(p) -> None:
     """Add the ``scm`` command to the ``aidopt`` subparsers."""
-    from aidopt.api.scm import CLUSTERINGS, FINALS, REPRESENTATIVES, SHRINK_SIDES, SHRINKS
+    from aidopt.api.scm import SCM
     from aidopt.decomposition.run import add_arguments
 
     p.description = ("Algorithm 1 of Yuan, Li & Zhang (2006): kernel k-means of the majority "
@@ -25,42 +21,7 @@ def add_arguments(p) -> None:
     p.add_argument("--target", default=None, help="label column (default: last column)")
     p.add_argument("--validation", default=None, metavar="FILE",
                    help="a second file in the same format: its average precision is reported")
-    p.add_argument("--C", type=float, default=1.0, help="misclassification cost (default 1)")
-    p.add_argument("--kernel", default="rbf", choices=["rbf", "linear", "poly"])
-    p.add_argument("--gamma", default="scale", help="kernel scale, a number or 'scale' (default)")
-    p.add_argument("--degree", type=int, default=3)
-    p.add_argument("--coef0", type=float, default=1.0)
-    p.add_argument("--k-neg", dest="k_neg", type=int, default=None,
-                   help="clusters of the majority class (default ceil(r0 |D-|), r0 = 0.1)")
-    p.add_argument("--k-pos", dest="k_pos", type=int, default=None,
-                   help="clusters of the minority class (default: every row its own cluster on "
-                        "imbalanced data)")
-    p.add_argument("--clustering", default="kernel", choices=CLUSTERINGS,
-                   help="kernel: k-means in feature space (SCMs); input: in input space (SCMs_I)")
-    p.add_argument("--representative", default="centroid", choices=REPRESENTATIVES,
-                   help="centroid: feature-space centroid (8); pseudo: the member nearest to "
-                        "the centroid (the pseudo-centre (10) for RBF)")
-    p.add_argument("--shrink", default="eq11", choices=SHRINKS,
-                   help="eq11: rule (11); rank: keep the rows nearest the margin; auto: (11), by "
-                        "rank in a round where (11) stalls")
-    p.add_argument("--shrink-gamma", dest="shrink_gamma", type=float, default=1.3,
-                   help="gamma of rule (11) (default 1.3)")
-    p.add_argument("--shrink-side", dest="shrink_side", default="both", choices=SHRINK_SIDES,
-                   help="both: rule (11) removes |f| > gamma (default); margin: only y f > gamma "
-                        "(rows far on the correct side)")
-    p.add_argument("--ratio", type=float, default=5.0,
-                   help="stop when negatives <= ratio x positives (default 5)")
-    p.add_argument("--max-miss-rate", dest="max_miss_rate", type=_optional_float, default=None,
-                   help="Neyman-Pearson stop: the positive miss rate above which SCM stops")
-    p.add_argument("--rank-keep", dest="rank_keep", type=float, default=0.5,
-                   help="share of the clustered rows a rank shrink keeps (default 0.5)")
-    p.add_argument("--stall-fraction", dest="stall_fraction", type=float, default=0.05,
-                   help="a shrink removing fewer than this share of the clustered rows stalls")
-    p.add_argument("--kmeans-iter", dest="kmeans_iter", type=int, default=10,
-                   help="Lloyd iterations of the kernel k-means per round (default 10)")
-    p.add_argument("--final", default="last", choices=FINALS,
-                   help="last: the last round's decision function; refit: one more SVM on the "
-                        "rows left")
+    SCM.add_arguments(p)
     add_arguments(p)
     p.add_argument("--output", metavar="JSON", default=None, help="write the result as JSON")
     p.set_defaults(func=run)
@@ -70,20 +31,13 @@ def run(args) -> int:
     """Run ``aidopt scm``; exit code 0 when the last weighted SVM (6) is certified, else 1."""
     import numpy as np
 
-    from aidopt.api.scm import solve_scm
+    from aidopt.api.scm import SCM, solve_scm
     from aidopt.cli.common import _options, write_outputs
     from aidopt.data.validate import load_table
 
     X, y, _ = load_table(args.data, target=args.target)
     validation = load_table(args.validation, target=args.target) if args.validation else None
-    gamma = args.gamma if args.gamma == "scale" else float(args.gamma)
-    result = solve_scm(
-        X, y, C=args.C, kernel=args.kernel, gamma=gamma, degree=args.degree, coef0=args.coef0,
-        k_neg=args.k_neg, k_pos=args.k_pos, clustering=args.clustering,
-        representative=args.representative, shrink=args.shrink, shrink_gamma=args.shrink_gamma,
-        shrink_side=args.shrink_side, ratio=args.ratio, max_miss_rate=args.max_miss_rate, rank_keep=args.rank_keep,
-        stall_fraction=args.stall_fraction, kmeans_iter=args.kmeans_iter, final=args.final,
-        **_options(args))
+    result = solve_scm(X, y, **SCM.cli_kwargs(args), **_options(args))
     write_outputs(result, args)
     if not args.log:
         print(result.summary())
