@@ -117,24 +117,30 @@ class Family:
         return types.SimpleNamespace(**{name: given.get(name, param.default)
                                         for name, param in self.params.items()})
 
-    def door(self, *, exclude: tuple[str, ...] = (), **defaults):
+    def door(self, *, namespace: str = "p", exclude: tuple[str, ...] = (), **defaults):
         """Decorator for ``solve_*(data..., *, p, **options)``: the public function takes the
         data arguments of ``solve_*``, then every parameter of the family, then the common
         options (``defaults`` override a common option's default in the signature, ``exclude``
-        leaves some out); its docstring documents all of them."""
+        leaves some out); its docstring documents all of them. The parameters reach the
+        function as one namespace, its keyword ``namespace`` (``p`` unless a data argument has
+        that name)."""
         from aidopt.decomposition.run import common_options
 
         def wrap(func):
             sig = inspect.signature(func)
             own = [q for q in sig.parameters.values()
-                   if q.name != "p" and q.kind is not q.VAR_KEYWORD]
+                   if q.name != namespace and q.kind is not q.VAR_KEYWORD]
+            clash = [q.name for q in own if q.name in self.params]
+            if namespace not in sig.parameters or clash:
+                raise TypeError(f"{func.__name__} must take the keyword {namespace!r} and none of "
+                                f"the family's parameters itself (got {clash})")
             mine = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=p.default)
                     for name, p in self.params.items()]
 
             @functools.wraps(func)
             def door(*args, **kwargs):
                 given = {name: kwargs.pop(name) for name in list(kwargs) if name in self.params}
-                return func(*args, p=self.values(given), **kwargs)
+                return func(*args, **{namespace: self.values(given)}, **kwargs)
 
             door.__signature__ = sig.replace(parameters=[
                 *own, *mine, inspect.Parameter("options", inspect.Parameter.VAR_KEYWORD)])

@@ -1,5 +1,5 @@
-"""Facility location with certified AID: ``solve_facility_location``, input validation, cost
-helpers (coordinates, a networkx graph, OR-Library and TSPLIB files) and a map plot.
+"""Facility location with certified AID: ``solve_facility_location`` and a map plot (the inputs,
+their validation and the readers are in :mod:`aidopt.data.facility`).
 
 p-median (``p``) and uncapacitated facility location (``fixed_costs``) on an
 ``n_customers x n_sites`` cost matrix are solved by AID (the mathematics in docs/facility.md):
@@ -22,62 +22,55 @@ from __future__ import annotations
 
 import numpy as np
 
+from aidopt.api import _front
+from aidopt.api._params import Family, Param
 from aidopt.data.facility import as_facility_data
+from aidopt.decomposition.plugins.facility import FacilityProblem
+from aidopt.decomposition.plugins.facility_radius import FacilityRadiusProblem
+from aidopt.decomposition.run import RunConfig
+from aidopt.results import AIDResult
 
 __all__ = ['solve_facility_location', 'plot_facility']
 
 #: what AID may aggregate (``solve_facility_location(aggregation=...)``)
 AGGREGATIONS = ("radius", "sites")
 
+#: the parameters of facility location: the one declaration behind solve_facility_location and
+#: ``aidopt facility``
+FACILITY = Family(
+    "facility",
+    Param("aggregation", "radius",
+          "What AID aggregates (docs/facility.md). ``\"radius\"``: each customer's far sites, "
+          "grouped beyond a per-customer radius and priced at the cheapest of them "
+          "(:class:`aidopt.decomposition.plugins.facility_radius.FacilityRadiusProblem`); "
+          "``\"sites\"``: clusters of candidate sites "
+          "(:class:`aidopt.decomposition.plugins.facility.FacilityProblem`). With ``aid=False`` "
+          "both solve their full model (the radius formulation, or the textbook strong "
+          "formulation); capacities always use the latter.",
+          choices=AGGREGATIONS),
+    Param("mip_gap", None,
+          "Relative gap of every aggregated MIP (default ``min(1e-7, tol / 10)``).",
+          kind="float", parse=float),
+    Param("improve", 3, "Rounds of the alternating improvement of every lifted solution."),
+    Param("grow", 2.0,
+          "``aggregation=\"radius\"``: a violating customer's far price grows at least this "
+          "factor (:class:`~aidopt.decomposition.plugins.facility_radius.FacilityRadiusProblem`)."),
+    Param("lp_rounds", 50,
+          "``aggregation=\"radius\"``: LP relaxations that grow the radii before the first MIP."),
+    Param("max_children", 8,
+          "``aggregation=\"sites\"``: most clusters a split makes of one cluster "
+          "(:class:`aidopt.decomposition.plugins.facility.FacilityProblem`)."),
+    Param("prune", True,
+          "``aggregation=\"sites\"``: leave out sites that cannot be in an optimal solution."),
+    Param("far", False,
+          "``aggregation=\"sites\"``: also split clusters by the customers' far sites."),
+)
+
 
 # --------------------------------------------------------------------------- the front door
-def _solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, capacity=None,
-                             customer_xy=None, site_xy=None, aggregation: str = "radius",
-                             mip_gap=None, max_children: int = 8, improve: int = 3,
-                             prune: bool = True, far: bool = False, grow: float = 2.0,
-                             lp_rounds: int = 50, **options):
-    from aidopt.api import _front
-    from aidopt.decomposition.plugins.facility import FacilityProblem
-    from aidopt.decomposition.plugins.facility_radius import FacilityRadiusProblem
-    from aidopt.decomposition.run import RunConfig
-
-    if aggregation not in AGGREGATIONS:
-        raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
-
-    config = RunConfig.from_kwargs(options, caller="solve_facility_location", solver="highs")
-    data = as_facility_data(costs, p=p, fixed_costs=fixed_costs, demand=demand, capacity=capacity,
-                            customer_xy=customer_xy, site_xy=site_xy)
-    if capacity is not None and config.aid:
-        raise ValueError("capacitated facility location is solved directly: pass aid=False "
-                         "(AID's lift does not handle capacities, docs/facility.md)")
-    if mip_gap is None:
-        mip_gap = min(1e-7, config.tol / 10.0)
-    if aggregation == "radius" and capacity is None:
-        problem = FacilityRadiusProblem(mip_gap=mip_gap, improve=improve, grow=grow,
-                                        lp_rounds=lp_rounds)
-    else:  # the site clusters; with capacities its trivial partition is the direct textbook model
-        problem = FacilityProblem(mip_gap=mip_gap, max_children=max_children, improve=improve,
-                                  prune=prune, far=far)
-    result = _front.run_problem(problem, data, config)
-    result.solution["kind"] = data.kind
-    if customer_xy is not None or site_xy is not None:
-        result.solution["customer_xy"] = data.customer_xy
-        result.solution["site_xy"] = data.site_xy
-    return result
-
-
-def _decorate():
-    from aidopt.decomposition.run import common_options
-
-    return common_options()
-
-
-@_decorate()
+@FACILITY.door(namespace="opts")
 def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, capacity=None,
-                            customer_xy=None, site_xy=None, aggregation: str = "radius",
-                            mip_gap=None, max_children: int = 8, improve: int = 3,
-                            prune: bool = True, far: bool = False, grow: float = 2.0,
-                            lp_rounds: int = 50, **options):
+                            customer_xy=None, site_xy=None, opts, **options) -> AIDResult:
     r"""Uncapacitated p-median or facility location, solved by AID and certified.
 
     :math:`\min \sum_j f_j y_j + \sum_i \sum_j w_i c_{ij} x_{ij}` over open sites ``y`` (at most
@@ -86,8 +79,8 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
     Parameters
     ----------
     costs : array-like (n_customers, n_sites)
-        Assignment cost per unit of demand, finite and non-negative (helpers:
-        :func:`euclidean_costs`, :func:`graph_costs`, :func:`read_orlib_pmed`).
+        Assignment cost per unit of demand, finite and non-negative (helpers in
+        :mod:`aidopt.data.facility`: ``euclidean_costs``, ``graph_costs``, ``read_orlib_pmed``).
     p : int, optional
         p-median: at most ``p`` sites open (OR-Library's "exactly p" has the same optimum; the
         returned solution opens exactly p whenever the lift can use them).
@@ -102,21 +95,6 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
     customer_xy, site_xy : array-like (., 2), optional
         Coordinates: the initial clustering and the split use ``site_xy``; :func:`plot_facility`
         draws both.
-    aggregation : {"radius", "sites"}
-        What AID aggregates (docs/facility.md). ``"radius"`` (default): each customer's far
-        sites, grouped beyond a per-customer radius and priced at the cheapest of them
-        (:class:`aidopt.decomposition.plugins.facility_radius.FacilityRadiusProblem`); ``"sites"``:
-        clusters of candidate sites (:class:`aidopt.decomposition.plugins.facility.FacilityProblem`).
-        With ``aid=False`` both solve their full model (the radius formulation, or the textbook
-        strong formulation); capacities always use the latter.
-    mip_gap : float, optional
-        Relative gap of every aggregated MIP (default ``min(1e-7, tol / 10)``).
-    improve : int
-        Rounds of the alternating improvement of every lifted solution.
-    grow, lp_rounds
-        ``aggregation="radius"``: see :class:`~aidopt.decomposition.plugins.facility_radius.FacilityRadiusProblem`.
-    max_children, prune, far
-        ``aggregation="sites"``: see :class:`aidopt.decomposition.plugins.facility.FacilityProblem`.
 
     Returns
     -------
@@ -128,18 +106,34 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
     Examples
     --------
     >>> import numpy as np, aidopt
-    >>> from aidopt.facility import euclidean_costs
+    >>> from aidopt.data import euclidean_costs
     >>> rng = np.random.default_rng(0)
     >>> pts = rng.random((60, 2))
-    >>> res = aidopt.api.facility.solve_facility_location(euclidean_costs(pts), p=4, log=False)
+    >>> res = aidopt.solve_facility_location(euclidean_costs(pts), p=4, log=False)
     >>> res.certified, len(res.solution["open"])
     (True, 4)
     """
-    return _solve_facility_location(costs, p, fixed_costs, demand, capacity=capacity,
-                                    customer_xy=customer_xy, site_xy=site_xy,
-                                    aggregation=aggregation, mip_gap=mip_gap,
-                                    max_children=max_children, improve=improve, prune=prune,
-                                    far=far, grow=grow, lp_rounds=lp_rounds, **options)
+    if opts.aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {opts.aggregation!r}")
+    config = RunConfig.from_kwargs(options, caller="solve_facility_location", solver="highs")
+    data = as_facility_data(costs, p=p, fixed_costs=fixed_costs, demand=demand, capacity=capacity,
+                            customer_xy=customer_xy, site_xy=site_xy)
+    if capacity is not None and config.aid:
+        raise ValueError("capacitated facility location is solved directly: pass aid=False "
+                         "(AID's lift does not handle capacities, docs/facility.md)")
+    mip_gap = min(1e-7, config.tol / 10.0) if opts.mip_gap is None else opts.mip_gap
+    if opts.aggregation == "radius" and capacity is None:
+        problem = FacilityRadiusProblem(mip_gap=mip_gap, improve=opts.improve, grow=opts.grow,
+                                        lp_rounds=opts.lp_rounds)
+    else:  # the site clusters; with capacities its trivial partition is the direct textbook model
+        problem = FacilityProblem(mip_gap=mip_gap, max_children=opts.max_children,
+                                  improve=opts.improve, prune=opts.prune, far=opts.far)
+    result = _front.run_problem(problem, data, config)
+    result.solution["kind"] = data.kind
+    if customer_xy is not None or site_xy is not None:
+        result.solution["customer_xy"] = data.customer_xy
+        result.solution["site_xy"] = data.site_xy
+    return result
 
 
 # --------------------------------------------------------------------------- map plot

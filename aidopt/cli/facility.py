@@ -118,14 +118,9 @@ def add_arguments(p) -> None:
     prob.add_argument("--fixed-costs", default=None,
                       help="UFL opening costs: a number (every site), a CSV file, or 'auto'")
     prob.add_argument("--demand", default=None, help="CSV demand per customer (default 1)")
-    agg = p.add_argument_group("aggregation (docs/facility.md)")
-    agg.add_argument("--aggregation", choices=["radius", "sites"], default="radius",
-                     help="radius: each customer's far sites beyond a per-customer radius "
-                          "(default); sites: clusters of candidate sites")
-    agg.add_argument("--grow", type=float, default=2.0,
-                     help="radius: a violating customer's far price grows at least this factor")
-    agg.add_argument("--lp-rounds", type=int, default=50,
-                     help="radius: LP relaxations that grow the radii before the first MIP")
+    from aidopt.api.facility import FACILITY
+
+    FACILITY.add_arguments(p)
     res = p.add_argument_group("facility output")
     res.add_argument("--assignments", default=None, metavar="CSV",
                      help="write customer,site,cost per customer")
@@ -137,14 +132,14 @@ def add_arguments(p) -> None:
 
 
 def cmd_facility(args) -> int:
-    from aidopt.api.facility import plot_facility, solve_facility_location
+    from aidopt.api.facility import FACILITY, plot_facility, solve_facility_location
     from aidopt.cli.common import _finish, _options
 
     prob = load_problem(args)
     result = solve_facility_location(
         prob["costs"], p=prob["p"], fixed_costs=prob["fixed_costs"], demand=prob["demand"],
-        customer_xy=prob["customer_xy"], site_xy=prob["site_xy"], aggregation=args.aggregation,
-        grow=args.grow, lp_rounds=args.lp_rounds, **_options(args))
+        customer_xy=prob["customer_xy"], site_xy=prob["site_xy"], **FACILITY.cli_kwargs(args),
+        **_options(args))
     sol = result.solution
     if "open" in sol:
         print(f"open sites ({len(sol['open'])}): {' '.join(str(int(j)) for j in sol['open'])}")
