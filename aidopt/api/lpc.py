@@ -19,9 +19,10 @@ import numbers
 
 import numpy as np
 
+from aidopt.api._params import Family, Param, number
 from aidopt.data.rowblocks import RowSource, row_source
 from aidopt.decomposition.lpc import KEEP, GeneralLP, LSVMChunks, solve_chunked
-from aidopt.decomposition.run import RunConfig, common_options
+from aidopt.decomposition.run import RunConfig
 from aidopt.results import AIDResult
 
 __all__ = ["solve_lp_chunked", "solve_lsvm_lpc", "n_blocks"]
@@ -83,9 +84,29 @@ def _is_pair(bounds) -> bool:
     return len(items) == 2 and all(v is None or isinstance(v, numbers.Real) for v in items)
 
 
-@common_options(exclude=("aid", "r0", "fallback"))
-def solve_lp_chunked(c, H, b=None, *, bounds=None, chunks=8, tau: int = 4, keep: str = "active",
-                     columns=None, **options) -> AIDResult:
+#: the parameters of linear program chunking: the one declaration behind solve_lp_chunked,
+#: solve_lsvm_lpc and solve_svm(method="lpc")
+LPC = Family(
+    "lpc",
+    Param("chunks", 8,
+          "The number of blocks ℓ, or a fraction in (0, 1): blocks of about that share of the "
+          "rows (``chunks=1/8`` is ℓ = 8).",
+          kind="int or float", parse=number),
+    Param("tau", 4,
+          "Stop when :math:`c'x^j = c'x^{j-\\tau}` (then every row is checked).",
+          kind="int"),
+    Param("keep", "active",
+          "Rows kept between chunk LPs: every active row (Remark 7, for degenerate LPs) or only"
+          " the active rows with positive multipliers (Algorithm 3 as stated).",
+          kind="{\"active\", \"positive\"}", choices=KEEP),
+    Param("columns", None,
+          "The Parquet columns of H (default: all but b's).",
+          kind="list of str", flag=""),
+)
+
+
+@LPC.door(exclude=("aid", "r0", "fallback"))
+def solve_lp_chunked(c, H, b=None, *, bounds=None, p, **options) -> AIDResult:
     r"""Solve :math:`\min_x\{c'x \mid Hx \ge b\}` (1.29) by linear program chunking (Algorithm 3).
 
     Parameters
@@ -99,16 +120,6 @@ def solve_lp_chunked(c, H, b=None, *, bounds=None, chunks=8, tau: int = 4, keep:
         other columns, or ``columns``, are H).
     bounds : None, (lower, upper), or a sequence of n such pairs
         Bounds on x (None entries: no bound); always in every chunk LP. Default: x free.
-    chunks : int or float, default 8
-        The number of blocks ℓ, or a fraction in (0, 1): blocks of about that share of the rows
-        (``chunks=1/8`` is ℓ = 8).
-    tau : int, default 4
-        Stop when :math:`c'x^j = c'x^{j-\tau}` (then every row is checked).
-    keep : {"active", "positive"}, default "active"
-        Rows kept between chunk LPs: every active row (Remark 7, for degenerate LPs) or only the
-        active rows with positive multipliers (Algorithm 3 as stated).
-    columns : list of str, optional
-        The Parquet columns of H (default: all but b's).
 
     Returns
     -------
@@ -132,21 +143,21 @@ def solve_lp_chunked(c, H, b=None, *, bounds=None, chunks=8, tau: int = 4, keep:
     True
     """
     config = RunConfig.from_kwargs(options, caller="solve_lp_chunked", solver="highs")
-    _check_loop_args(tau, keep)
+    _check_loop_args(p.tau, p.keep)
     c = np.asarray(c, dtype=float)
     if c.ndim != 1 or c.size == 0 or not np.isfinite(c).all():
         raise ValueError(f"c must be a non-empty 1-D array of finite numbers, got shape {c.shape}")
-    source = row_source(H, b, vector="b", columns=columns, matrix_name="H", vector_name="b")
+    source = row_source(H, b, vector="b", columns=p.columns, matrix_name="H", vector_name="b")
     if source.n_cols != c.size:
         raise ValueError(f"H has {source.n_cols} columns but c has {c.size} entries")
     if source.n_rows == 0:
         raise ValueError("H has no rows")
     lower, upper = _bounds(bounds, c.size)
-    _check_duals(config, keep)
+    _check_duals(config, p.keep)
     source.validate("H", "b")
     problem = GeneralLP(c, lower, upper)
-    return solve_chunked(problem, source, config, chunks=n_blocks(chunks, source.n_rows), tau=int(tau),
-                         keep=keep)
+    return solve_chunked(problem, source, config, chunks=n_blocks(p.chunks, source.n_rows), tau=int(p.tau),
+                         keep=p.keep)
 
 
 def _check_duals(config, keep):
@@ -172,9 +183,8 @@ def _labels(source: RowSource) -> np.ndarray:
     return seen
 
 
-@common_options(exclude=("aid", "r0", "fallback"))
-def solve_lsvm_lpc(X, y=None, C: float = 1.0, *, sample_weight=None, chunks=8, tau: int = 4,
-                   keep: str = "active", columns=None, **options) -> AIDResult:
+@LPC.door(exclude=("aid", "r0", "fallback"))
+def solve_lsvm_lpc(X, y=None, C: float = 1.0, *, sample_weight=None, p, **options) -> AIDResult:
     r"""The 1-norm linear SVM (1.28) :math:`\min \|w\|_1 + C \sum_i s_i \max(0, 1 - y_i(w x_i + b))`
     by linear program chunking over the data rows, certified on the full data.
 
@@ -189,8 +199,6 @@ def solve_lsvm_lpc(X, y=None, C: float = 1.0, *, sample_weight=None, chunks=8, t
         Misclassification cost (nu in (1.28)).
     sample_weight : array-like of shape (n,), optional
         Non-negative row weights s_i (default 1).
-    chunks, tau, keep, columns
-        As in :func:`solve_lp_chunked`.
 
     Returns
     -------
@@ -202,7 +210,7 @@ def solve_lsvm_lpc(X, y=None, C: float = 1.0, *, sample_weight=None, chunks=8, t
         data is within ``tol`` of E (docs/lpc.md, "The LSVM").
     """
     config = RunConfig.from_kwargs(options, caller="solve_lsvm_lpc", solver="highs")
-    _check_loop_args(tau, keep)
+    _check_loop_args(p.tau, p.keep)
     if not (isinstance(C, numbers.Real) and not isinstance(C, bool) and np.isfinite(C) and C > 0):
         raise ValueError(f"C must be a positive finite number, got {C!r}")
     names = None
@@ -215,7 +223,7 @@ def solve_lsvm_lpc(X, y=None, C: float = 1.0, *, sample_weight=None, chunks=8, t
         if names.size != 2:
             raise ValueError(f"y must have two classes, found {names.size}")
         y = np.where(labels == names[1], 1.0, -1.0)
-    source = row_source(X, y, vector="y", columns=columns, matrix_name="X", vector_name="y")
+    source = row_source(X, y, vector="y", columns=p.columns, matrix_name="X", vector_name="y")
     if source.n_rows < 2:
         raise ValueError("X needs at least two rows")
     weights = None
@@ -225,12 +233,12 @@ def solve_lsvm_lpc(X, y=None, C: float = 1.0, *, sample_weight=None, chunks=8, t
             raise ValueError(f"sample_weight must have shape ({source.n_rows},), got {weights.shape}")
         if not np.isfinite(weights).all() or (weights < 0).any() or weights.sum() <= 0:
             raise ValueError("sample_weight must be finite, non-negative and not all zero")
-    _check_duals(config, keep)
+    _check_duals(config, p.keep)
     source.validate("X", "y")
     classes = _labels(source) if names is None else np.array([-1.0, 1.0])
     problem = LSVMChunks(C, classes, weights, names=names)
-    result = solve_chunked(problem, source, config, chunks=n_blocks(chunks, source.n_rows),
-                           tau=int(tau), keep=keep)
+    result = solve_chunked(problem, source, config, chunks=n_blocks(p.chunks, source.n_rows),
+                           tau=int(p.tau), keep=p.keep)
     names = getattr(source, "columns", None) or [f"x{j}" for j in range(source.n_cols)]
     result.solution["feature_names"] = list(names)
     return result

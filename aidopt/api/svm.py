@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import numbers
@@ -9,8 +10,9 @@ import numbers
 import numpy as np
 
 from aidopt.api import _front
-from aidopt.api._params import Family, Param, number, scale_or_float
+from aidopt.api._params import Family, Param, scale_or_float
 from aidopt.api.estimator import _BaseEstimator, _BinaryClassifierMixin
+from aidopt.api.lpc import LPC
 from aidopt.data.validate import (
     as_classification_data,
     resolve_engine,
@@ -95,12 +97,8 @@ SVM = Family(
           "for SOR: ``omega`` (default 1), ``gap_tol`` (each aggregated solve's relative gap, "
           "default ``tol / 4``), ``max_sweeps`` (per solve, default 10,000).",
           kind="{\"free\", \"regularized\"}", choices=("free", "regularized"), estimator=False),
-    Param("chunks", 8,
-          "LPC: the number of row blocks (or a fraction of the rows per block, such as 1/8).",
-          parse=number, estimator=False),
-    Param("tau", 4,
-          "LPC: the stopping window (chunk LPs without an objective increase).",
-          estimator=False),
+    dataclasses.replace(LPC.params["chunks"], estimator=False),
+    dataclasses.replace(LPC.params["tau"], estimator=False),
     Param("engine", None,
           "As in :func:`solve_lad`; ``\"dask\"`` runs AID on the linear SVMs (``method=\"aid\"``, "
           "no kernel).",
