@@ -79,7 +79,11 @@ class Certificate:
         others (complementarity, stationarity implied by the gap) are reported only. ``None``:
         all of them.
     sign_condition : bool or None
-        The paper's combinatorial optimality condition (every cluster sign-pure), when known.
+        Whether the plug-in's optimality condition (its split test: nothing to split) held at
+        the returned solution, when known.
+    condition_name, condition : str
+        How the summary names that condition (default "split condition") and what its holding
+        means, in the plug-in's own terms (default: nothing to split at this solution).
     """
 
     method: str
@@ -93,6 +97,8 @@ class Certificate:
     sign_condition: bool | None = None
     note: str = ""
     checked: list[str] | None = None
+    condition_name: str = "split condition"
+    condition: str = ""
     dual_values: dict | None = field(default=None, repr=False, compare=False)
     """The full-data dual vector(s) behind the bound (e.g. ``{"u": u}``); not serialised."""
 
@@ -126,15 +132,12 @@ class Certificate:
                 + (f"(tol {self.feasibility_tol:g})" if required else "(reported)")
             )
         if self.sign_condition is not None:
-            if self.method == "prop5":
-                lines.append(f"  {'Prop. 5':<23} {'holds' if self.sign_condition else 'fails'}")
-            elif self.sign_condition:
-                lines.append(f"  {'split condition':<23} holds (no cluster has rows on both sides: "
-                             "F = E at this solution)")
+            if self.sign_condition:
+                state = f"holds ({self.condition or 'nothing to split at this solution'})"
             else:
-                lines.append(f"  {'split condition':<23} not met at this iterate"
-                             + (" (not needed: the duality gap certifies it)" if self.certified
-                                else ""))
+                state = "not met at this iterate" + (
+                    " (not needed: the duality gap certifies it)" if self.certified else "")
+            lines.append(f"  {self.condition_name:<23} {state}")
         if self.note:
             lines.append(f"  note: {self.note}")
         return "\n".join(lines)

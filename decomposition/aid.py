@@ -188,7 +188,7 @@ class _Loop:
                 with run.timed("lift"):
                     lifted = problem.lift(model, outcome, partition, agg, data)
                 F_t = float(outcome.objective)
-                bound = problem.lower_bound(outcome, partition, data)
+                bound = problem.lower_bound(outcome, partition, data, lifted)
             finally:
                 release(model)
         with run.timed("evaluate"):
@@ -230,7 +230,7 @@ class _Loop:
         F = math.nan if outcome.objective is None else float(outcome.objective)
         self.message += f"; incumbent of the stopped solve: E = {E:.9g}"
         self._accept(Iterate(t=t, partition=partition, aggregated=agg, lifted=lifted, F_t=F,
-                             bound=problem.lower_bound(outcome, partition, self.data), E_t=E,
+                             bound=problem.lower_bound(outcome, partition, self.data, lifted), E_t=E,
                              split=None, solver=outcome.solver))
 
     def _accept(self, it: Iterate) -> None:

@@ -91,10 +91,12 @@ def mip_bound_certificate(E: float, info: dict, *, tol: float, feasibility_tol: 
 
 
 def cluster_certificate(E: float, violations: int | None, *, method: str, condition: str,
-                        tol: float, feasibility_tol: float, residuals: dict) -> Certificate:
+                        tol: float, feasibility_tol: float, residuals: dict,
+                        name: str = "cluster condition") -> Certificate:
     """The verdict of an AID run of a MIP plug-in that did not solve the original model:
-    ``violations`` clusters broke the plug-in's ``condition`` at the returned solution (``None``:
-    not checked). Never ``certified``; ``sign_condition`` tells whether the condition held."""
+    ``violations`` clusters broke the plug-in's ``condition`` (named ``name`` in the summary) at
+    the returned solution (``None``: not checked). Never ``certified``; ``sign_condition`` tells
+    whether the condition held."""
     residuals = {**residuals, f"clusters violating {condition}": math.nan if violations is None
                  else float(violations)}
     holds = violations == 0
@@ -107,5 +109,6 @@ def cluster_certificate(E: float, violations: int | None, *, method: str, condit
     return Certificate(
         method=method, certified=False, primal_objective=E, dual_objective=-math.inf,
         relative_gap=math.inf, residuals=residuals, tol=tol, feasibility_tol=feasibility_tol,
-        sign_condition=bool(holds), note=note, checked=[],
+        sign_condition=bool(holds), note=note, checked=[], condition_name=name,
+        condition="E = F: optimal among solutions constant on the final clusters",
     )

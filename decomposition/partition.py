@@ -1,4 +1,5 @@
-"""Partitions of the data rows into clusters, their aggregation and their refinement.
+"""Partitions of the data rows into clusters, their aggregation, grouped reductions (sum, min,
+max per cluster) and their refinement.
 
 A :class:`Partition` is an int label array of length n (values ``0..K-1``, every label used) plus
 the cluster sizes. Aggregation is one sparse indicator product (no Python loop over rows; one pass
@@ -15,7 +16,11 @@ from scipy import sparse
 
 from aidopt.data.chunked import ChunkedMatrix
 
-__all__ = ["Partition"]
+__all__ = ["Partition", "SIGN_PURE"]
+
+#: what the paper's sign condition holding means (the verdict text of the plug-ins that split
+#: by :meth:`Partition.split_mixed`)
+SIGN_PURE = "no cluster has elements on both sides: F = E at this solution"
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,30 @@ class Partition:
             means.append(total / (W[:, None] if total.ndim == 2 else W))
         return W, means
 
+    def sum(self, values) -> np.ndarray:
+        """Per-cluster sums of ``values`` (n,) or (n, m): (K,) or (K, m)."""
+        values = np.asarray(values, dtype=float)
+        if values.ndim == 1:
+            return np.bincount(self.labels, weights=values, minlength=self.n_clusters)
+        return self.indicator() @ values
+
+    def min(self, values) -> np.ndarray:
+        """Per-cluster minima of ``values`` (n,): (K,) (every cluster is non-empty)."""
+        return self._reduce(np.minimum, values, np.inf)
+
+    def max(self, values) -> np.ndarray:
+        """Per-cluster maxima of ``values`` (n,): (K,)."""
+        return self._reduce(np.maximum, values, -np.inf)
+
+    def _reduce(self, ufunc, values, start: float) -> np.ndarray:
+        values = np.asarray(values, dtype=float)
+        if values.shape != self.labels.shape:
+            raise ValueError(f"values must have one entry per element ({self.n}), got shape "
+                             f"{values.shape}")
+        out = np.full(self.n_clusters, start)
+        ufunc.at(out, self.labels, values)
+        return out
+
     def refine(self, group) -> Partition:
         """Split every cluster into the distinct values of ``group`` among its rows.
 
@@ -105,11 +134,8 @@ class Partition:
 
     def mixed(self, values, eps: float) -> np.ndarray:
         """Boolean (K,): clusters holding a row with ``value > eps`` and one with ``value < -eps``."""
-        values = np.asarray(values)
-        K = self.n_clusters
-        above = np.bincount(self.labels, weights=values > eps, minlength=K) > 0
-        below = np.bincount(self.labels, weights=values < -eps, minlength=K) > 0
-        return above & below
+        values = np.asarray(values, dtype=float)
+        return (self.max(values) > eps) & (self.min(values) < -eps)
 
     def split_mixed(self, values, eps: float) -> tuple[Partition | None, int]:
         """Split every mixed cluster (:meth:`mixed`) into its rows with ``value > eps`` and the

@@ -14,7 +14,7 @@ A problem under AID is one subclass of :class:`AIDProblem`. The driver
           or, when the solver is one of native_methods:
         solve_native(method, aggregated, previous, partition, ...) -> (solution, outcome)
         lift(model, outcome, partition, aggregated, data) -> Lifted
-        lower_bound(outcome, partition, data)        -> a proven bound on the original optimum, or None
+        lower_bound(outcome, partition, data, lifted) -> a proven bound on the original optimum, or None
         evaluate(data, lifted)                       -> E_t on the original data
         split(partition, data, lifted)               -> Split (partition None: the condition holds)
     certify(data, best, bound=..., ...)              -> Certificate on the original data
@@ -268,12 +268,15 @@ class AIDProblem:
         """The solution of the original problem that the solved aggregated model gives."""
         raise NotImplementedError
 
-    def lower_bound(self, outcome: SolveOutcome, partition: Partition, data) -> float | None:
+    def lower_bound(self, outcome: SolveOutcome, partition: Partition, data,
+                    lifted: Lifted | None = None) -> float | None:
         """A bound on the optimum of the *original* problem proved by this solve, or ``None``.
 
-        The default is ``None``: nothing is assumed. A convex plug-in whose aggregated problem is
-        a relaxation returns the aggregated optimum (``outcome.bound``); a MIP plug-in the solver's
-        dual bound, never its incumbent.
+        ``lifted`` is what :meth:`lift` returned for this solve, so a bound computed from the
+        lifted state (e.g. the dual objective of lifted duals made feasible on the original
+        data) reaches the driver's gap test. The default is ``None``: nothing is assumed. A
+        convex plug-in whose aggregated problem is a relaxation returns the aggregated optimum
+        (``outcome.bound``); a MIP plug-in the solver's dual bound, never its incumbent.
         """
         return None
 

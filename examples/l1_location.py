@@ -35,10 +35,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyomo.environ as pyo
-from aidopt.decomposition import AIDProblem, Lifted, Partition, RunConfig, Split, solve, solve_direct
-from aidopt.decomposition.clustering import one_step_kmeans
+from aidopt.decomposition import AIDProblem, Lifted, Partition, Split, one_step_kmeans
 
-from aidopt.results import Certificate
+import aidopt
+from aidopt import Certificate
 from aidopt.solvers import ProblemClass, SolverCapabilityError
 
 __all__ = ["ABSTRACT", "Aggregated", "Customers", "L1LocationProblem", "LocationState",
@@ -218,7 +218,7 @@ class L1LocationProblem(AIDProblem):
         eps = SIGN_TOL * max(1.0, float(np.abs(data.points).max()), float(np.abs(x).max()))
         return Lifted({"x": x}, LocationState(v, residual, eps))
 
-    def lower_bound(self, outcome, partition, data) -> float | None:
+    def lower_bound(self, outcome, partition, data, lifted=None) -> float | None:
         """The aggregated LP optimum: the aggregated problem is a relaxation (module docstring)."""
         return outcome.bound
 
@@ -270,6 +270,7 @@ def certificate(data: Customers, x, u, *, tol: float, feasibility_tol: float = 1
         primal_objective=primal, dual_objective=dual, relative_gap=float(gap),
         residuals=residuals, tol=tol, feasibility_tol=feasibility_tol,
         sign_condition=sign_condition, checked=list(residuals), dual_values={"u": u},
+        condition="no cluster has customers on both sides of x: F = E",
     )
 
 
@@ -278,9 +279,9 @@ def main(n: int = 2000, d: int = 2, seed: int = 0, log: bool = True):
     """Solve a random instance by AID and directly; return both results."""
     data = random_customers(n, d, seed)
     problem = L1LocationProblem()
-    config = RunConfig(solver="highs", tol=1e-6, seed=seed, log=log)
-    aid = solve(problem, data, config)
-    direct = solve_direct(problem, data, config)
+    options = {"solver": "highs", "tol": 1e-6, "seed": seed, "log": log}
+    aid = aidopt.solve(problem, data, **options)
+    direct = aidopt.solve_direct(problem, data, **options)
     if log:
         print(f"\nAID    x = {aid.solution['x']}, E = {aid.objective:.6f} ({aid.termination})")
         print(f"direct x = {direct.solution['x']}, E = {direct.objective:.6f} "

@@ -251,7 +251,7 @@ class FakeLocation(AIDProblem):
         return Lifted({"beta": np.array([beta])}, LineState(v, residual, eps),
                       {"beta": beta})
 
-    def lower_bound(self, outcome, partition, data):
+    def lower_bound(self, outcome, partition, data, lifted=None):
         self._hit("lower_bound")
         return outcome.bound if self.bound else None
 

@@ -280,7 +280,7 @@ class AggregateOutputProblem(AIDProblem):
         side = (2.0 * dbar - 1.0)[partition.labels]
         return Lifted(solution, side, info)
 
-    def lower_bound(self, outcome, partition, data) -> float | None:
+    def lower_bound(self, outcome, partition, data, lifted=None) -> float | None:
         """The MIP solver's bound, on the original model only (every row its own cluster) and
         only with the data-derived big-M: an aggregated model is not a relaxation."""
         if partition.n_clusters != data.n or self.big_M is not None:

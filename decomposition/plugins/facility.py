@@ -136,7 +136,7 @@ class FacilityBase(AIDProblem):
         to a feasible solution."""
         return outcome.stopped and outcome.has_solution
 
-    def lower_bound(self, outcome, partition, data) -> float | None:
+    def lower_bound(self, outcome, partition, data, lifted=None) -> float | None:
         """The aggregated MIP's dual bound (never its incumbent), rounded up when every objective
         value is an integer."""
         b = outcome.bound

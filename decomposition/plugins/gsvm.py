@@ -85,7 +85,7 @@ class GSVMKuProblem(AIDProblem):
     def split(self, partition, data, lifted: Lifted) -> Split:
         return Split(None, 0)
 
-    def lower_bound(self, outcome, partition, data):
+    def lower_bound(self, outcome, partition, data, lifted=None):
         return None  # the certificate computes e'u from the duals and checks them
 
     def certify(self, data, best, *, bound, solve, tol, feasibility_tol=1e-6,

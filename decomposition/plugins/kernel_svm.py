@@ -380,7 +380,7 @@ class KernelSVMProblem(AIDProblem):
             if key in outcome.extra})
         return Lifted(solution, state, info)
 
-    def lower_bound(self, outcome, partition, data) -> float | None:
+    def lower_bound(self, outcome, partition, data, lifted=None) -> float | None:
         """The aggregated optimum (a relaxation, paper Appendix B)."""
         return outcome.bound
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from aidopt.decomposition.clustering import one_step_kmeans, sample_rows
-from aidopt.decomposition.partition import Partition
+from aidopt.decomposition.partition import SIGN_PURE, Partition
 from aidopt.decomposition.protocol import GAP_FLOOR, AIDProblem, Iterate, Lifted, Split, solve_own
 from aidopt.models import lad
 
@@ -192,7 +192,7 @@ class LADProblem(AIDProblem):
             raise SolverError("the dual LAD form needs constraint duals from the solver")
         return _lifted(data, beta, v)
 
-    def lower_bound(self, outcome, partition, data) -> float | None:
+    def lower_bound(self, outcome, partition, data, lifted=None) -> float | None:
         """The aggregated LP optimum: the aggregated LAD is a relaxation (paper, Prop. 1)."""
         return outcome.bound
 
@@ -283,7 +283,7 @@ def certificate(
         },
         tol=tol,
         feasibility_tol=feasibility_tol,
-        sign_condition=sign_condition,
+        sign_condition=sign_condition, condition=SIGN_PURE,
         checked=["stationarity |X'u|", "dual bound |u|<=s"],
         dual_values={"u": u},
     )

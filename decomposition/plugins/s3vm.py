@@ -321,7 +321,7 @@ class S3VMProblem(AIDProblem):
         U = float(objective) * (1.0 + 1e-6) + 1e-9
         return bool(np.all(big_m(data, self.Ml, self.norm, upper=U) <= M))
 
-    def lower_bound(self, outcome, partition, data) -> float | None:
+    def lower_bound(self, outcome, partition, data, lifted=None) -> float | None:
         """Only the MIP solver's dual bound on the *original* model (every row its own cluster,
         with a big-M valid by construction) bounds the optimum: an aggregated S3VM is not a
         relaxation (module docstring); a user's ``big_M`` may cut optima off, so it proves
@@ -360,7 +360,8 @@ class S3VMProblem(AIDProblem):
             return certificate
         return cluster_certificate(
             best.E_t, None if best.split is None else best.split.n_split, method="prop5",
-            condition="Prop. 5", tol=tol, feasibility_tol=feasibility_tol, residuals=residuals)
+            condition="Prop. 5", tol=tol, feasibility_tol=feasibility_tol, residuals=residuals,
+            name="Prop. 5")
 
     def final_termination(self, stop: Stop, certificate, best) -> Termination:
         """``prop5_optimal`` when the loop stopped on Prop. 5 and the returned solution is the

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from aidopt.decomposition.clustering import one_step_kmeans, sample_rows
-from aidopt.decomposition.partition import Partition
+from aidopt.decomposition.partition import SIGN_PURE, Partition
 from aidopt.decomposition.protocol import GAP_FLOOR, AIDProblem, Iterate, Lifted, Split, solve_own
 from aidopt.models import lp_svm, svm
 
@@ -253,7 +253,7 @@ class SVMProblem(AIDProblem):
             alpha = data.s * (alpha_bar / aggregated.w)[partition.labels]
         return _lifted(data, w, b, alpha)
 
-    def lower_bound(self, outcome, partition, data) -> float | None:
+    def lower_bound(self, outcome, partition, data, lifted=None) -> float | None:
         """The aggregated optimum: the aggregated SVM is a relaxation (paper, section 3.2)."""
         return outcome.bound
 
@@ -517,7 +517,7 @@ def hinge_certificate(
         residuals=residuals,
         tol=tol,
         feasibility_tol=feasibility_tol,
-        sign_condition=sign_condition,
+        sign_condition=sign_condition, condition=SIGN_PURE,
         checked=checked,
         dual_values={"alpha": given},
     )

@@ -46,7 +46,7 @@ class WarmStartsFromLastRun(FakeLocation):
 class LyingBound(FakeLocation):
     """Claims a lower bound above the optimum."""
 
-    def lower_bound(self, outcome, partition, data):
+    def lower_bound(self, outcome, partition, data, lifted=None):
         return outcome.bound + 1e3
 
 

@@ -586,3 +586,36 @@ def test_step_times_of_an_unfinished_iteration_do_not_overwrite_the_last_record(
     assert res.termination is Termination.SOLVER_FAILURE and len(res.history) == 1
     assert res.history[0].seconds["aggregate"] < 0.2  # iteration 1's aggregate took ~1 ms
     assert res.history[0].seconds["unfinished"] >= 0.3  # the failed iteration's steps, kept apart
+
+
+def test_the_bound_hook_sees_what_lift_returned():
+    """``lower_bound(outcome, partition, data, lifted)``: the lifted state of the same solve
+    reaches the bound, so a bound computed from lifted duals can drive the gap test."""
+    from aidopt.testing.fake import FakeLocation, line_data
+
+    seen = []
+
+    class BoundFromLifted(FakeLocation):
+        def lower_bound(self, outcome, partition, data, lifted=None):
+            seen.append((lifted.solution["beta"][0], len(partition.counts)))
+            return super().lower_bound(outcome, partition, data, lifted)
+
+    import aidopt
+
+    res = aidopt.solve(BoundFromLifted(), line_data(300, seed=1), solver="highs", log=False)
+    assert res.certified and len(seen) == len(res.history)
+    assert [n for _, n in seen] == [h.n_clusters for h in res.history]
+    assert [b for b, _ in seen] == [h.info["beta"] for h in res.history]  # that solve's lift
+
+
+def test_a_plugin_names_its_own_condition_in_the_summary():
+    from aidopt import Certificate
+
+    base = dict(method="m", certified=False, primal_objective=1.0, dual_objective=0.0,
+                relative_gap=1.0, residuals={}, tol=1e-6, feasibility_tol=1e-6)
+    generic = Certificate(**base, sign_condition=True).summary()
+    own = Certificate(**base, sign_condition=True, condition_name="Prop. 5",
+                      condition="E = F on the final clusters").summary()
+    assert "split condition         holds (nothing to split at this solution)" in generic
+    assert "both sides" not in generic
+    assert "Prop. 5                 holds (E = F on the final clusters)" in own

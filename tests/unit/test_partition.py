@@ -92,3 +92,18 @@ def test_nearest_centres_agree_with_brute_force_in_any_dimension(d):
     distances = ((Z[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
     assert np.allclose(distances[np.arange(Z.shape[0]), found], distances.min(axis=1),
                        rtol=1e-12, atol=1e-12)
+
+
+def test_grouped_reductions_match_loops():
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 7, size=200)
+    part = Partition.from_labels(labels)
+    v = rng.normal(size=200)
+    for k in range(part.n_clusters):
+        rows = part.members(k)
+        assert part.sum(v)[k] == pytest.approx(v[rows].sum())
+        assert part.min(v)[k] == v[rows].min() and part.max(v)[k] == v[rows].max()
+    M = rng.normal(size=(200, 3))
+    np.testing.assert_allclose(part.sum(M), [M[part.members(k)].sum(axis=0) for k in range(part.n_clusters)])
+    with pytest.raises(ValueError, match="one entry per element"):
+        part.min(v[:-1])
