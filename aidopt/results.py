@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Termination", "Certificate", "IterationRecord", "AIDResult"]
+__all__ = ["RunResult", "Termination", "Certificate", "IterationRecord", "AIDResult"]
 
 
 class Termination(enum.StrEnum):
@@ -143,6 +143,52 @@ class Certificate:
         return "\n".join(lines)
 
 
+class RunResult:
+    """The base of every result aidopt returns: :class:`AIDResult` (AID, the direct solves, SLA,
+    LPC, SOR), ``SCMResult`` and ``S2RLSCResult`` extend it.
+
+    Every result has ``termination`` (why the run stopped), ``message``, ``seconds``,
+    ``certificate`` (the check on the original problem, or ``None``) and ``certified``, and
+    offers the same views: :meth:`summary`, :meth:`to_dict` / :meth:`to_json`,
+    :meth:`history_frame` (one row per iteration, round or restart) and :meth:`plot`. A subclass
+    writes :meth:`summary`, :meth:`to_dict`, :meth:`history_rows` and :meth:`plot`.
+    """
+
+    #: ``certificate``: the :class:`Certificate` checked on the original problem, or ``None``
+    #: (a field or a property of each subclass; not declared here, where a descriptor would
+    #: shadow the subclasses' dataclass fields)
+
+    @property
+    def certified(self) -> bool:
+        """True only when the certificate passed."""
+        certificate = getattr(self, "certificate", None)
+        return certificate is not None and certificate.certified
+
+    def summary(self) -> str:
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def to_json(self, path=None) -> str:
+        """Serialise :meth:`to_dict` to JSON (non-finite floats as strings); write it to ``path``
+        when given."""
+        return json_text(self.to_dict(), path)
+
+    def history_rows(self) -> list[dict[str, Any]]:
+        """One flat dict per iteration (round, restart): the rows of :meth:`history_frame`."""
+        return []
+
+    def history_frame(self):
+        """The history as a pandas DataFrame (:meth:`history_rows`)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.history_rows())
+
+    def plot(self, path=None):
+        raise NotImplementedError
+
+
 @dataclass
 class IterationRecord:
     """One AID iteration (or the single direct solve)."""
@@ -162,7 +208,7 @@ class IterationRecord:
 
 
 @dataclass
-class AIDResult:
+class AIDResult(RunResult):
     """What ``solve_*`` returns (the attributes are described in README.md and docs/design.md).
 
     ``lower_bound`` is the certificate's full-data dual objective when the run is certified;
@@ -194,21 +240,16 @@ class AIDResult:
     related solve can start from it (``aidopt.decomposition.solve(..., partition=...)``); not
     serialised."""
 
-    @property
-    def certified(self) -> bool:
-        return self.certificate is not None and self.certificate.certified
-
-    def history_frame(self):
-        """The iteration history as a pandas DataFrame (one column per step time)."""
-        import pandas as pd
-
+    def history_rows(self) -> list[dict[str, Any]]:
+        """One row per iteration: its record, a ``sec_<step>`` column per step time and the
+        plug-in's ``info`` numbers."""
         rows = []
         for rec in self.history:
             row = {k: v for k, v in asdict(rec).items() if k not in ("seconds", "info")}
             row.update({f"sec_{k}": v for k, v in rec.seconds.items()})
             row.update(rec.info)
             rows.append(row)
-        return pd.DataFrame(rows)
+        return rows
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -231,10 +272,6 @@ class AIDResult:
             "config": self.config,
             "message": self.message,
         }
-
-    def to_json(self, path=None) -> str:
-        """Serialise to JSON (non-finite floats as strings); write to ``path`` when given."""
-        return json_text(self.to_dict(), path)
 
     def plot(self, path=None):
         """Convergence plot: F_t and E_best (log scale), relative gap and r_t against t."""

@@ -68,7 +68,7 @@ from aidopt.numerics.rlsc import (
     nystrom_fitness,
     rbf_scale,
 )
-from aidopt.results import Termination, json_text, pyplot
+from aidopt.results import RunResult, Termination, pyplot
 
 __all__ = ['METHODS', 'KERNELS', 'EXACT_MAX_U', 'solve_miqp', 'S2RLSCResult', 'solve_s2rlsc', 'S2RLSCClassifier']
 METHODS = ("search", "exact")
@@ -162,7 +162,7 @@ def solve_miqp(fitness: RLSCFitness, y, free, band: Band, *, solver: str | None 
 
 
 @dataclass
-class S2RLSCResult:
+class S2RLSCResult(RunResult):
     """What :func:`solve_s2rlsc` returns.
 
     Attributes
@@ -266,9 +266,14 @@ class S2RLSCResult:
             "message": self.message,
         }
 
-    def to_json(self, path=None) -> str:
-        """Serialise to JSON (non-finite floats as strings); write to ``path`` when given."""
-        return json_text(self.to_dict(), path)
+    #: no dual certificate: a local search proves nothing, and an exact run's proof is the MIQP
+    #: solver's gap (``mip``, ``bound``, ``gap``)
+    certificate = None
+
+    def history_rows(self) -> list[dict]:
+        """One row per restart of the search: its final fitness."""
+        return [{"restart": i + 1, "fitness": float(f)}
+                for i, f in enumerate(self.search.get("restart_fitness", []))]
 
     def plot(self, path=None):
         """The fitness of every restart (sorted), the returned fitness and the MIQP bound."""

@@ -99,7 +99,7 @@ from aidopt.numerics.kernel_kmeans import (
     kernel_kmeans,
 )
 from aidopt.numerics.kernels import kernel_matrix
-from aidopt.results import Certificate
+from aidopt.results import Certificate, RunResult, pyplot
 
 __all__ = ["CLUSTERINGS", "REPRESENTATIVES", "SHRINKS", "SHRINK_SIDES", "FINALS", "STOPS", "RepresentativeSVM",
            "solve_representative_svm", "SCMIteration", "SCMResult", "solve_scm", "SCMClassifier"]
@@ -332,7 +332,7 @@ class SCMIteration:
 
 
 @dataclass
-class SCMResult:
+class SCMResult(RunResult):
     """What :func:`solve_scm` returns.
 
     The decision function is the kernel expansion
@@ -411,16 +411,39 @@ class SCMResult:
             out[s:s + step] = K @ self.dual_coef
         return out + self.intercept
 
-    def history_frame(self):
-        """The rounds as a pandas DataFrame."""
-        import pandas as pd
+    @property
+    def certificate(self) -> Certificate:
+        """The certificate of the weighted SVM (6) behind the decision function."""
+        return self.svm.certificate
 
+    def history_rows(self) -> list[dict]:
+        """One row per round, a ``sec_<step>`` column per step time."""
         rows = []
         for it in self.history:
             row = {k: v for k, v in it.__dict__.items() if k != "seconds"}
             row.update({f"sec_{k}": v for k, v in it.seconds.items()})
             rows.append(row)
-        return pd.DataFrame(rows)
+        return rows
+
+    def plot(self, path=None):
+        """Rows of each class left per round, and the weighted SVM's objective per round."""
+        plt = pyplot()
+        frame = self.history_frame()
+        fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+        axes[0].plot(frame.t, frame.n_neg, "o-", label="negatives (majority)")
+        axes[0].plot(frame.t, frame.n_pos, "s-", label="positives (minority)")
+        axes[0].set_xlabel("round")
+        axes[0].set_ylabel("rows left")
+        axes[0].legend()
+        axes[1].plot(frame.t, frame.svm_objective, "o-")
+        axes[1].set_xlabel("round")
+        axes[1].set_ylabel("objective of the weighted SVM (6)")
+        fig.suptitle(f"SCM: {self.termination}")
+        fig.tight_layout()
+        if path is not None:
+            fig.savefig(path, dpi=120)
+            plt.close(fig)
+        return fig
 
     def to_dict(self) -> dict:
         """Everything but the kernel function, as plain Python values."""
@@ -445,12 +468,6 @@ class SCMResult:
             "history": [it.__dict__ for it in self.history], "seconds": self.seconds,
             "config": self.config,
         }
-
-    def to_json(self, path=None) -> str:
-        """Serialise :meth:`to_dict` (non-finite floats as strings); write to ``path`` if given."""
-        from aidopt.results import json_text
-
-        return json_text(self.to_dict(), path)
 
     def summary(self) -> str:
         lines = [f"SCM: termination {self.termination}" + (f" ({self.message})" if self.message else ""),
