@@ -70,14 +70,12 @@ heuristic: its stop rules prove nothing.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import math
 import numbers
 import time
 import types
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from scipy import sparse
@@ -88,7 +86,7 @@ from aidopt.api.estimator import ConvergenceWarning, _BaseEstimator, _BinaryClas
 from aidopt.data.validate import as_classification_data
 from aidopt.decomposition.plugins.svm import certificate as svm_certificate
 from aidopt.decomposition.plugins.svm import hinge_certificate
-from aidopt.decomposition.run import RunConfig, release, run_scope
+from aidopt.decomposition.run import Column, Run, RunConfig, release, run_scope
 from aidopt.models import kernel_svm, svm
 from aidopt.numerics.kernel_kmeans import (
     BLOCK_ENTRIES,
@@ -104,7 +102,6 @@ from aidopt.results import Certificate, RunResult, pyplot
 __all__ = ["CLUSTERINGS", "REPRESENTATIVES", "SHRINKS", "SHRINK_SIDES", "FINALS", "STOPS", "RepresentativeSVM",
            "solve_representative_svm", "SCMIteration", "SCMResult", "solve_scm", "SCMClassifier"]
 
-logger = logging.getLogger("aidopt.scm")
 
 CLUSTERINGS = ("kernel", "input")
 """``"kernel"``: k-means in the kernel's feature space (4) (the paper's SCMs); ``"input"``: plain
@@ -119,12 +116,18 @@ the correct side (rows beyond the margin on the wrong side are support vectors a
 FINALS = ("last", "refit")
 """``"last"``: the decision function of the last round (Algorithm 1); ``"refit"``: one more
 weighted SVM on the rows left after the last shrink, every row its own cluster."""
-STOPS = ("ratio", "miss_rate", "stalled", "iteration_limit", "time_limit", "solver_failure",
-         "direct")
+#: SCM's iteration table (the run framework adds the time)
+COLUMNS = [Column("round", 5, "d"), Column("pos", 7, "d"), Column("neg", 8, "d"),
+           Column("k+", 6, "d"), Column("k-", 6, "d"), Column("km", 4, "d"),
+           Column("SVM (6) obj", 14, ".8g"), Column("(6) gap", 10, ".2e"), Column("miss", 7, ".4f"),
+           Column("removed", 8, "d"), Column("shrink", 6, "s")]
+STOPS = ("ratio", "miss_rate", "stalled", "iteration_limit", "time_limit", "interrupted",
+         "solver_failure", "direct")
 """Why :func:`solve_scm` stopped: the imbalance ratio was reached; the positive miss rate exceeded
 its threshold; the shrink stalled (rule (11) removed too few rows with ``shrink="eq11"``, or
 every shrunk class is at its floor); ``max_iter`` / ``time_limit``; a solve
-failed (``raise_on_failure=False``); or ``aid=False`` (one SVM on all rows, no clustering)."""
+failed (``raise_on_failure=False``); Ctrl-C (the last finished round is returned); or
+``aid=False`` (one SVM on all rows, no clustering)."""
 #: ``final="refit"`` solves (6) on every row left, each its own cluster: with an interior-point
 #: solver (Clarabel) on a dense kernel matrix that is :math:`O(n^3)` per iteration, so it is
 #: skipped (with a warning) above this many rows unless ``solver="libsvm"``
@@ -234,18 +237,24 @@ class _ClusterSum:
         return np.bincount(self.cluster_of[inside], weights=a[inside], minlength=self.k)
 
 
-def solve_representative_svm(y, weights, C, config: RunConfig, *, U=None, Kpi=None,
+def solve_representative_svm(y, weights, C, run: Run | RunConfig, *, U=None, Kpi=None,
                              psd_check: bool = False) -> RepresentativeSVM:
     """Solve the weighted SVM (6) on explicit representatives ``U`` (linear kernel) or on their
-    kernel matrix ``Kpi``, with ``config.solver`` (a QP solver with duals through its Pyomo
+    kernel matrix ``Kpi``, with the run's solver (a QP solver with duals through its Pyomo
     model, or ``"libsvm"``), and certify it (``psd_check``: a user kernel, whose
     representative matrix is checked for positive semidefiniteness).
+
+    ``run`` is the :class:`~aidopt.decomposition.run.Run` of an SCM solve (its clock, solver
+    options, fallback policy and ``write_models``), or a ``RunConfig`` for a solve of its own.
 
     Raises
     ------
     SolverError
         The solve did not end optimal (LIBSVM: never raised; its status is reported).
     """
+    if not isinstance(run, Run):
+        run = Run("scm", solvers.ProblemClass.QP, run)
+    config = run.config
     y = np.asarray(y, dtype=float)
     weights = np.asarray(weights, dtype=float)
     t0 = time.perf_counter()
@@ -264,11 +273,11 @@ def solve_representative_svm(y, weights, C, config: RunConfig, *, U=None, Kpi=No
     else:
         model = (svm.create_instance(U, y, weights, C, form="dual") if U is not None
                  else kernel_svm.create_instance(Kpi, y, weights, C))
-        _write(model, config)
-        outcome = solvers.solve_model(
-            model, solver, problem_class=solvers.ProblemClass.QP, need_duals=True,
-            time_limit=config.time_limit, threads=config.threads, tee=config.tee,
-            options=config.solver_options)
+        outcome = run.solve_or_retry(model, need_duals=True)  # the time left, written first
+        if outcome.status == "time_limit":
+            release(model)
+            raise solvers.TimeLimitReached(f"time limit reached in the weighted SVM (6) on "
+                                           f"{y.size} representatives")
         if not outcome.optimal:
             release(model)
             raise solvers.SolverError(
@@ -295,15 +304,6 @@ def solve_representative_svm(y, weights, C, config: RunConfig, *, U=None, Kpi=No
                                    config.feasibility_tol, "solver_duals", psd)
     return RepresentativeSVM(alpha, float(b), y, weights, w, cert, status, solver, seconds, psd)
 
-
-def _write(model, config: RunConfig) -> None:
-    if config.write_models is None:
-        return
-    folder = Path(config.write_models)
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = folder / f"{len(list(folder.glob('*.lp'))) + 1:03d}_{model.name}"
-    for suffix in ("lp", "mps"):
-        model.write(f"{stem}.{suffix}", format=suffix, io_options={"symbolic_solver_labels": True})
 
 
 # --------------------------------------------------------------------------- results
@@ -666,7 +666,6 @@ def solve_scm(X, y, *, p, **options) -> SCMResult:
         Bad data (one class, NaN/inf, shapes) or parameters (``k_neg`` larger than the class,
         ``shrink_gamma <= 0``, ...), before anything is computed.
     """
-    t_start = time.perf_counter()
     # ---------------------------------------------------------------- validation, before solving
     config = RunConfig.from_kwargs(options, caller="solve_scm", solver="clarabel")
     p.C = _positive_number(p.C, "C")
@@ -724,14 +723,15 @@ def solve_scm(X, y, *, p, **options) -> SCMResult:
         kgram = gram if p.clustering == "kernel" or explicit else KernelGram(
             Xp, kernel_svm.kernel_function("linear", 1.0), explicit=True)
         rng = np.random.default_rng(config.seed)
-        logger.info("SCM | n=%d (positives %d, negatives %d) m=%d | kernel %s | C %g | "
+        run = Run("scm", solvers.ProblemClass.QP, config, dimensions={"n": n, "m": Xp.shape[1]},
+                  mode="Algorithm 1" if config.aid else "one SVM on all rows")
+        run.log.info("SCM | n=%d (positives %d, negatives %d) m=%d | kernel %s | C %g | "
                     "clustering %s, representative %s, shrink %s (gamma %g, %s), ratio %g | "
                     "solver %s%s", n, n_pos, n - n_pos, Xp.shape[1],
                     p.kernel if isinstance(p.kernel, str) else "callable", p.C, p.clustering,
                     p.representative, p.shrink, p.shrink_gamma, p.shrink_side, p.ratio, config.solver,
                     "" if config.aid else " | aid=False: one SVM on all rows")
-        logger.info("%5s %7s %8s %6s %6s %4s %14s %10s %7s %8s %6s %8s", "round", "pos", "neg",
-                    "k+", "k-", "km", "SVM (6) obj", "(6) gap", "miss", "removed", "shrink", "time")
+        run.header(COLUMNS)
         history: list[SCMIteration] = []
         kept_pos, kept_neg = np.arange(n_pos), np.arange(n_pos, n)
         best: _Round | None = None
@@ -739,111 +739,115 @@ def solve_scm(X, y, *, p, **options) -> SCMResult:
         stop, message = None, ""
         floors: dict[str, int] = {}  # the fewest rows a rank shrink keeps, per shrunk class
         t = 0
-        while True:
-            seconds: dict[str, float] = {}
-            clock = time.perf_counter()
-            D = np.concatenate([kept_pos, kept_neg])
-            npos, nneg = kept_pos.size, kept_neg.size
-            if config.aid:
-                kp = (min(p.k_pos, npos) if p.k_pos is not None else math.ceil(r0 * npos)) \
-                    if cluster_pos else npos
-                kn = min(p.k_neg, nneg) if p.k_neg is not None else math.ceil(r0 * nneg)
-            else:
-                kp, kn = npos, nneg
-            if t == 0:  # balanced data: no class shrinks below its round-0 number of clusters
-                floors = {"pos": kp, "neg": kn if shrink_pos else math.ceil(p.ratio * npos)}
-            g = gram.subset(D)  # this round's rows (a view in round 0, one gather later)
-            kg = g if kgram is gram else kgram.subset(D)
-            km_pos = kernel_kmeans(kg, slice(0, npos), kp, rng, p.kmeans_iter)
-            km_neg = kernel_kmeans(kg, slice(npos, D.size), kn, rng, p.kmeans_iter)
-            seconds["cluster"] = time.perf_counter() - clock
-            try:
-                round_ = _solve_round(g, D, km_pos, km_neg, p.representative, p.C, config, t_start,
-                                      seconds, kg is g, callable(p.kernel))
-            except solvers.TimeLimitReached:
-                if previous is None:
-                    raise
-                stop, message = "time_limit", f"time_limit = {config.time_limit:g} s"
-                best = previous
-                break
-            except solvers.SolverError:
-                if config.raise_on_failure or previous is None:
-                    raise
-                stop, message = "solver_failure", "a weighted SVM solve failed; the last round is returned"
-                break
-            rep, f = round_.rep, round_.f
-            miss = float(np.mean(f[:npos] <= 0.0))
-            clock = time.perf_counter()
-            # ------------------------------------------------------------ shrinking (11)
-            values = {"neg": f[npos:], **({"pos": f[:npos]} if shrink_pos else {})}
-            keep, removed, used, stalled, vanished = _shrink(
-                values, rep.b, shrink=p.shrink, gamma=p.shrink_gamma, side=p.shrink_side,
-                rank_keep=p.rank_keep, stall_fraction=p.stall_fraction, floors=floors,
-                explicit=explicit, both_classes=shrink_pos)
-            n_shrinkable = sum(v.size for v in values.values())
-            seconds["shrink"] = time.perf_counter() - clock
-            history.append(SCMIteration(
-                t=t, n_pos=npos, n_neg=nneg, k_pos=kp, k_neg=kn,
-                kmeans_iterations=max(km_pos.iterations, km_neg.iterations),
-                kmeans_objective=km_pos.objective + km_neg.objective,
-                svm_objective=rep.objective, svm_gap=rep.certificate.relative_gap,
-                svm_certified=rep.certificate.certified, miss_rate=miss,
-                shrink=used if config.aid else "none", removed=removed if config.aid else 0,
-                vanished=vanished, stalled=bool(stalled and config.aid),
-                seconds={k: round(v, 6) for k, v in seconds.items()}))
-            logger.info("%5d %7d %8d %6d %6d %4d %14.8g %10.2e %7.4f %8d %6s %8.2f", t, npos, nneg,
-                        kp, kn, history[-1].kmeans_iterations, rep.objective,
+        with run.guard():  # Ctrl-C: the last finished round is returned
+            while True:
+                seconds: dict[str, float] = {}
+                clock = time.perf_counter()
+                D = np.concatenate([kept_pos, kept_neg])
+                npos, nneg = kept_pos.size, kept_neg.size
+                if config.aid:
+                    kp = (min(p.k_pos, npos) if p.k_pos is not None else math.ceil(r0 * npos)) \
+                        if cluster_pos else npos
+                    kn = min(p.k_neg, nneg) if p.k_neg is not None else math.ceil(r0 * nneg)
+                else:
+                    kp, kn = npos, nneg
+                if t == 0:  # balanced data: no class shrinks below its round-0 number of clusters
+                    floors = {"pos": kp, "neg": kn if shrink_pos else math.ceil(p.ratio * npos)}
+                g = gram.subset(D)  # this round's rows (a view in round 0, one gather later)
+                kg = g if kgram is gram else kgram.subset(D)
+                km_pos = kernel_kmeans(kg, slice(0, npos), kp, rng, p.kmeans_iter)
+                km_neg = kernel_kmeans(kg, slice(npos, D.size), kn, rng, p.kmeans_iter)
+                seconds["cluster"] = time.perf_counter() - clock
+                try:
+                    round_ = _solve_round(g, D, km_pos, km_neg, p.representative, p.C, run,
+                                          seconds, kg is g, callable(p.kernel))
+                except solvers.TimeLimitReached:
+                    if previous is None:
+                        raise
+                    stop, message = "time_limit", f"time_limit = {config.time_limit:g} s"
+                    best = previous
+                    break
+                except solvers.SolverError:
+                    if config.raise_on_failure or previous is None:
+                        raise
+                    stop, message = "solver_failure", "a weighted SVM solve failed; the last round is returned"
+                    break
+                rep, f = round_.rep, round_.f
+                miss = float(np.mean(f[:npos] <= 0.0))
+                clock = time.perf_counter()
+                # ------------------------------------------------------------ shrinking (11)
+                values = {"neg": f[npos:], **({"pos": f[:npos]} if shrink_pos else {})}
+                keep, removed, used, stalled, vanished = _shrink(
+                    values, rep.b, shrink=p.shrink, gamma=p.shrink_gamma, side=p.shrink_side,
+                    rank_keep=p.rank_keep, stall_fraction=p.stall_fraction, floors=floors,
+                    explicit=explicit, both_classes=shrink_pos)
+                n_shrinkable = sum(v.size for v in values.values())
+                seconds["shrink"] = time.perf_counter() - clock
+                history.append(SCMIteration(
+                    t=t, n_pos=npos, n_neg=nneg, k_pos=kp, k_neg=kn,
+                    kmeans_iterations=max(km_pos.iterations, km_neg.iterations),
+                    kmeans_objective=km_pos.objective + km_neg.objective,
+                    svm_objective=rep.objective, svm_gap=rep.certificate.relative_gap,
+                    svm_certified=rep.certificate.certified, miss_rate=miss,
+                    shrink=used if config.aid else "none", removed=removed if config.aid else 0,
+                    vanished=vanished, stalled=bool(stalled and config.aid),
+                    seconds={k: round(v, 6) for k, v in seconds.items()}))
+                run.row(t, npos, nneg, kp, kn, history[-1].kmeans_iterations, rep.objective,
                         rep.certificate.relative_gap, miss, history[-1].removed,
-                        history[-1].shrink + ("!" if stalled and config.aid else ""),
-                        time.perf_counter() - t_start)
-            # ------------------------------------------------------------ stop rules
-            if not config.aid:
-                best, stop, message = round_, "direct", "aid=False: the SVM on all rows"
-                break
-            if p.max_miss_rate is not None and miss > p.max_miss_rate:
-                best = previous if previous is not None else round_
-                stop = "miss_rate"
-                message = (f"positive miss rate {miss:.4f} > {p.max_miss_rate:g} in round {t}; "
-                           + (f"round {t - 1} is returned" if previous is not None
-                              else "no earlier round: round 0 is returned"))
-                break
-            best = round_
-            if stalled and p.shrink == "eq11":
-                stop = "stalled"
-                message = (f"rule (11) removed {removed} of {n_shrinkable} clustered rows "
-                           f"(< {p.stall_fraction:g} of them)")
-                if vanished:
-                    message += (f"; {vanished} have f = b within 1e-3 (the kernel vanished far "
-                                f"from every support cluster) and |b| = {abs(rep.b):.3g}"
-                                + (f" <= gamma = {p.shrink_gamma:g}" if abs(rep.b) <= p.shrink_gamma
-                                   else ""))
-                message += "; shrink='rank' or 'auto' proceeds by rank"
-                break
-            kept_neg = kept_neg[keep["neg"]]
-            if "pos" in keep:
-                kept_pos = kept_pos[keep["pos"]]
-            previous = round_
-            t += 1
-            if kept_neg.size == 0 or kept_pos.size == 0:
-                stop, message = "stalled", "the shrink removed every row of a class; the last round is returned"
-                break
-            if removed == 0:  # a rank shrink at its floors
-                stop = "stalled"
-                message = ("the rank shrink removed no row: every shrunk class is at its floor ("
-                           + ", ".join(f"{floors[c]} {name}" for c, name in
-                                       (("pos", "positives"), ("neg", "negatives")) if c in values)
-                           + ")")
-                break
-            if imbalanced and kept_neg.size <= p.ratio * kept_pos.size:
-                stop = "ratio"
-                message = f"{kept_neg.size} negatives <= {p.ratio:g} x {kept_pos.size} positives"
-                break
-            if config.max_iter is not None and t >= config.max_iter:
-                stop, message = "iteration_limit", f"max_iter = {config.max_iter} rounds"
-                break
-            if config.time_limit is not None and time.perf_counter() - t_start >= config.time_limit:
-                stop, message = "time_limit", f"time_limit = {config.time_limit:g} s"
-                break
+                        history[-1].shrink + ("!" if stalled and config.aid else ""))
+                # ------------------------------------------------------------ stop rules
+                if not config.aid:
+                    best, stop, message = round_, "direct", "aid=False: the SVM on all rows"
+                    break
+                if p.max_miss_rate is not None and miss > p.max_miss_rate:
+                    best = previous if previous is not None else round_
+                    stop = "miss_rate"
+                    message = (f"positive miss rate {miss:.4f} > {p.max_miss_rate:g} in round {t}; "
+                               + (f"round {t - 1} is returned" if previous is not None
+                                  else "no earlier round: round 0 is returned"))
+                    break
+                best = round_
+                if stalled and p.shrink == "eq11":
+                    stop = "stalled"
+                    message = (f"rule (11) removed {removed} of {n_shrinkable} clustered rows "
+                               f"(< {p.stall_fraction:g} of them)")
+                    if vanished:
+                        message += (f"; {vanished} have f = b within 1e-3 (the kernel vanished far "
+                                    f"from every support cluster) and |b| = {abs(rep.b):.3g}"
+                                    + (f" <= gamma = {p.shrink_gamma:g}" if abs(rep.b) <= p.shrink_gamma
+                                       else ""))
+                    message += "; shrink='rank' or 'auto' proceeds by rank"
+                    break
+                kept_neg = kept_neg[keep["neg"]]
+                if "pos" in keep:
+                    kept_pos = kept_pos[keep["pos"]]
+                previous = round_
+                t += 1
+                if kept_neg.size == 0 or kept_pos.size == 0:
+                    stop, message = "stalled", "the shrink removed every row of a class; the last round is returned"
+                    break
+                if removed == 0:  # a rank shrink at its floors
+                    stop = "stalled"
+                    message = ("the rank shrink removed no row: every shrunk class is at its floor ("
+                               + ", ".join(f"{floors[c]} {name}" for c, name in
+                                           (("pos", "positives"), ("neg", "negatives")) if c in values)
+                               + ")")
+                    break
+                if imbalanced and kept_neg.size <= p.ratio * kept_pos.size:
+                    stop = "ratio"
+                    message = f"{kept_neg.size} negatives <= {p.ratio:g} x {kept_pos.size} positives"
+                    break
+                if config.max_iter is not None and t >= config.max_iter:
+                    stop, message = "iteration_limit", f"max_iter = {config.max_iter} rounds"
+                    break
+                if run.time_up():
+                    stop, message = "time_limit", f"time_limit = {config.time_limit:g} s"
+                    break
+        if run.interrupted:
+            if best is None and previous is None:
+                raise KeyboardInterrupt  # nothing finished: no decision function to return
+            best = best or previous
+            stop, message = "interrupted", "interrupted (Ctrl-C): the last finished round"
         refit = p.final == "refit" and stop in ("ratio", "stalled", "iteration_limit") \
             and kept_pos.size and kept_neg.size
         if refit and config.solver != "libsvm" and kept_pos.size + kept_neg.size > REFIT_MAX_ROWS:
@@ -852,22 +856,22 @@ def solve_scm(X, y, *, p, **options) -> SCMResult:
                        f"= {REFIT_MAX_ROWS} for solver {config.solver!r} (a dense kernel QP); "
                        "use solver='libsvm' or raise aidopt.api.scm.REFIT_MAX_ROWS")
             message += "; " + skipped
-            logger.warning(skipped)
+            run.log.warning(skipped)
             warnings.warn(skipped, stacklevel=3)
         if refit:
             D = np.concatenate([kept_pos, kept_neg])
             g = gram.subset(D)
             singles = [KMeansResult(np.arange(m), 0.0, 0, True, np.zeros(m))
                        for m in (kept_pos.size, kept_neg.size)]
-            best = _solve_round(g, D, *singles, p.representative, p.C, config, t_start, {}, True,
+            best = _solve_round(g, D, *singles, p.representative, p.C, run, {}, True,
                                 callable(p.kernel))
             message += f"; refit on the {D.size} rows left"
-            logger.info("refit on %d rows: SVM (6) objective %.8g, gap %.2e", D.size,
+            run.log.info("refit on %d rows: SVM (6) objective %.8g, gap %.2e", D.size,
                         best.rep.objective, best.rep.certificate.relative_gap)
         result = _result(best, gram, yp, order, p.C, config, stop, message, classes, kfun,
-                         gamma_used, np.concatenate([kept_pos, kept_neg]), history, t_start)
-        logger.info("-" * 100)
-        logger.info(result.summary())
+                         gamma_used, np.concatenate([kept_pos, kept_neg]), history, run)
+        run.log.info("-" * sum(c.width + 1 for c in run.columns))
+        run.log.info(result.summary())
         return result
 
 
@@ -925,7 +929,7 @@ def _shrink(values, b, *, shrink, gamma, side, rank_keep, stall_fraction, floors
     return keep, removed, used, stalled, vanished
 
 
-def _solve_round(g: KernelGram, D, km_pos, km_neg, representative, C, config, t_start, seconds,
+def _solve_round(g: KernelGram, D, km_pos, km_neg, representative, C, run: Run, seconds,
                  same_kernel, psd_check) -> _Round:
     """Representatives of the clusters of the round's rows ``D`` (positives first; ``g`` is
     their Gram), the weighted SVM (6) on them, and the decision values on ``D``."""
@@ -951,15 +955,11 @@ def _solve_round(g: KernelGram, D, km_pos, km_neg, representative, C, config, t_
     U = np.asarray(R.T @ g.X) if g.explicit else None
     Kpi = None if g.explicit else g.sandwich(R)
     seconds["represent"] = time.perf_counter() - clock
-    remaining = None
-    if config.time_limit is not None:
-        remaining = config.time_limit - (time.perf_counter() - t_start)
-        if remaining <= 0:
-            raise solvers.TimeLimitReached(
-                f"time_limit = {config.time_limit:g} s reached before the weighted SVM (6) of this "
-                "round was solved")
-    rep = solve_representative_svm(ypi, sizes, C, dataclasses.replace(config, time_limit=remaining),
-                                   U=U, Kpi=Kpi, psd_check=psd_check)
+    if run.time_up():
+        raise solvers.TimeLimitReached(
+            f"time_limit = {run.config.time_limit:g} s reached before the weighted SVM (6) of this "
+            "round was solved")
+    rep = solve_representative_svm(ypi, sizes, C, run, U=U, Kpi=Kpi, psd_check=psd_check)
     seconds["solve"] = rep.seconds
     seconds["certify"] = time.perf_counter() - clock - seconds["represent"] - rep.seconds
     clock = time.perf_counter()
@@ -976,7 +976,7 @@ def _solve_round(g: KernelGram, D, km_pos, km_neg, representative, C, config, t_
 
 
 def _result(best: _Round, gram: KernelGram, yp, order, C, config, stop, message, classes, kfun,
-            gamma_used, kept, history, t_start) -> SCMResult:
+            gamma_used, kept, history, run: Run) -> SCMResult:
     """The decision function of ``best`` over the (class-ordered) training rows, the full-data
     certificate of its lift, and the result in the caller's row order (``order``)."""
     rep = best.rep
@@ -1019,7 +1019,7 @@ def _result(best: _Round, gram: KernelGram, yp, order, C, config, stop, message,
         termination=stop, message=message, classes=list(classes),
         support_vectors=gram.X[support], dual_coef=beta[rows], intercept=rep.b,
         w=rep.w, kernel=kfun, gamma=gamma_used, svm=rep, full_certificate=full, kept=kept_mask,
-        history=history, seconds=time.perf_counter() - t_start, config=config.as_dict(),
+        history=history, seconds=run.elapsed(), config=config.as_dict(),
         cluster_of=cluster_of,
         pseudo_centres=None if best.centres is None else order[best.D[best.centres]])
 

@@ -96,3 +96,14 @@ def test_write_models(tmp_path):
     X, y = _data()
     solve_scm(X, y, kernel="linear", max_iter=1, write_models=str(tmp_path), log=False)
     assert sorted(p.suffix for p in tmp_path.iterdir()) == [".lp", ".mps"]
+
+
+def test_write_models_numbers_every_round_in_solve_order(tmp_path):
+    """The run framework's one ``write_models``: NNN_<model name>, one pair per solve."""
+    X, y = _data()
+    res = solve_scm(X, y, kernel="linear", shrink="rank", rank_keep=0.9, max_iter=3,
+                    write_models=str(tmp_path),
+                    log=False)
+    stems = sorted({p.stem for p in tmp_path.iterdir()})
+    assert len(stems) == len(res.history) >= 2
+    assert [s[:4] for s in stems] == [f"{k:03d}_" for k in range(1, len(stems) + 1)]

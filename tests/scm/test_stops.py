@@ -96,3 +96,58 @@ def test_time_limit_before_the_first_solve_raises():
     X, y = sine_set("D2", n_pos=10, n_neg=100, seed=0)
     with pytest.raises(TimeLimitReached, match="time_limit"):
         solve_scm(X, y, time_limit=1e-9, log=False)
+
+
+def _slow_from_round_one(monkeypatch, action):
+    """Wrap SCM's kernel k-means: calls 1-2 (round 0) run as they are; the first call of
+    round 1 runs ``action`` first (a sleep, a Ctrl-C)."""
+    import aidopt.api.scm as module
+
+    real, calls = module.kernel_kmeans, []
+
+    def wrapped(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            action()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "kernel_kmeans", wrapped)
+
+
+def test_time_limit_holds_through_the_run_framework(monkeypatch):
+    """A round that starts before the limit and would solve after it: the run's clock stops it
+    and the last finished round is returned (termination time_limit), within the limit + 10 s."""
+    import time
+
+    X, y = sine_set("D2", n_pos=30, n_neg=900, seed=0)
+    _slow_from_round_one(monkeypatch, lambda: time.sleep(2.5))
+    t0 = time.perf_counter()
+    res = solve_scm(X, y, kernel="rbf", shrink="rank", rank_keep=0.9, time_limit=2.0, log=False)
+    assert time.perf_counter() - t0 < 2.0 + 10.0
+    assert res.termination == "time_limit" and len(res.history) == 1
+    assert res.certified  # round 0's weighted SVM, certified
+    assert np.isfinite(res.decision_function(X[:5])).all()
+
+
+def test_ctrl_c_returns_the_last_finished_round(monkeypatch):
+    X, y = sine_set("D2", n_pos=30, n_neg=900, seed=0)
+
+    def interrupt():
+        raise KeyboardInterrupt
+
+    _slow_from_round_one(monkeypatch, interrupt)
+    res = solve_scm(X, y, kernel="rbf", shrink="rank", rank_keep=0.9, log=False)
+    assert res.termination == "interrupted" and len(res.history) == 1
+    assert "interrupted" in res.summary() and res.termination in STOPS
+
+
+def test_ctrl_c_before_any_round_raises(monkeypatch):
+    import aidopt.api.scm as module
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(module, "kernel_kmeans", interrupt)
+    X, y = sine_set("D2", n_pos=10, n_neg=100, seed=0)
+    with pytest.raises(KeyboardInterrupt):
+        solve_scm(X, y, log=False)
