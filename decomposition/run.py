@@ -333,8 +333,10 @@ class Run:
     ----------
     name : str
         Problem name for logs and the result.
-    problem_class : ProblemClass
-        Checked against the configured solver at once (before anything is built).
+    problem_class : ProblemClass or None
+        Checked against the configured solver at once (before anything is built); ``None``: the
+        run solves nothing with an external solver (a local search of aidopt's own), and
+        ``config.solver`` may be ``None``.
     config : RunConfig
     defaults : callable, optional
         ``solver -> dict`` of problem-specific solver options (user options override them).
@@ -348,7 +350,7 @@ class Run:
 
     def __init__(self, name: str, problem_class, config: RunConfig, *, defaults=None,
                  dimensions: dict | None = None, mode: str = "", fallbacks=None):
-        if config.solver is None:
+        if config.solver is None and problem_class is not None:
             raise ValueError("RunConfig.solver must be set before a run starts")
         self.name = name
         self.problem_class = problem_class
@@ -359,7 +361,8 @@ class Run:
         self._defaults = defaults or (lambda solver: {})
         self._fallbacks = fallbacks or (lambda solver: [])
         # an algorithm of aidopt's own (e.g. SOR sweeps) uses no external solver: nothing to check
-        self.spec = (BUILTIN_METHODS[config.solver] if config.solver in BUILTIN_METHODS
+        self.spec = (None if problem_class is None
+                     else BUILTIN_METHODS[config.solver] if config.solver in BUILTIN_METHODS
                      else solvers.check_solver(config.solver, problem_class))
         self.n_models = 0
         self.interrupted = False

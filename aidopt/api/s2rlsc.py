@@ -42,18 +42,18 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-import time
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from aidopt import solvers
 from aidopt.api._params import Family, Param
 from aidopt.api.estimator import ConvergenceWarning, _BaseEstimator, _ClassifierMixin
 from aidopt.data.validate import _check_finite, _rows
-from aidopt.decomposition.run import RunConfig
+from aidopt.decomposition.mip import MIP_GAP_OPTIONS, mip_gap
+from aidopt.decomposition.run import Run, RunConfig, run_scope
 from aidopt.numerics.rlsc import (
     _ACCEPT_RTOL,
     DEFAULT_SIGMA_FACTOR,
@@ -94,8 +94,6 @@ def _check_exact_size(method: str, u: int) -> None:
 def _miqp_solver(name: str | None, u: int) -> str:
     """The MIQP solver: the one asked for, else Gurobi when installed and its licence fits
     (u <= 200 binaries with quadratic terms under the pip licence), else SCIP."""
-    from aidopt import solvers
-
     if name is not None:
         solvers.check_solver(name, solvers.ProblemClass.MIQP)
         return name
@@ -110,10 +108,15 @@ def _miqp_solver(name: str | None, u: int) -> str:
 
 
 def solve_miqp(fitness: RLSCFitness, y, free, band: Band, *, solver: str | None = None,
-               time_limit: float | None = None, threads=None, tee: bool = False,
-               options: dict | None = None, fallback: bool = True, write: str | None = None):
+               run: Run | None = None, time_limit: float | None = None, threads=None,
+               tee: bool = False, options: dict | None = None, fallback: bool = True):
     """Solve the labelling MIQP :math:`\\min y'My` over the band (:mod:`aidopt.models.s2rlsc`);
     ``ValueError`` for more than :data:`EXACT_MAX_U` free points.
+
+    ``run``: the :class:`~aidopt.decomposition.run.Run` of a :func:`solve_s2rlsc` call (its time
+    left, options, ``write_models`` and fallback policy: SCIP after a failed or refused solve);
+    without one, a run of its own is made from ``time_limit``, ``threads``, ``tee``,
+    ``options`` and ``fallback``.
 
     Returns
     -------
@@ -125,31 +128,18 @@ def solve_miqp(fitness: RLSCFitness, y, free, band: Band, *, solver: str | None 
         ``objective`` (= F up to the solver's tolerances: the constant c0 is in the model),
         ``bound`` (a proven lower bound on min F over the band), status.
     """
-    from aidopt import solvers
-    from aidopt.decomposition.mip import MIP_GAP_OPTIONS
     from aidopt.models import s2rlsc as model_module
 
     free = np.asarray(free, dtype=np.int64)
     _check_exact_size("exact", free.size)
     name = _miqp_solver(solver, free.size)
     model = model_module.create_instance(fitness.matrix(), y, free, band.k_lo, band.k_hi)
-    if write is not None:
-        Path(write).mkdir(parents=True, exist_ok=True)
-        for suffix in ("lp", "mps"):
-            model.write(str(Path(write) / f"s2rlsc_miqp.{suffix}"), format=suffix,
-                        io_options={"symbolic_solver_labels": True})
-
-    def run(which):
-        return solvers.solve_model(model, which, problem_class=solvers.ProblemClass.MIQP,
-                                   time_limit=time_limit, threads=threads, tee=tee,
-                                   options={**MIP_GAP_OPTIONS.get(which, {}), **(options or {})})
-
-    try:
-        outcome = run(name)
-    except solvers.LicenceLimitError:
-        if not fallback or name == "scip" or solvers.availability("scip") not in ("full", "limited"):
-            raise
-        outcome = run("scip")
+    if run is None:
+        config = RunConfig(solver=name, time_limit=time_limit, threads=threads, tee=tee,
+                           solver_options=dict(options or {}), fallback=fallback, log=False)
+        run = Run("s2rlsc", solvers.ProblemClass.MIQP, config, fallbacks=_miqp_fallbacks,
+                  defaults=lambda which: MIP_GAP_OPTIONS.get(which, {}))
+    outcome = run.solve_or_retry(model, solver=name, problem_class=solvers.ProblemClass.MIQP)
     if not outcome.has_solution:
         return None, math.nan, outcome
     labels = np.array(y, dtype=float)
@@ -487,7 +477,6 @@ def solve_s2rlsc(X, y=None, *, p, **options) -> S2RLSCResult:
     >>> float(np.mean(res.predict(Xte) == yte)) > 0.9
     True
     """
-    t0 = time.perf_counter()
     config = RunConfig.from_kwargs(options, caller="solve_s2rlsc")
     if p.search not in SEARCHES:
         raise ValueError(f"search must be one of {SEARCHES}, got {p.search!r}")
@@ -537,6 +526,37 @@ def solve_s2rlsc(X, y=None, *, p, **options) -> S2RLSCResult:
     band = Band.of(u, float(p.b_c), p.eps)
     if p.method == "exact":
         solver_name = _miqp_solver(config.solver, u)
+    with run_scope(config):
+        run = Run("s2rlsc", solvers.ProblemClass.MIQP if p.method == "exact" else None,
+                  dataclasses.replace(config, solver=solver_name) if p.method == "exact" else config,
+                  dimensions={"n": n, "u": u}, fallbacks=_miqp_fallbacks,
+                  defaults=lambda which: MIP_GAP_OPTIONS.get(which, {}),
+                  mode="local search" + (" and the exact MIQP" if p.method == "exact" else ""))
+        result = None
+        with run.guard():  # Ctrl-C outside the search and the MIQP (both stop by themselves)
+            result = _run_s2rlsc(run, p, X, yv, labelled, free, band, clustering,
+                                 k_agg if p.aggregate is not None else None)
+        if result is None:
+            raise KeyboardInterrupt
+        run.log.info(result.summary())
+        return result
+
+
+def _miqp_fallbacks(solver: str) -> list[tuple[str, None]]:
+    """The run's fallback policy for the exact MIQP: SCIP when another solver fails (e.g. a
+    size-limited licence refuses the model)."""
+    return [] if solver == "scip" else [("scip", None)]
+
+
+def _run_s2rlsc(run: Run, p, X, yv, labelled, free, band: Band, clustering: bool,
+                k_agg) -> S2RLSCResult:
+    """The search (and the exact MIQP) of :func:`solve_s2rlsc` on validated inputs, under the
+    run's clock, log and solver policy."""
+    config = run.config
+    n, u, l = X.shape[0], free.size, int(labelled.sum())
+    solver_name = config.solver
+
+
     kfun = kernel_function(p.kernel, p.sigma, X)
     if p.kernel == "rbf" and p.sigma is None:
         p.sigma = DEFAULT_SIGMA_FACTOR * rbf_scale(X)
@@ -562,7 +582,7 @@ def solve_s2rlsc(X, y=None, *, p, **options) -> S2RLSCResult:
                                     seed=int(rng.integers(2**31 - 1)), time_limit=search_limit)
         if agg_info["y"] is not None:
             starts = [agg_info["y"]]
-    spent = time.perf_counter() - t0
+    spent = run.elapsed()
     outcome = local_search(
         fitness, y_fixed, free, band, search=p.search, mu=p.mu, nu=p.nu, restarts=p.restarts,
         patience=p.patience, max_iter=config.max_iter, seed=int(rng.integers(2**31 - 1)),
@@ -576,13 +596,7 @@ def solve_s2rlsc(X, y=None, *, p, **options) -> S2RLSCResult:
     if outcome.stop == "patience":
         message = "local search: every restart stopped after its patience without change"
     if p.method == "exact" and outcome.stop != "interrupted":
-        left = None if config.time_limit is None else config.time_limit - (time.perf_counter() - t0)
-        y_mip, F_mip, out = solve_miqp(
-            fitness, y_fixed, free, band, solver=solver_name, time_limit=left,
-            threads=config.threads, tee=config.tee, options=config.solver_options,
-            fallback=config.fallback, write=config.write_models)
-        from aidopt.decomposition.mip import mip_gap
-
+        y_mip, F_mip, out = solve_miqp(fitness, y_fixed, free, band, solver=solver_name, run=run)
         mip = {"solver": out.solver, "status": str(out.status), "objective": out.objective,
                "bound": out.bound, "seconds": out.seconds, "fitness": F_mip,
                "mip_gap": mip_gap(out.objective, out.bound)}
@@ -633,10 +647,8 @@ def solve_s2rlsc(X, y=None, *, p, **options) -> S2RLSCResult:
         labels=labels, fitness=F, termination=termination, method=p.method, found_by=found_by,
         bound=bound, gap=gap, coef=coef, decision=fitness.decision(labels),
         mode="clustering" if clustering else "semi-supervised", band=band, search=search_info,
-        mip=mip, params=params, seconds=time.perf_counter() - t0, message=message,
+        mip=mip, params=params, seconds=run.elapsed(), message=message,
         predictor=predictor)
-    if config.log:
-        print(result.summary())
     return result
 
 

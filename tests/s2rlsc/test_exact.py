@@ -125,3 +125,35 @@ def test_gurobi_licence_refusal_falls_back_to_scip(monkeypatch):
     monkeypatch.setattr(solvers, "solve_model", refuse)
     y, F, out = solve_miqp(fit, ytr, free, Band.of(10, 0.5, 0.2), solver="gurobi")
     assert out.solver == "scip" and out.status == "optimal"
+
+
+@pytest.mark.skipif(not (_have("scip") or _have("gurobi")), reason="no MIQP solver installed")
+def test_the_exact_run_writes_its_model_through_the_run_framework(tmp_path):
+    """One ``write_models`` for every algorithm: NNN_<model name>.lp/.mps in solve order (the
+    MIQP used to overwrite a fixed name)."""
+    Xtr, ytr, *_ = instance(l=4, u=10, d=3, seed=0)
+    solve_s2rlsc(Xtr, ytr, method="exact", restarts=2, write_models=str(tmp_path), log=False)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert len(names) == 2 and names[0].startswith("001_") and names[0].endswith(".lp")
+
+
+def test_the_summary_goes_to_the_log_not_to_print(capsys):
+    """With a user's logging configuration the summary reaches their handler (the run's log),
+    and nothing is printed past it."""
+    import logging
+
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger = logging.getLogger("aidopt")
+    logger.addHandler(handler)
+    old = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        Xtr, ytr, *_ = instance(l=4, u=10, d=3, seed=0)
+        res = solve_s2rlsc(Xtr, ytr, restarts=2, log=True)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old)
+    assert any(res.summary() == r.getMessage() for r in records)
+    assert capsys.readouterr().out == ""
