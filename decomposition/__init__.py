@@ -18,7 +18,6 @@ _EXPORTS = {
     "relative_gap": "aidopt.decomposition.protocol",
     "solve": "aidopt.decomposition.aid",
     "solve_direct": "aidopt.decomposition.aid",
-    "AIDConfig": "aidopt.decomposition.run",
     "Run": "aidopt.decomposition.run",
     "RunConfig": "aidopt.decomposition.run",
     "AggregateOutputProblem": "aidopt.decomposition.plugins.aggout",

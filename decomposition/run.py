@@ -53,14 +53,13 @@ _quiet = logging.getLogger("aidopt.quiet")
 _quiet.propagate = False
 _quiet.addHandler(logging.NullHandler())
 
-__all__ = ["RunConfig", "AIDConfig", "Run", "common_options", "add_arguments", "config_from_args",
+__all__ = ["RunConfig", "Run", "common_options", "add_arguments", "config_from_args",
            "pause_gc", "release"]
 
 
-def _opt(default, help: str, *, flag: str | None = None, cli_type=None, cli: bool = True,
-         default_factory=None):
+def _opt(default, help: str, *, flag: str | None = None, cli: bool = True, default_factory=None):
     """A :class:`RunConfig` field with its documentation and CLI flag."""
-    meta = {"help": help, "flag": flag, "cli_type": cli_type, "cli": cli}
+    meta = {"help": help, "flag": flag, "cli": cli}
     if default_factory is not None:
         return field(default_factory=default_factory, metadata=meta)
     return field(default=default, metadata=meta)
@@ -165,10 +164,6 @@ class RunConfig:
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
-
-
-#: the previous name of :class:`RunConfig`
-AIDConfig = RunConfig
 
 
 def _real(value) -> bool:

@@ -19,7 +19,6 @@ labels of a data set). ``source.blocks(n_blocks)`` gives the row ranges of ``n_b
 
 from __future__ import annotations
 
-import numbers
 import os
 from pathlib import Path
 
@@ -224,9 +223,3 @@ def row_source(M, v=None, *, vector: str = "b", columns=None, matrix_name: str =
         if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
             raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
     return ArraySource(M, v)
-
-
-def positive_int(value, name: str) -> int:
-    if not (isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1):
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)

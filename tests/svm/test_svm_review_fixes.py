@@ -4,7 +4,7 @@ dropped, and kernels that are not positive semidefinite are refused or not certi
 
 import numpy as np
 import pytest
-from aidopt.decomposition import AIDConfig, solve_direct
+from aidopt.decomposition import RunConfig, solve_direct
 from aidopt.decomposition.plugins.kernel_svm import KernelSVMProblem
 from aidopt.decomposition.plugins.svm import certificate
 
@@ -43,7 +43,7 @@ def test_kernel_problem_reused_on_new_data():
     X1, X2 = rng.normal(size=(150, 2)), 2 * rng.normal(size=(150, 2))
     d1 = as_classification_data(X1, np.where(X1[:, 0] > 0, 1, -1))
     d2 = as_classification_data(X2, np.where(X2[:, 1] > 0, 1, -1))
-    cfg = AIDConfig(solver="clarabel", log=False)
+    cfg = RunConfig(solver="clarabel", log=False)
     problem = KernelSVMProblem()
     solve_direct(problem, d1, cfg)
     reused = solve_direct(problem, d2, cfg)
