@@ -18,39 +18,22 @@ import logging
 
 from aidopt._lazy import lazy_exports
 from aidopt._version import __version__  # noqa: F401 (public)
+from aidopt.api import _EXPORTS as _DOORS
 
 logging.getLogger("aidopt").addHandler(logging.NullHandler())
 
-_EXPORTS = {
-    "solve": "aidopt.api.plugin",
-    "solve_direct": "aidopt.api.plugin",
-    "solve_lad": "aidopt.api.lad",
-    "bootstrap_coefficients": "aidopt.api.lad",
-    "LADRegressor": "aidopt.api.lad",
-    "solve_svm": "aidopt.api.svm",
-    "SVMClassifier": "aidopt.api.svm",
-    "solve_s3vm": "aidopt.api.s3vm",
-    "S3VMClassifier": "aidopt.api.s3vm",
-    "solve_fsv": "aidopt.api.fsv",
-    "FSVClassifier": "aidopt.api.fsv",
-    "solve_gsvm": "aidopt.api.gsvm",
-    "GSVMClassifier": "aidopt.api.gsvm",
-    "solve_aggregate_outputs": "aidopt.api.aggout",
-    "AggregateOutputClassifier": "aidopt.api.aggout",
-    "solve_facility_location": "aidopt.api.facility",
-    "solve_lp_chunked": "aidopt.api.lpc",
-    "solve_lsvm_lpc": "aidopt.api.lpc",
-    "solve_s2rlsc": "aidopt.api.s2rlsc",
-    "S2RLSCClassifier": "aidopt.api.s2rlsc",
-    "solve_scm": "aidopt.api.scm",
-    "SCMClassifier": "aidopt.api.scm",
+#: the doors of aidopt.api (every solve_* and estimator, aidopt.solve for any plug-in), then the
+#: result types and the errors users catch
+_EXPORTS = {name: module for name, module in _DOORS.items() if not name.startswith("default_")}
+_EXPORTS.update({
     "AIDResult": "aidopt.results",
     "Certificate": "aidopt.results",
+    "RunResult": "aidopt.results",
     "Termination": "aidopt.results",
     "RankWarning": "aidopt.data.validate",
     "SolverCapabilityError": "aidopt.solvers.errors",
     "SolverError": "aidopt.solvers.errors",
     "SolverUnavailableError": "aidopt.solvers.errors",
-}
+})
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = sorted([*_EXPORTS, "__version__"], key=str.lower)

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ENGINE", "Family", "Param", "none_or_float", "none_or_str", "number",
+__all__ = ["COEF0", "DEGREE", "ENGINE", "GAMMA", "Family", "Param", "none_or_float", "none_or_str", "number",
            "scale_or_float"]
 
 
@@ -216,3 +216,12 @@ ENGINE = Param(
     "or a path, else ``\"numpy\"``. The number of passes over X is reported in "
     "``result.dimensions[\"data_passes\"]`` and ``result.message``.",
     choices=("numpy", "dask"), flag="", estimator=False)
+
+
+#: the kernel parameters as scikit-learn's SVC takes them (the linear and kernel SVMs, SCM)
+GAMMA = Param("gamma", "scale",
+              "Width of the rbf kernel and scale of the poly kernel, as in scikit-learn's SVC: a "
+              "number, ``\"scale\"`` (1 / (m Var(X))) or ``\"auto\"`` (1 / m).",
+              kind="float or {\"scale\", \"auto\"}", parse=scale_or_float)
+DEGREE = Param("degree", 3, "Degree of the poly kernel.")
+COEF0 = Param("coef0", 1.0, "Constant term of the poly kernel.")

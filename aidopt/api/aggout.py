@@ -1,22 +1,13 @@
-"""scikit-learn style estimators (validate in ``fit``, trailing-underscore attributes, return self).
+r"""Learning from aggregate outputs: ``solve_aggregate_outputs`` and ``AggregateOutputClassifier``.
 
-scikit-learn is not a dependency. Without it the estimators keep its conventions
-(``get_params`` / ``set_params``, ``fit`` / ``predict`` / ``score``, ``n_features_in_``) with
-aidopt's own input checks. With it (1.6 or later) they are scikit-learn estimators: they inherit
-its mixins in the order it requires (tags, ``score``; :class:`FSVClassifier` is also a
-``SelectorMixin``), raise its ``NotFittedError`` and validate their inputs with
-:func:`sklearn.utils.validation.validate_data`. ``tests/unit/test_sklearn_checks.py`` runs
-scikit-learn's estimator checks on every one of them.
+Rows come in collections; of each collection only the number of class-1 rows is known. Two
+methods (the mathematics in docs/aggout.md):
 
-Validation is split in two. scikit-learn checks the *structure* of the data and records it:
-conversion to float64 (object arrays of numbers are converted, complex data rejected), 2-d X,
-at least two rows, column-vector y (a ``DataConversionWarning``), ``n_features_in_`` and
-``feature_names_in_``, and, in ``predict``, the same features as in fit. The ``solve_*``
-function then checks the *content* with aidopt's messages, exactly as when it is called directly:
-NaN / inf and huge values, more rows than columns, the two classes, the sample weights.
-
-scipy sparse X is accepted everywhere (``input_tags.sparse``) and densified: every model here is
-a dense LP / QP / MIP. Linear decision functions are evaluated on sparse X without densifying it.
+* ``method="miqp"``: the Musicant et al. MIQP (1/2 ||w||^2, or its 1-norm MILP), solved by AID
+  over clusters of rows within collections (:class:`aidopt.decomposition.AggregateOutputProblem`)
+  or directly (``aid=False``), with the MIP solver's bound;
+* ``method="slaag"``: Dutt & Kumar's successive linear approximation (problem (3), then the
+  step-2 programs), a heuristic that is orders of magnitude faster.
 """
 
 from __future__ import annotations
@@ -50,14 +41,12 @@ AGGOUT = Family(
           "program.",
           kind="{\"slaag\", \"miqp\"}", choices=METHODS),
     Param("C", None,
-          "``\"miqp\"``: costs of the hinges and of a collection's count deviation (default 1 and"
-          " 1). ``\"slaag\"``: costs of problem (3)'s class-1 and class-0 hinges (default: the "
-          "class-0 and class-1 shares of all rows, the seed's section 5).",
+          "``\"miqp\"``: cost of the hinges (default 1). ``\"slaag\"``: cost of problem (3)'s "
+          "class-1 hinges (default: the class-0 share of all rows, Dutt & Kumar section 5).",
           kind="float", parse=float),
     Param("D", None,
-          "``\"miqp\"``: costs of the hinges and of a collection's count deviation (default 1 and"
-          " 1). ``\"slaag\"``: costs of problem (3)'s class-1 and class-0 hinges (default: the "
-          "class-0 and class-1 shares of all rows, the seed's section 5).",
+          "``\"miqp\"``: cost of a collection's count deviation (default 1). ``\"slaag\"``: cost "
+          "of problem (3)'s class-0 hinges (default: the class-1 share of all rows).",
           kind="float", parse=float),
     Param("E", 1.0,
           "``\"slaag\"``: cost of the step-2 linearization.",

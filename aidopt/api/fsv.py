@@ -1,4 +1,6 @@
-"""Public solve functions: validate, then run AID (or another algorithm) or the direct solve."""
+"""Feature selection concave (Bradley, Mangasarian & Musicant (1.21)) by successive
+linearization: :func:`solve_fsv` and :class:`FSVClassifier`; the parameters are declared once in
+:data:`FSV`."""
 
 from __future__ import annotations
 

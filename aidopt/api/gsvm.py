@@ -1,22 +1,20 @@
-"""scikit-learn style estimators (validate in ``fit``, trailing-underscore attributes, return self).
+r"""Generalized support vector machines (Mangasarian, "Generalized Support Vector Machines" §2):
+SVMs that need no assumption on the kernel — not symmetric, not positive semidefinite, not even
+continuous.
 
-scikit-learn is not a dependency. Without it the estimators keep its conventions
-(``get_params`` / ``set_params``, ``fit`` / ``predict`` / ``score``, ``n_features_in_``) with
-aidopt's own input checks. With it (1.6 or later) they are scikit-learn estimators: they inherit
-its mixins in the order it requires (tags, ``score``; :class:`FSVClassifier` is also a
-``SelectorMixin``), raise its ``NotFittedError`` and validate their inputs with
-:func:`sklearn.utils.validation.validate_data`. ``tests/unit/test_sklearn_checks.py`` runs
-scikit-learn's estimator checks on every one of them.
+Decision function (1.2): class 1 where :math:`K(x', A')Du - \gamma \ge 0`. Three formulations,
+each solved directly on the precomputed m x m kernel matrix :math:`K(A, A')` with a full
+certificate (docs/gsvm.md):
 
-Validation is split in two. scikit-learn checks the *structure* of the data and records it:
-conversion to float64 (object arrays of numbers are converted, complex data rejected), 2-d X,
-at least two rows, column-vector y (a ``DataConversionWarning``), ``n_features_in_`` and
-``feature_names_in_``, and, in ``predict``, the same features as in fit. The ``solve_*``
-function then checks the *content* with aidopt's messages, exactly as when it is called directly:
-NaN / inf and huge values, more rows than columns, the two classes, the sample weights.
+* ``"lp_u"`` — the LP (1.11), :math:`\min \nu e'y + \|u\|_1`;
+* ``"lp_Ku"`` — the LP (1.12), :math:`\min \nu e'y + \|K(A, A')Du\|_1`;
+* ``"qp"`` — the QP (1.10) with :math:`H = I`, whose Hessian :math:`DKK'D` is positive
+  semidefinite for any K.
 
-scipy sparse X is accepted everywhere (``input_tags.sparse``) and densified: every model here is
-a dense LP / QP / MIP. Linear decision functions are evaluated on sparse X without densifying it.
+Kernels (:func:`kernel_function`): the seed's polynomial :math:`(AB' + \mu ab')^d`, the shifted
+polynomial of its Fig. 1.2 :math:`((A/\lambda - \rho)(B/\lambda - \rho)' - \mu)^d`, the
+neural-network step kernel :math:`(AB' + \mu ab')_*` (1 where positive, else 0: discontinuous),
+RBF, linear, or any callable ``K(A, B)``.
 """
 
 from __future__ import annotations

@@ -1,41 +1,8 @@
-r"""Semi- and unsupervised regularized least-squares classification by recurrent local search
-(S²RLSC; Gieseke, Kramer, Airola & Pahikkala 2012), with an exact MIQP for small problems.
-
-Notation of the paper. ``n = l + u`` points, the first kind labelled (:math:`y'_i`), the second
-unlabelled; labels :math:`y \in \{-1, +1\}^n`; kernel matrix K; diagonal
-:math:`D` with :math:`D_{ii} = \sqrt{1/l}` on labelled and :math:`\sqrt{\lambda'/u}` on unlabelled
-points (problem (10)), or :math:`\sqrt{1/u}` everywhere in the unsupervised case (problem (7),
-maximum margin clustering). For fixed labels
-
-.. math:: J_2(c, y) = (Dy - DKc)'(Dy - DKc) + \lambda c'Kc
-
-is minimised by :math:`c^* = DGDy`, :math:`G = (DKD + \lambda I)^{-1}` (eq. 12), and with the
-eigendecomposition :math:`\bar K = DKD = V \Lambda V'`, :math:`\tilde\Lambda = (\Lambda + \lambda
-I)^{-1}` the fitness is (eq. 13)
-
-.. math:: F(y) = \min_c J_2(c, y) = y'D D y - y'DV \Lambda\tilde\Lambda V'Dy
-          = (1 + \lambda') - s' \Omega s, \qquad s = V'Dy, \quad \Omega = \Lambda\tilde\Lambda,
-
-(``1`` instead of :math:`1 + \lambda'` in the unsupervised case, eq. 16). Flipping coordinate j
-changes ``s`` by :math:`-2 y_j D_{jj} V_{j\cdot}'`, so every fitness evaluation of the search costs
-O(r) with r the number of kept eigenvalues: O(n) for the full kernel (Theorem 1) and O(r) for the
-Nyström approximation :math:`\tilde K = K_R' K_{R,R}^{-1} K_R` with r landmarks (eq. 14,
-Theorem 2, Appendix 1).
-
-The labels must satisfy the balance band :math:`|\frac1u \sum_{i \in U} \max(0, y_i) - b_c| <
-\varepsilon` (:class:`Band`). The searches are the :math:`(\mu+\nu)`-EA of Algorithm 2 and the
-(1+1)-EA with round-robin coordinates (section 4.2.1.2), restarted and the best kept
-(:func:`local_search`); their inner loops are numba kernels. Beyond the paper:
-
-* :func:`solve_miqp` -- after eliminating c, :math:`F(y) = y'My` with M positive definite, so the
-  labelling problem is a convex MIQP (:mod:`aidopt.models.s2rlsc`), solved exactly for small u;
-* :func:`aggregated_start` -- an AID-style warm start: the unlabelled points clustered, the
-  clusters sharing a label, a weighted RLSC fitness on the cluster representatives searched in
-  O(l + k) per flip, its labels lifted to the points.
-
-Public entry points: :func:`solve_s2rlsc` (returns :class:`S2RLSCResult`), the estimator
-:class:`aidopt.api.s2rlsc.S2RLSCClassifier`, the CLI ``aidopt s2rlsc``; docs/s2rlsc.md.
-"""
+r"""Semi- and unsupervised regularized least-squares classification (S²RLSC; Gieseke, Kramer,
+Airola & Pahikkala 2012): :func:`solve_s2rlsc`, :class:`S2RLSCClassifier`, the exact MIQP for
+small problems (:func:`solve_miqp`) and :class:`S2RLSCResult`. The fitness and the local search
+are in :mod:`aidopt.numerics.rlsc` (the paper's notation is stated there); the parameters are
+declared once in :data:`S2RLSC`."""
 
 from __future__ import annotations
 
@@ -407,18 +374,18 @@ S2RLSC = Family(
           "Band centre; default the share of +1 among the labelled points (0.5 for clustering).",
           kind="float", parse=float),
     Param("r", None,
-          "Nystr\u00f6m approximation (14) with ``r`` landmarks drawn uniformly from all points "
+          "Nyström approximation (14) with ``r`` landmarks drawn uniformly from all points "
           "(O(r) per flip, Theorem 2); default the full kernel (O(n) per flip, Theorem 1).",
           kind="int", parse=int),
     Param("search", "mu+nu",
-          "The (\u03bc+\u03bd)-EA of Algorithm 2 (random parent and coordinate) or the (1+1)-EA with "
+          "The (μ+ν)-EA of Algorithm 2 (random parent and coordinate) or the (1+1)-EA with "
           "round-robin coordinates.",
           kind="{\"mu+nu\", \"1+1\"}", choices=SEARCHES),
     Param("mu", 5,
-          "(\u03bc+\u03bd)-EA population and offspring sizes (the paper's section 4.2.1.2).",
+          "(μ+ν)-EA population size (the paper's section 4.2.1.2).",
           kind="int"),
     Param("nu", 25,
-          "(\u03bc+\u03bd)-EA population and offspring sizes (the paper's section 4.2.1.2).",
+          "(μ+ν)-EA offspring per generation (the paper's section 4.2.1.2).",
           kind="int"),
     Param("restarts", 10,
           "Best of this many runs (the paper: 10 during model selection, 50 for final models).",

@@ -1,4 +1,5 @@
-"""Public solve functions: validate, then run AID (or another algorithm) or the direct solve."""
+"""The semi-supervised SVM (Bennett & Demiriz MIQP / MILP) by AID: :func:`solve_s3vm` and
+:class:`S3VMClassifier`; the parameters are declared once in :data:`S3VM`."""
 
 from __future__ import annotations
 

@@ -81,7 +81,7 @@ import numpy as np
 from scipy import sparse
 
 from aidopt import solvers
-from aidopt.api._params import Family, Param, none_or_float, scale_or_float
+from aidopt.api._params import COEF0, DEGREE, GAMMA, Family, Param, none_or_float
 from aidopt.api.estimator import ConvergenceWarning, _BaseEstimator, _BinaryClassifierMixin
 from aidopt.data.validate import as_classification_data
 from aidopt.decomposition.plugins.svm import certificate as svm_certificate
@@ -564,13 +564,9 @@ SCM = Family(
     Param("kernel", "rbf",
           "The SVM's kernel, also used by the kernel k-means (the paper's setting (a)).",
           kind="{\"rbf\", \"linear\", \"poly\"} or callable", choices=("rbf", "linear", "poly")),
-    Param("gamma", "scale",
-          "Kernel parameters as in scikit-learn's SVC (``gamma=\"scale\"``: 1 / (m Var(X))).",
-          parse=scale_or_float),
-    Param("degree", 3,
-          "Kernel parameters as in scikit-learn's SVC (``gamma=\"scale\"``: 1 / (m Var(X)))."),
-    Param("coef0", 1.0,
-          "Kernel parameters as in scikit-learn's SVC (``gamma=\"scale\"``: 1 / (m Var(X)))."),
+    GAMMA,
+    DEGREE,
+    COEF0,
     Param("k_neg", None,
           ":math:`k^-`, clusters of the negatives in every round (capped at their number); "
           "default :math:`\\lceil r_0 |\\mathcal D^-_t| \\rceil` with ``r0`` (default 0.1, the "

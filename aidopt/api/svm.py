@@ -1,4 +1,6 @@
-"""Public solve functions: validate, then run AID (or another algorithm) or the direct solve."""
+"""Soft-margin SVMs: :func:`solve_svm` (2-norm QP, 1-norm / infinity-norm LPs, RLP, kernel AID, LP
+chunking, SOR, the modified SVM), :class:`SVMClassifier`, :func:`solve_svm_sor` and the default
+solver rule; the parameters are declared once in :data:`SVM`."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import numbers
 import numpy as np
 
 from aidopt.api import _front
-from aidopt.api._params import Family, Param, scale_or_float
+from aidopt.api._params import COEF0, DEGREE, GAMMA, Family, Param
 from aidopt.api.estimator import _BaseEstimator, _BinaryClassifierMixin
 from aidopt.api.lpc import LPC
 from aidopt.data.validate import (
@@ -56,13 +58,9 @@ SVM = Family(
           "Kernel AID (Park & Klabjan Appendix B) on the aggregated dual; ``norm`` must be "
           "\"l2\". A callable takes ``(A, B)`` and returns the ``len(A) x len(B)`` kernel matrix.",
           kind="None, \"linear\", \"rbf\", \"poly\" or callable", choices=("linear", "rbf", "poly")),
-    Param("gamma", "scale",
-          "Kernel parameters as in scikit-learn's SVC (``gamma=\"scale\"`` is 1 / (m Var(X))).",
-          parse=scale_or_float),
-    Param("degree", 3,
-          "Kernel parameters as in scikit-learn's SVC (``gamma=\"scale\"`` is 1 / (m Var(X)))."),
-    Param("coef0", 1.0,
-          "Kernel parameters as in scikit-learn's SVC (``gamma=\"scale\"`` is 1 / (m Var(X)))."),
+    GAMMA,
+    DEGREE,
+    COEF0,
     Param("cache_size", None,
           "Kernel AID: MB for the cached mean-kernel columns (8 n bytes each; as SVC's "
           "``cache_size``). Past it the columns used least recently are dropped and recomputed "

@@ -1,9 +1,6 @@
-"""Command line: ``aidopt demo | solvers | lad | svm | s3vm | fsv | facility | aggout | gsvm |
-s2rlsc | scm | bench``.
-
-The CLI calls the same public functions as the Python API (``aidopt.solve_lad``,
-``aidopt.solve_svm``, ``aidopt.solve_s3vm``), so both agree.
-"""
+"""What the ``aidopt`` commands share: the common options' flags (from ``RunConfig``), output
+flags and their checks before any run, loading a data file, the out-of-core engine flags, the
+bootstrap, and printing / writing a result with the CLI's exit codes."""
 
 from __future__ import annotations
 

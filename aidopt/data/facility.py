@@ -1,22 +1,10 @@
-"""Facility location with certified AID: ``solve_facility_location``, input validation, cost
-helpers (coordinates, a networkx graph, OR-Library and TSPLIB files) and a map plot.
-
-p-median (``p``) and uncapacitated facility location (``fixed_costs``) on an
-``n_customers x n_sites`` cost matrix are solved by AID (the mathematics in docs/facility.md):
-
-* ``aggregation="radius"`` (default,
-  :class:`aidopt.decomposition.plugins.facility_radius.FacilityRadiusProblem`): every customer keeps its
-  nearest cost levels, and the sites beyond its radius are grouped and priced at the cheapest of
-  them (a relaxation); radii grow where the aggregated solution serves a customer beyond its
-  radius, until none does;
-* ``aggregation="sites"`` (:class:`aidopt.decomposition.plugins.facility.FacilityProblem`): sites are
-  clustered, a cluster opens at the cheapest opening cost of its sites and serves each customer
-  at the cheapest of its sites' costs (a relaxation), a real site is picked in every open cluster
-  (an upper bound), and clusters whose pick does not attain those minima are split.
-
-Either way the bound is an aggregated MIP's dual bound and the certificate its gap to the best
-lifted solution.
-"""
+"""Facility-location inputs: :func:`as_facility_data` validates a cost matrix (with ``p``, opening
+costs, demands, capacities, coordinates) before anything is built; cost matrices from coordinates
+(:func:`euclidean_costs`, optionally rounded) or a networkx graph (:func:`graph_costs`: shortest
+paths); readers of OR-Library ``pmed`` files (:func:`read_orlib_pmed`: the graph's shortest-path
+distances) and TSPLIB coordinate files
+(:func:`read_tsplib`); and :func:`auto_fixed_costs` (the UFL opening cost ``aidopt facility``
+uses for ``--fixed-costs auto``)."""
 
 from __future__ import annotations
 

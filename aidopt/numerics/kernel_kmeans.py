@@ -1,71 +1,8 @@
-r"""Support Cluster Machines (Yuan, Li & Zhang, "Learning concepts from large scale imbalanced data
-sets using support cluster machines", ACM MM 2006): kernel k-means of the majority class, a
-weighted SVM on the cluster representatives, shrinking, repeat (their Algorithm 1).
-
-With a label-pure partition :math:`\{\pi_c\}_{c=1}^k` of the training rows and a representative
-:math:`u_c` of every cluster, the SCM is the dual (6)
-
-.. math::
-
-    \min_{\alpha_\pi} G_\pi(\alpha_\pi) = \tfrac12 \alpha_\pi^\top Q_\pi \alpha_\pi - e^\top\alpha_\pi
-    \quad\text{s.t.}\quad 0 \le \alpha_{\pi c} \le |\pi_c| C,\ \ \alpha_\pi^\top y_\pi = 0,
-    \qquad Q_{\pi, hl} = y_h y_l \langle \Phi(u_h), \Phi(u_l) \rangle,
-
-which is aidopt's weighted 2-norm SVM with row weights :math:`|\pi_c|`
-(:mod:`aidopt.models.svm` on explicit representatives, :mod:`aidopt.models.kernel_svm` on their
-kernel matrix). Theorem 2: (6) has the optimal value of the *duplicate* SVM (7), the SVM on the
-n rows with every row replaced by its cluster's representative. Theorem 4: the best
-representative (smallest :math:`\|Q - \tilde Q\|_F`) is the feature-space centroid (8)
-:math:`\Phi(u_c) = m_c`, used through the precomputed kernel
-:math:`\langle m_h, m_l\rangle = \sum_{i \in \pi_h}\sum_{j \in \pi_l} K_{ij} / (|\pi_h||\pi_l|)`;
-the paper's implementation uses the pseudo-centre, the member nearest to the centroid in feature
-space, :math:`\arg\min_{x_i \in \pi_c} \|\Phi(x_i) - m_c\|^2 = \arg\min_{x_i \in \pi_c}
-K_{ii} - 2\sum_{x_j \in \pi_c} K(x_i, x_j) / |\pi_c|`, which is (10)
-:math:`u_c = \arg\max_{x_i \in \pi_c} \sum_{x_j \in \pi_c} K(x_i, x_j)` when :math:`K_{ii}` is
-constant (RBF). Theorem 5: kernel k-means (4) is the relaxed minimizer of :math:`\|Q - \tilde Q\|_F`.
-
-One round of Algorithm 1 (:func:`solve_scm`):
-
-1. partition the majority class :math:`\mathcal D^-` by kernel k-means (4) into
-   :math:`k^- = \lceil r_0 |\mathcal D^-| \rceil` clusters (:math:`r_0 = 0.1`: the paper's
-   :math:`k^- = |\mathcal D^-| / 10`); on imbalanced data every positive is its own cluster
-   (:math:`k^+ = |\mathcal D^+|`, or ``k_pos`` clusters); on balanced data both classes are
-   clustered;
-2. solve (6) on the representatives and report its certificate;
-3. evaluate :math:`f(x) = \langle w, \Phi(x)\rangle + b` on the current rows;
-4. shrink (11): remove the rows with :math:`|f(x)| > \gamma` (:math:`\gamma = 1.3`; with
-   ``shrink_side="margin"`` only those with :math:`y f(x) > \gamma`) from the majority class, and
-   on balanced data from both classes;
-5. stop when the negatives are at most ``ratio`` (5) times the positives (imbalanced data), when
-   the positive miss rate exceeds ``max_miss_rate`` (the Neyman-Pearson rule), when the shrink
-   stalls, or at ``max_iter`` / ``time_limit``.
-
-**Stall.** With an RBF kernel, :math:`f(x) \to b` far from every support cluster; when
-:math:`|b| \le \gamma` rule (11) never removes those rows and the loop cannot reach its ratio
-stop. A round whose shrink removes fewer than ``stall_fraction`` of the clustered rows is a
-stall: ``shrink="eq11"`` stops there (termination ``"stalled"``, with the count of rows whose
-:math:`|f - b|` vanished), ``shrink="auto"`` switches that round to the rank shrink, and
-``shrink="rank"`` always uses it: keep the ``rank_keep`` share of the clustered rows with the
-smallest margin :math:`y_i f(x_i)` (the likeliest support vectors: inside or beyond the margin
-first), never fewer than ``ratio`` times the positives, so every round removes rows. On balanced
-data, where both classes are shrunk, it keeps the rows nearest the margin (smallest
-:math:`|y_i f(x_i) - 1|`: the most misclassified rows of both classes alone give an inverted
-SVM), and no class goes below its round-0 number of clusters, in the rank shrink or in rule (11);
-a round at those floors removes nothing and ends the loop (``"stalled"``).
-
-**What is certified.** The weighted SVM (6) of every round: its duality gap and dual
-feasibility, checked with the exact kernel matrix of the representatives
-(:func:`aidopt.decomposition.plugins.svm.hinge_certificate`). The round's :math:`\alpha_{\pi c}` spread
-as :math:`\alpha_i = \alpha_{\pi c}/|\pi_c|` over the cluster (and 0 on shrunk rows) is feasible
-for the SVM dual (2) on **all** training rows, so ``SCMResult.full_certificate`` reports SCM's
-duality gap as an SVM on the full training set (weak duality: SCM's :math:`(w, b)` against that
-dual point): an a-posteriori measure of how far SCM is from the full SVM, not a claim that it is
-optimal (it rarely is; the paper's Theorem 3 bounds the difference by
-:math:`\|Q - \tilde Q\|_F`). For centroid representatives the lift has SCM's :math:`w`; for
-pseudo-centres its :math:`w = \sum_c \alpha_{\pi c} y_c m_c` differs from SCM's
-:math:`\sum_c \alpha_{\pi c} y_c \Phi(u_c)`, so the gap is valid but looser. SCM itself is a
-heuristic: its stop rules prove nothing.
-"""
+r"""Kernel k-means in a kernel's feature space (Yuan, Li & Zhang 2006, eq. (4)), on a cached or
+blocked Gram matrix: :class:`KernelGram` (kernel values of a row set, cached up to
+:data:`CACHE_ENTRIES`, else computed :data:`BLOCK_ENTRIES` at a time) and :func:`kernel_kmeans`
+(seeded k-means++ in feature space, Lloyd iterations with the within-cluster sums). Support
+Cluster Machines (:mod:`aidopt.api.scm`) cluster the majority class with it."""
 
 from __future__ import annotations
 

@@ -1,21 +1,7 @@
-r"""Generalized support vector machines (Mangasarian, "Generalized Support Vector Machines" §2):
-SVMs that need no assumption on the kernel — not symmetric, not positive semidefinite, not even
-continuous.
-
-Decision function (1.2): class 1 where :math:`K(x', A')Du - \gamma \ge 0`. Three formulations,
-each solved directly on the precomputed m x m kernel matrix :math:`K(A, A')` with a full
-certificate (docs/gsvm.md):
-
-* ``"lp_u"`` — the LP (1.11), :math:`\min \nu e'y + \|u\|_1`;
-* ``"lp_Ku"`` — the LP (1.12), :math:`\min \nu e'y + \|K(A, A')Du\|_1`;
-* ``"qp"`` — the QP (1.10) with :math:`H = I`, whose Hessian :math:`DKK'D` is positive
-  semidefinite for any K.
-
-Kernels (:func:`kernel_function`): the seed's polynomial :math:`(AB' + \mu ab')^d`, the shifted
-polynomial of its Fig. 1.2 :math:`((A/\lambda - \rho)(B/\lambda - \rho)' - \mu)^d`, the
-neural-network step kernel :math:`(AB' + \mu ab')_*` (1 where positive, else 0: discontinuous),
-RBF, linear, or any callable ``K(A, B)``.
-"""
+r"""Kernel functions of the generalized SVMs (Mangasarian §2): every name of :data:`KERNELS`
+with its parameters, made into a callable ``K(A, B) -> len(A) x len(B)`` by
+:func:`kernel_function`, and :func:`kernel_matrix`, which computes and checks such a matrix
+(shape, real, finite). No assumption on the kernel: not symmetric, not positive semidefinite."""
 
 from __future__ import annotations
 

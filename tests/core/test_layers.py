@@ -20,7 +20,8 @@ SOURCES = {"aidopt": "aidopt", "decomposition": "aidopt.decomposition", "models"
 
 #: layer -> dotted prefixes of its modules (the longest matching prefix decides)
 LAYERS = {
-    "foundation": ("aidopt", "aidopt._lazy", "aidopt._version", "aidopt.log", "aidopt.results"),
+    "top": ("aidopt",),  # the package itself: lazy names of the face, nothing imported at once
+    "foundation": ("aidopt._lazy", "aidopt._version", "aidopt.log", "aidopt.results"),
     "solvers": ("aidopt.solvers",),
     "data": ("aidopt.data",),
     "numerics": ("aidopt.numerics",),
@@ -35,6 +36,7 @@ LAYERS = {
 _BOTTOM = {"foundation", "solvers", "data"}
 #: what each layer may import (its own layer always)
 ALLOWED = {
+    "top": {"foundation", "face"},
     "foundation": set(),
     "solvers": {"foundation"},
     "data": {"foundation"},
@@ -95,7 +97,7 @@ def layer(name: str) -> str:
         for prefix in prefixes:
             if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > best:
                 best, found = len(prefix), key
-    if found == "foundation" and name != "aidopt" and name not in LAYERS["foundation"]:
+    if found == "top" and name != "aidopt":
         return "unassigned"  # a new top-level module must be placed in a layer deliberately
     return found or "unassigned"
 
