@@ -40,8 +40,8 @@ from pathlib import Path
 import numpy as np
 import pyomo.environ as pyo
 
-import aidopt
 from aidopt import solvers
+from aidopt._version import __version__
 from aidopt.decomposition.aid import solve, solve_direct
 from aidopt.decomposition.partition import Partition
 from aidopt.decomposition.protocol import AIDProblem, Iterate, Lifted, Split, relative_gap
@@ -343,7 +343,7 @@ def check_result(result: AIDResult, solver: str) -> None:
         assert result.solver == solver, f"result.solver {result.solver!r}, ran only {solver!r}"
     else:
         assert result.solver == solver or f"retried with {result.solver}" in result.message
-    expected = (f"aidopt {aidopt.__version__}" if result.solver in BUILTIN_METHODS
+    expected = (f"aidopt {__version__}" if result.solver in BUILTIN_METHODS
                 else solvers.version(result.solver))
     assert result.solver_version == expected
 

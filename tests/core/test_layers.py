@@ -46,8 +46,8 @@ ALLOWED = {
     "instances": _BOTTOM | {"numerics"},
     "testing": _BOTTOM | {"numerics", "models", "engine"},
     "face": _BOTTOM | {"numerics", "models", "engine"},
-    "cli": _BOTTOM | {"numerics", "engine", "instances", "face", "bench"},
-    "bench": _BOTTOM | {"numerics", "models", "engine", "instances", "face"},
+    "cli": _BOTTOM | {"numerics", "engine", "instances", "face", "top", "bench"},
+    "bench": _BOTTOM | {"numerics", "models", "engine", "instances", "face", "top"},
 }
 
 
