@@ -664,31 +664,8 @@ def solve_scm(X, y, *, p, **options) -> SCMResult:
     """
     # ---------------------------------------------------------------- validation, before solving
     config = RunConfig.from_kwargs(options, caller="solve_scm", solver="clarabel")
-    p.C = _positive_number(p.C, "C")
-    if p.clustering not in CLUSTERINGS:
-        raise ValueError(f"clustering must be one of {CLUSTERINGS}, got {p.clustering!r}")
-    if p.representative not in REPRESENTATIVES:
-        raise ValueError(f"representative must be one of {REPRESENTATIVES}, got {p.representative!r}")
-    if p.shrink not in SHRINKS:
-        raise ValueError(f"shrink must be one of {SHRINKS}, got {p.shrink!r}")
-    if p.final not in FINALS:
-        raise ValueError(f"final must be one of {FINALS}, got {p.final!r}")
-    p.shrink_gamma = _positive_number(p.shrink_gamma, "shrink_gamma (gamma of eq. 11)")
-    if p.shrink_side not in SHRINK_SIDES:
-        raise ValueError(f"shrink_side must be one of {SHRINK_SIDES}, got {p.shrink_side!r}")
-    p.ratio = _positive_number(p.ratio, "ratio")
-    p.rank_keep = _positive_number(p.rank_keep, "rank_keep", upper=1.0)
-    if p.rank_keep >= 1.0:
-        raise ValueError(f"rank_keep must be below 1 (a rank shrink must remove rows), got {p.rank_keep}")
-    p.stall_fraction = _positive_number(p.stall_fraction, "stall_fraction", allow_zero=True, upper=1.0)
-    if p.max_miss_rate is not None:
-        p.max_miss_rate = _positive_number(p.max_miss_rate, "max_miss_rate", allow_zero=True, upper=1.0)
-    p.kmeans_iter = _optional_count(p.kmeans_iter, "kmeans_iter")
-    if p.kmeans_iter is None:
-        raise ValueError("kmeans_iter must be a positive integer")
-    p.k_neg, p.k_pos = _optional_count(p.k_neg, "k_neg"), _optional_count(p.k_pos, "k_pos")
+    _check_parameters(p)
     data = as_classification_data(X, y)
-    Xd = data.X
     counts = {s: int((data.y == s).sum()) for s in (-1.0, 1.0)}
     flip = counts[1.0] > counts[-1.0]  # the positive class is the minority class
     yy = -data.y if flip else data.y.copy()
@@ -700,175 +677,235 @@ def solve_scm(X, y, *, p, **options) -> SCMResult:
     if p.k_pos is not None and p.k_pos > pos.size:
         raise ValueError(f"k_pos = {p.k_pos} is larger than the positive (minority) class "
                          f"({pos.size} rows)")
-    r0 = 0.1 if config.r0 is None else float(config.r0)
-    imbalanced = neg.size > p.ratio * pos.size
-    shrink_pos = not imbalanced  # balanced data: both classes are shrunk, no ratio stop
-    cluster_pos = p.k_pos is not None or shrink_pos  # only decides k+ (singletons otherwise)
-    kfun, gamma_used, explicit = _resolve_kernel(p.kernel, p.gamma, p.degree, p.coef0, Xd)
     _check_solver(config.solver)
-
     with run_scope(config):
+        return _SCMLoop(p, config, data.X, yy, pos, neg, classes).execute()
+
+
+def _check_parameters(p) -> None:
+    """Check (and normalise) the parameters of :func:`solve_scm` before anything is computed."""
+    p.C = _positive_number(p.C, "C")
+    for name, allowed in (("clustering", CLUSTERINGS), ("representative", REPRESENTATIVES),
+                          ("shrink", SHRINKS), ("final", FINALS), ("shrink_side", SHRINK_SIDES)):
+        if getattr(p, name) not in allowed:
+            raise ValueError(f"{name} must be one of {allowed}, got {getattr(p, name)!r}")
+    p.shrink_gamma = _positive_number(p.shrink_gamma, "shrink_gamma (gamma of eq. 11)")
+    p.ratio = _positive_number(p.ratio, "ratio")
+    p.rank_keep = _positive_number(p.rank_keep, "rank_keep", upper=1.0)
+    if p.rank_keep >= 1.0:
+        raise ValueError(f"rank_keep must be below 1 (a rank shrink must remove rows), got {p.rank_keep}")
+    p.stall_fraction = _positive_number(p.stall_fraction, "stall_fraction", allow_zero=True, upper=1.0)
+    if p.max_miss_rate is not None:
+        p.max_miss_rate = _positive_number(p.max_miss_rate, "max_miss_rate", allow_zero=True, upper=1.0)
+    p.kmeans_iter = _optional_count(p.kmeans_iter, "kmeans_iter")
+    if p.kmeans_iter is None:
+        raise ValueError("kmeans_iter must be a positive integer")
+    p.k_neg, p.k_pos = _optional_count(p.k_neg, "k_neg"), _optional_count(p.k_pos, "k_pos")
+
+
+class _SCMLoop:
+    """Algorithm 1 on the run framework: the rounds (cluster, represent, solve (6), shrink (11)),
+    the stop rules, the optional refit and the result. One object per :func:`solve_scm` call."""
+
+    def __init__(self, p, config: RunConfig, X, yy, pos, neg, classes):
+        self.p, self.config, self.classes = p, config, classes
         # positives first: every class is a contiguous range of the (cached) Gram matrix
-        order = np.concatenate([pos, neg])
-        Xp, yp = Xd[order], yy[order]
-        n, n_pos = Xp.shape[0], pos.size
+        self.order = np.concatenate([pos, neg])
+        Xp, self.yp = X[self.order], yy[self.order]
+        self.n, self.n_pos = Xp.shape[0], pos.size
+        self.r0 = 0.1 if config.r0 is None else float(config.r0)
+        self.imbalanced = neg.size > p.ratio * pos.size
+        self.shrink_pos = not self.imbalanced  # balanced data: both classes shrunk, no ratio stop
+        self.cluster_pos = p.k_pos is not None or self.shrink_pos  # k+ (else singletons)
+        self.kfun, self.gamma_used, self.explicit = _resolve_kernel(p.kernel, p.gamma, p.degree,
+                                                                    p.coef0, X)
         # rbf and linear values of finite data are finite: only other kernels are checked
-        gram = KernelGram(Xp, kfun, explicit=explicit, check=p.kernel not in ("rbf", "linear"),
-                          diag=kernel_diagonal(p.kernel, gamma_used, int(p.degree), float(p.coef0)))
+        self.gram = KernelGram(Xp, self.kfun, explicit=self.explicit,
+                               check=p.kernel not in ("rbf", "linear"),
+                               diag=kernel_diagonal(p.kernel, self.gamma_used, int(p.degree),
+                                                    float(p.coef0)))
         # the k-means Gram: the SVM's kernel, or the input space's (SCMs_I)
-        kgram = gram if p.clustering == "kernel" or explicit else KernelGram(
+        self.kgram = self.gram if p.clustering == "kernel" or self.explicit else KernelGram(
             Xp, kernel_svm.kernel_function("linear", 1.0), explicit=True)
-        rng = np.random.default_rng(config.seed)
-        run = Run("scm", solvers.ProblemClass.QP, config, dimensions={"n": n, "m": Xp.shape[1]},
-                  mode="Algorithm 1" if config.aid else "one SVM on all rows")
+        self.rng = np.random.default_rng(config.seed)
+        self.run = Run("scm", solvers.ProblemClass.QP, config,
+                       dimensions={"n": self.n, "m": Xp.shape[1]},
+                       mode="Algorithm 1" if config.aid else "one SVM on all rows")
+        self.history: list[SCMIteration] = []
+        self.kept_pos, self.kept_neg = np.arange(self.n_pos), np.arange(self.n_pos, self.n)
+        self.best: _Round | None = None
+        self.previous: _Round | None = None
+        self.stop, self.message = None, ""
+        self.floors: dict[str, int] = {}  # the fewest rows a rank shrink keeps, per shrunk class
+
+    # ------------------------------------------------------------------ driver
+    def execute(self) -> SCMResult:
+        p, config, run = self.p, self.config, self.run
         run.log.info("SCM | n=%d (positives %d, negatives %d) m=%d | kernel %s | C %g | "
-                    "clustering %s, representative %s, shrink %s (gamma %g, %s), ratio %g | "
-                    "solver %s%s", n, n_pos, n - n_pos, Xp.shape[1],
-                    p.kernel if isinstance(p.kernel, str) else "callable", p.C, p.clustering,
-                    p.representative, p.shrink, p.shrink_gamma, p.shrink_side, p.ratio, config.solver,
-                    "" if config.aid else " | aid=False: one SVM on all rows")
+                     "clustering %s, representative %s, shrink %s (gamma %g, %s), ratio %g | "
+                     "solver %s%s", self.n, self.n_pos, self.n - self.n_pos,
+                     self.gram.X.shape[1] if self.gram.X is not None else 0,
+                     p.kernel if isinstance(p.kernel, str) else "callable", p.C, p.clustering,
+                     p.representative, p.shrink, p.shrink_gamma, p.shrink_side, p.ratio,
+                     config.solver, "" if config.aid else " | aid=False: one SVM on all rows")
         run.header(COLUMNS)
-        history: list[SCMIteration] = []
-        kept_pos, kept_neg = np.arange(n_pos), np.arange(n_pos, n)
-        best: _Round | None = None
-        previous: _Round | None = None
-        stop, message = None, ""
-        floors: dict[str, int] = {}  # the fewest rows a rank shrink keeps, per shrunk class
         t = 0
         with run.guard():  # Ctrl-C: the last finished round is returned
-            while True:
-                seconds: dict[str, float] = {}
-                clock = time.perf_counter()
-                D = np.concatenate([kept_pos, kept_neg])
-                npos, nneg = kept_pos.size, kept_neg.size
-                if config.aid:
-                    kp = (min(p.k_pos, npos) if p.k_pos is not None else math.ceil(r0 * npos)) \
-                        if cluster_pos else npos
-                    kn = min(p.k_neg, nneg) if p.k_neg is not None else math.ceil(r0 * nneg)
-                else:
-                    kp, kn = npos, nneg
-                if t == 0:  # balanced data: no class shrinks below its round-0 number of clusters
-                    floors = {"pos": kp, "neg": kn if shrink_pos else math.ceil(p.ratio * npos)}
-                g = gram.subset(D)  # this round's rows (a view in round 0, one gather later)
-                kg = g if kgram is gram else kgram.subset(D)
-                km_pos = kernel_kmeans(kg, slice(0, npos), kp, rng, p.kmeans_iter)
-                km_neg = kernel_kmeans(kg, slice(npos, D.size), kn, rng, p.kmeans_iter)
-                seconds["cluster"] = time.perf_counter() - clock
-                try:
-                    round_ = _solve_round(g, D, km_pos, km_neg, p.representative, p.C, run,
-                                          seconds, kg is g, callable(p.kernel))
-                except solvers.TimeLimitReached:
-                    if previous is None:
-                        raise
-                    stop, message = "time_limit", f"time_limit = {config.time_limit:g} s"
-                    best = previous
-                    break
-                except solvers.SolverError:
-                    if config.raise_on_failure or previous is None:
-                        raise
-                    stop, message = "solver_failure", "a weighted SVM solve failed; the last round is returned"
-                    break
-                rep, f = round_.rep, round_.f
-                miss = float(np.mean(f[:npos] <= 0.0))
-                clock = time.perf_counter()
-                # ------------------------------------------------------------ shrinking (11)
-                values = {"neg": f[npos:], **({"pos": f[:npos]} if shrink_pos else {})}
-                keep, removed, used, stalled, vanished = _shrink(
-                    values, rep.b, shrink=p.shrink, gamma=p.shrink_gamma, side=p.shrink_side,
-                    rank_keep=p.rank_keep, stall_fraction=p.stall_fraction, floors=floors,
-                    explicit=explicit, both_classes=shrink_pos)
-                n_shrinkable = sum(v.size for v in values.values())
-                seconds["shrink"] = time.perf_counter() - clock
-                history.append(SCMIteration(
-                    t=t, n_pos=npos, n_neg=nneg, k_pos=kp, k_neg=kn,
-                    kmeans_iterations=max(km_pos.iterations, km_neg.iterations),
-                    kmeans_objective=km_pos.objective + km_neg.objective,
-                    svm_objective=rep.objective, svm_gap=rep.certificate.relative_gap,
-                    svm_certified=rep.certificate.certified, miss_rate=miss,
-                    shrink=used if config.aid else "none", removed=removed if config.aid else 0,
-                    vanished=vanished, stalled=bool(stalled and config.aid),
-                    seconds={k: round(v, 6) for k, v in seconds.items()}))
-                run.row(t, npos, nneg, kp, kn, history[-1].kmeans_iterations, rep.objective,
-                        rep.certificate.relative_gap, miss, history[-1].removed,
-                        history[-1].shrink + ("!" if stalled and config.aid else ""))
-                # ------------------------------------------------------------ stop rules
-                if not config.aid:
-                    best, stop, message = round_, "direct", "aid=False: the SVM on all rows"
-                    break
-                if p.max_miss_rate is not None and miss > p.max_miss_rate:
-                    best = previous if previous is not None else round_
-                    stop = "miss_rate"
-                    message = (f"positive miss rate {miss:.4f} > {p.max_miss_rate:g} in round {t}; "
-                               + (f"round {t - 1} is returned" if previous is not None
-                                  else "no earlier round: round 0 is returned"))
-                    break
-                best = round_
-                if stalled and p.shrink == "eq11":
-                    stop = "stalled"
-                    message = (f"rule (11) removed {removed} of {n_shrinkable} clustered rows "
-                               f"(< {p.stall_fraction:g} of them)")
-                    if vanished:
-                        message += (f"; {vanished} have f = b within 1e-3 (the kernel vanished far "
-                                    f"from every support cluster) and |b| = {abs(rep.b):.3g}"
-                                    + (f" <= gamma = {p.shrink_gamma:g}" if abs(rep.b) <= p.shrink_gamma
-                                       else ""))
-                    message += "; shrink='rank' or 'auto' proceeds by rank"
-                    break
-                kept_neg = kept_neg[keep["neg"]]
-                if "pos" in keep:
-                    kept_pos = kept_pos[keep["pos"]]
-                previous = round_
+            while self.stop is None:
+                self._round(t)
                 t += 1
-                if kept_neg.size == 0 or kept_pos.size == 0:
-                    stop, message = "stalled", "the shrink removed every row of a class; the last round is returned"
-                    break
-                if removed == 0:  # a rank shrink at its floors
-                    stop = "stalled"
-                    message = ("the rank shrink removed no row: every shrunk class is at its floor ("
-                               + ", ".join(f"{floors[c]} {name}" for c, name in
-                                           (("pos", "positives"), ("neg", "negatives")) if c in values)
-                               + ")")
-                    break
-                if imbalanced and kept_neg.size <= p.ratio * kept_pos.size:
-                    stop = "ratio"
-                    message = f"{kept_neg.size} negatives <= {p.ratio:g} x {kept_pos.size} positives"
-                    break
-                if config.max_iter is not None and t >= config.max_iter:
-                    stop, message = "iteration_limit", f"max_iter = {config.max_iter} rounds"
-                    break
-                if run.time_up():
-                    stop, message = "time_limit", f"time_limit = {config.time_limit:g} s"
-                    break
         if run.interrupted:
-            if best is None and previous is None:
+            if self.best is None and self.previous is None:
                 raise KeyboardInterrupt  # nothing finished: no decision function to return
-            best = best or previous
-            stop, message = "interrupted", "interrupted (Ctrl-C): the last finished round"
-        refit = p.final == "refit" and stop in ("ratio", "stalled", "iteration_limit") \
-            and kept_pos.size and kept_neg.size
-        if refit and config.solver != "libsvm" and kept_pos.size + kept_neg.size > REFIT_MAX_ROWS:
-            refit = False
-            skipped = (f"refit skipped: {kept_pos.size + kept_neg.size} rows left > REFIT_MAX_ROWS "
-                       f"= {REFIT_MAX_ROWS} for solver {config.solver!r} (a dense kernel QP); "
-                       "use solver='libsvm' or raise aidopt.api.scm.REFIT_MAX_ROWS")
-            message += "; " + skipped
-            run.log.warning(skipped)
-            warnings.warn(skipped, stacklevel=3)
-        if refit:
-            D = np.concatenate([kept_pos, kept_neg])
-            g = gram.subset(D)
-            singles = [KMeansResult(np.arange(m), 0.0, 0, True, np.zeros(m))
-                       for m in (kept_pos.size, kept_neg.size)]
-            best = _solve_round(g, D, *singles, p.representative, p.C, run, {}, True,
-                                callable(p.kernel))
-            message += f"; refit on the {D.size} rows left"
-            run.log.info("refit on %d rows: SVM (6) objective %.8g, gap %.2e", D.size,
-                        best.rep.objective, best.rep.certificate.relative_gap)
-        result = _result(best, gram, yp, order, p.C, config, stop, message, classes, kfun,
-                         gamma_used, np.concatenate([kept_pos, kept_neg]), history, run)
+            self.best = self.best or self.previous
+            self.stop, self.message = "interrupted", "interrupted (Ctrl-C): the last finished round"
+        self._refit()
+        result = _result(self.best, self.gram, self.yp, self.order, p.C, config, self.stop,
+                         self.message, self.classes, self.kfun, self.gamma_used,
+                         np.concatenate([self.kept_pos, self.kept_neg]), self.history, run)
         run.log.info("-" * sum(c.width + 1 for c in run.columns))
         run.log.info(result.summary())
         return result
+
+    # ------------------------------------------------------------------ one round
+    def _clusters(self, npos: int, nneg: int) -> tuple[int, int]:
+        """``(k+, k-)`` of a round with ``npos`` / ``nneg`` rows left."""
+        p = self.p
+        if not self.config.aid:
+            return npos, nneg
+        kp = (min(p.k_pos, npos) if p.k_pos is not None else math.ceil(self.r0 * npos)) \
+            if self.cluster_pos else npos
+        kn = min(p.k_neg, nneg) if p.k_neg is not None else math.ceil(self.r0 * nneg)
+        return kp, kn
+
+    def _round(self, t: int) -> None:
+        """Cluster, solve (6), record round ``t`` and decide whether to stop (``self.stop``)."""
+        p, config, run = self.p, self.config, self.run
+        seconds: dict[str, float] = {}
+        clock = time.perf_counter()
+        D = np.concatenate([self.kept_pos, self.kept_neg])
+        npos, nneg = self.kept_pos.size, self.kept_neg.size
+        kp, kn = self._clusters(npos, nneg)
+        if t == 0:  # balanced data: no class shrinks below its round-0 number of clusters
+            self.floors = {"pos": kp, "neg": kn if self.shrink_pos else math.ceil(p.ratio * npos)}
+        g = self.gram.subset(D)  # this round's rows (a view in round 0, one gather later)
+        kg = g if self.kgram is self.gram else self.kgram.subset(D)
+        km_pos = kernel_kmeans(kg, slice(0, npos), kp, self.rng, p.kmeans_iter)
+        km_neg = kernel_kmeans(kg, slice(npos, D.size), kn, self.rng, p.kmeans_iter)
+        seconds["cluster"] = time.perf_counter() - clock
+        try:
+            round_ = _solve_round(g, D, km_pos, km_neg, p.representative, p.C, run, seconds,
+                                  kg is g, callable(p.kernel))
+        except solvers.TimeLimitReached:
+            if self.previous is None:
+                raise
+            self.best = self.previous
+            self.stop, self.message = "time_limit", f"time_limit = {config.time_limit:g} s"
+            return
+        except solvers.SolverError:
+            if config.raise_on_failure or self.previous is None:
+                raise
+            self.stop = "solver_failure"
+            self.message = "a weighted SVM solve failed; the last round is returned"
+            return
+        rep, f = round_.rep, round_.f
+        miss = float(np.mean(f[:npos] <= 0.0))
+        clock = time.perf_counter()
+        values = {"neg": f[npos:], **({"pos": f[:npos]} if self.shrink_pos else {})}
+        keep, removed, used, stalled, vanished = _shrink(  # rule (11), or by rank
+            values, rep.b, shrink=p.shrink, gamma=p.shrink_gamma, side=p.shrink_side,
+            rank_keep=p.rank_keep, stall_fraction=p.stall_fraction, floors=self.floors,
+            explicit=self.explicit, both_classes=self.shrink_pos)
+        seconds["shrink"] = time.perf_counter() - clock
+        self.history.append(SCMIteration(
+            t=t, n_pos=npos, n_neg=nneg, k_pos=kp, k_neg=kn,
+            kmeans_iterations=max(km_pos.iterations, km_neg.iterations),
+            kmeans_objective=km_pos.objective + km_neg.objective,
+            svm_objective=rep.objective, svm_gap=rep.certificate.relative_gap,
+            svm_certified=rep.certificate.certified, miss_rate=miss,
+            shrink=used if config.aid else "none", removed=removed if config.aid else 0,
+            vanished=vanished, stalled=bool(stalled and config.aid),
+            seconds={k: round(v, 6) for k, v in seconds.items()}))
+        run.row(t, npos, nneg, kp, kn, self.history[-1].kmeans_iterations, rep.objective,
+                rep.certificate.relative_gap, miss, self.history[-1].removed,
+                self.history[-1].shrink + ("!" if stalled and config.aid else ""))
+        self._stop_rules(t, round_, miss, keep, removed, stalled, vanished, values)
+
+    # ------------------------------------------------------------------ stop rules
+    def _stop_rules(self, t, round_, miss, keep, removed, stalled, vanished, values) -> None:
+        """Algorithm 1's stop rules after round ``t``; otherwise shrink the rows kept."""
+        p, config = self.p, self.config
+        if not config.aid:
+            self.best, self.stop, self.message = round_, "direct", "aid=False: the SVM on all rows"
+            return
+        if p.max_miss_rate is not None and miss > p.max_miss_rate:
+            self.best = self.previous if self.previous is not None else round_
+            self.stop = "miss_rate"
+            self.message = (f"positive miss rate {miss:.4f} > {p.max_miss_rate:g} in round {t}; "
+                            + (f"round {t - 1} is returned" if self.previous is not None
+                               else "no earlier round: round 0 is returned"))
+            return
+        self.best = round_
+        if stalled and p.shrink == "eq11":
+            n_shrinkable = sum(v.size for v in values.values())
+            self.stop = "stalled"
+            self.message = (f"rule (11) removed {removed} of {n_shrinkable} clustered rows "
+                            f"(< {p.stall_fraction:g} of them)")
+            if vanished:
+                b = round_.rep.b
+                self.message += (f"; {vanished} have f = b within 1e-3 (the kernel vanished far "
+                                 f"from every support cluster) and |b| = {abs(b):.3g}"
+                                 + (f" <= gamma = {p.shrink_gamma:g}" if abs(b) <= p.shrink_gamma
+                                    else ""))
+            self.message += "; shrink='rank' or 'auto' proceeds by rank"
+            return
+        self.kept_neg = self.kept_neg[keep["neg"]]
+        if "pos" in keep:
+            self.kept_pos = self.kept_pos[keep["pos"]]
+        self.previous = round_
+        kept_pos, kept_neg = self.kept_pos, self.kept_neg
+        if kept_neg.size == 0 or kept_pos.size == 0:
+            self.stop = "stalled"
+            self.message = "the shrink removed every row of a class; the last round is returned"
+        elif removed == 0:  # a rank shrink at its floors
+            self.stop = "stalled"
+            self.message = ("the rank shrink removed no row: every shrunk class is at its floor ("
+                            + ", ".join(f"{self.floors[c]} {name}" for c, name in
+                                        (("pos", "positives"), ("neg", "negatives")) if c in values)
+                            + ")")
+        elif self.imbalanced and kept_neg.size <= p.ratio * kept_pos.size:
+            self.stop = "ratio"
+            self.message = f"{kept_neg.size} negatives <= {p.ratio:g} x {kept_pos.size} positives"
+        elif config.max_iter is not None and t + 1 >= config.max_iter:
+            self.stop, self.message = "iteration_limit", f"max_iter = {config.max_iter} rounds"
+        elif self.run.time_up():
+            self.stop, self.message = "time_limit", f"time_limit = {config.time_limit:g} s"
+
+    # ------------------------------------------------------------------ the end
+    def _refit(self) -> None:
+        """``final="refit"``: one more SVM (6) on every row left, each its own cluster."""
+        p, config, run = self.p, self.config, self.run
+        kept_pos, kept_neg = self.kept_pos, self.kept_neg
+        refit = p.final == "refit" and self.stop in ("ratio", "stalled", "iteration_limit") \
+            and kept_pos.size and kept_neg.size
+        if refit and config.solver != "libsvm" and kept_pos.size + kept_neg.size > REFIT_MAX_ROWS:
+            skipped = (f"refit skipped: {kept_pos.size + kept_neg.size} rows left > REFIT_MAX_ROWS "
+                       f"= {REFIT_MAX_ROWS} for solver {config.solver!r} (a dense kernel QP); "
+                       "use solver='libsvm' or raise aidopt.api.scm.REFIT_MAX_ROWS")
+            self.message += "; " + skipped
+            run.log.warning(skipped)
+            warnings.warn(skipped, stacklevel=5)  # the caller of solve_scm
+            return
+        if not refit:
+            return
+        D = np.concatenate([kept_pos, kept_neg])
+        singles = [KMeansResult(np.arange(m), 0.0, 0, True, np.zeros(m))
+                   for m in (kept_pos.size, kept_neg.size)]
+        self.best = _solve_round(self.gram.subset(D), D, *singles, p.representative, p.C, run, {},
+                                 True, callable(p.kernel))
+        self.message += f"; refit on the {D.size} rows left"
+        run.log.info("refit on %d rows: SVM (6) objective %.8g, gap %.2e", D.size,
+                     self.best.rep.objective, self.best.rep.certificate.relative_gap)
 
 
 def _shrink(values, b, *, shrink, gamma, side, rank_keep, stall_fraction, floors, explicit,
