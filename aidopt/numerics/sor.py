@@ -681,6 +681,61 @@ def _polish(rows: _Rows, u, ub, v):
     return trial
 
 
+def _check_linear_args(nu, omega, tol, max_sweeps, block_rows, gap_tol, time_limit, callback,
+                       order, shrinking, polish):
+    """The scalar arguments of :func:`sor_linear`, checked: ``(nu, omega, tol, max_sweeps,
+    gap_tol)`` normalised."""
+    nu = _check_nu(nu)
+    omega = _check_omega(omega)
+    tol = _check_tol(tol)
+    max_sweeps = _check_sweeps(max_sweeps)
+    if isinstance(block_rows, bool) or not isinstance(block_rows, numbers.Integral) or block_rows < 1:
+        raise ValueError(f"block_rows must be a positive integer, got {block_rows!r}")
+    if gap_tol is not None:
+        gap_tol = _check_tol(gap_tol)
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
+                                   or not time_limit > 0):
+        raise ValueError(f"time_limit must be a number of seconds > 0 or None, got {time_limit!r}")
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable or None, got {callback!r}")
+    if order not in ("cyclic", "random"):
+        raise ValueError(f"order must be 'cyclic' or 'random', got {order!r}")
+    if not isinstance(shrinking, bool | np.bool_):
+        raise ValueError(f"shrinking must be True or False, got {shrinking!r}")
+    if not isinstance(polish, bool | np.bool_):
+        raise ValueError(f"polish must be True or False, got {polish!r}")
+    return nu, omega, tol, max_sweeps, gap_tol
+
+
+def _validated_v(rows: _Rows, u, n: int) -> np.ndarray:
+    """The validation pass over the rows (finite, labels +-1), combined with ``v = H'u``."""
+    v = np.zeros(n + 1)
+    for start, stop, X, dd in rows.blocks():
+        _check_block(start, X, dd)
+        du = dd * u[start:stop]
+        v[:n] += X.T @ du
+        v[n] -= du.sum()
+    return v
+
+
+def _try_polish(rows: _Rows, u, ub, v, n: int, gap: float):
+    """Move ``u`` to the polished point (:func:`_polish`) when its duality gap is below ``gap``:
+    ``(v, residual, hinge, primal, dual)`` there, else ``None`` with ``u`` unchanged."""
+    trial = _polish(rows, u, ub, v)
+    if trial is None:
+        return None
+    kept = u.copy()
+    u[:] = trial
+    v2 = _v_pass(rows, u, n)
+    res2, hinge2 = _g_pass(rows, u, ub, v2, n)
+    quad = float(v2 @ v2)
+    primal2, dual2 = 0.5 * quad + hinge2, float(u.sum()) - 0.5 * quad
+    if primal2 - dual2 < gap:
+        return v2, res2, hinge2, primal2, dual2
+    u[:] = kept
+    return None
+
+
 def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None, u0=None,
                columns=None, block_rows=BLOCK_ROWS, gap_tol=None, gap_scale=1.0, time_limit=None,
                callback=None, order="cyclic", shrinking=False, seed=0,
@@ -770,28 +825,12 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
     residual, objective and gap are always exact at the returned ``u``.
     """
     t0 = time.perf_counter()
-    nu = _check_nu(nu)
-    omega = _check_omega(omega)
-    tol = _check_tol(tol)
-    max_sweeps = _check_sweeps(max_sweeps)
-    if isinstance(block_rows, bool) or not isinstance(block_rows, numbers.Integral) or block_rows < 1:
-        raise ValueError(f"block_rows must be a positive integer, got {block_rows!r}")
-    if gap_tol is not None:
-        gap_tol = _check_tol(gap_tol)
-    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real)
-                                   or not time_limit > 0):
-        raise ValueError(f"time_limit must be a number of seconds > 0 or None, got {time_limit!r}")
-    if callback is not None and not callable(callback):
-        raise ValueError(f"callback must be callable or None, got {callback!r}")
-    if order not in ("cyclic", "random"):
-        raise ValueError(f"order must be 'cyclic' or 'random', got {order!r}")
-    if not isinstance(shrinking, bool | np.bool_):
-        raise ValueError(f"shrinking must be True or False, got {shrinking!r}")
+    nu, omega, tol, max_sweeps, gap_tol = _check_linear_args(
+        nu, omega, tol, max_sweeps, block_rows, gap_tol, time_limit, callback, order, shrinking,
+        polish)
     rows = _Rows(A, d, columns, int(block_rows))
     m, n = rows.m, rows.n
     active_set = order == "random" or bool(shrinking)
-    if not isinstance(polish, bool | np.bool_):
-        raise ValueError(f"polish must be True or False, got {polish!r}")
     polish = bool(polish) and bool(shrinking)
     if active_set and rows.source is not None:
         raise ValueError("order='random' and shrinking=True need A in memory (a NumPy array); a "
@@ -799,14 +838,7 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
     ub = np.full(m, nu) if weights is None else nu * _check_vector(weights, m, "weights", positive=True)
     u = np.zeros(m) if u0 is None else np.clip(_check_vector(u0, m, "u0", positive=False), 0.0, ub)
     u = np.ascontiguousarray(u)
-
-    # validation pass (finite, labels +-1), combined with v = H'u0
-    v = np.zeros(n + 1)
-    for start, stop, X, dd in rows.blocks():
-        _check_block(start, X, dd)
-        du = dd * u[start:stop]
-        v[:n] += X.T @ du
-        v[n] -= du.sum()
+    v = _validated_v(rows, u, n)
 
     def exact():
         vx = _v_pass(rows, u, n)
@@ -882,21 +914,14 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
             if callback is not None:
                 callback(sweeps, float(res), primal, dual)
             done = stop_now(res, primal, dual)
-            if not done and settled and polish:
-                trial = _polish(rows, u, ub, v)
-                if trial is not None:
-                    kept = u.copy()
-                    u[:] = trial
-                    v2, res2, hinge2 = exact()
-                    primal2, dual2 = values(v2, hinge2)
-                    if primal2 - dual2 < primal - dual:  # a better point of the box: keep it
-                        v, res, hinge, primal, dual = v2, res2, hinge2, primal2, dual2
-                        polished += 1
-                        if callback is not None:
-                            callback(sweeps, float(res), primal, dual)
-                        done = stop_now(res, primal, dual)
-                    else:
-                        u[:] = kept
+            better = _try_polish(rows, u, ub, v, n, primal - dual) if (
+                not done and settled and polish) else None
+            if better is not None:  # a better point of the box: kept
+                v, res, hinge, primal, dual = better
+                polished += 1
+                if callback is not None:
+                    callback(sweeps, float(res), primal, dual)
+                done = stop_now(res, primal, dual)
             if by_residual and res > tol:
                 theta = max(theta / 2.0, 1.0 / 16.0)
             next_gap = passes + min(50, max(1, int(passes) // 10))
