@@ -64,6 +64,10 @@ FACILITY = Family(
           "``aggregation=\"sites\"``: leave out sites that cannot be in an optimal solution."),
     Param("far", False,
           "``aggregation=\"sites\"``: also split clusters by the customers' far sites."),
+    Param("far_factor", 1.5,
+          "``aggregation=\"sites\", far=True``: a customer's near clusters are those within "
+          "this factor of its reference cost (and at least its 4 cheapest); the others are "
+          "priced by one far column."),
 )
 
 
@@ -127,7 +131,8 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
                                         lp_rounds=opts.lp_rounds)
     else:  # the site clusters; with capacities its trivial partition is the direct textbook model
         problem = FacilityProblem(mip_gap=mip_gap, max_children=opts.max_children,
-                                  improve=opts.improve, prune=opts.prune, far=opts.far)
+                                  improve=opts.improve, prune=opts.prune, far=opts.far,
+                                  far_factor=opts.far_factor)
     result = _front.run_problem(problem, data, config)
     result.solution["kind"] = data.kind
     if customer_xy is not None or site_xy is not None:

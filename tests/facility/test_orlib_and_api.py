@@ -212,3 +212,26 @@ def test_bench_worker_small():
     assert math.isclose(w["objective"], 2848268129.7145, rel_tol=1e-9) and w["gap"] <= 1e-6
     with pytest.raises(ValueError, match="unknown facility instance"):
         load_instance("nope!")
+
+
+def test_far_factor_reaches_the_site_plugin_from_api_and_cli(monkeypatch):
+    """One declaration (aidopt/api/facility.py) makes the keyword, the documentation and the CLI
+    flag; the value reaches FacilityProblem."""
+    from aidopt.decomposition.plugins import facility as plugin
+
+    from aidopt.cli.main import build_parser
+
+    seen = []
+    real = plugin.FacilityProblem.__init__
+
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs.get("far_factor"))
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(plugin.FacilityProblem, "__init__", spy)
+    costs, p, optimum = orlib_pmed("pmed1")
+    exact = facility_mod.solve_facility_location(costs, p=p, aggregation="sites", far=True,
+                                                 far_factor=3.0, log=False)
+    assert seen == [3.0] and exact.certified and exact.objective == optimum
+    args = build_parser("facility").parse_args(["facility", "--orlib", "pmed1", "--far-factor", "2.5"])
+    assert args.far_factor == 2.5
