@@ -21,28 +21,9 @@ import numpy as np
 
 from . import svm
 
-__all__ = ["KERNELS", "kernel_function", "factor", "create_instance"]
+__all__ = ["factor", "create_instance"]
 
 
-def _sqdist(A, B):
-    d = (A * A).sum(axis=1)[:, None] + (B * B).sum(axis=1)[None, :] - 2.0 * (A @ B.T)
-    return np.maximum(d, 0.0)
-
-
-def kernel_function(kernel, gamma: float, degree: int = 3, coef0: float = 1.0):
-    """``k(A, B) -> len(A) x len(B)`` matrix for "linear", "rbf", "poly" or a callable."""
-    if callable(kernel):
-        return kernel
-    if kernel == "linear":
-        return lambda A, B: A @ B.T
-    if kernel == "rbf":
-        return lambda A, B: np.exp(-gamma * _sqdist(A, B))
-    if kernel == "poly":
-        return lambda A, B: (gamma * (A @ B.T) + coef0) ** degree
-    raise ValueError(f"kernel must be 'linear', 'rbf', 'poly' or a callable, got {kernel!r}")
-
-
-KERNELS = ("linear", "rbf", "poly")
 
 
 def factor(Kbar, rank_tol: float = 1e-12) -> np.ndarray:

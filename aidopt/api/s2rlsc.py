@@ -21,23 +21,20 @@ from aidopt.api.estimator import ConvergenceWarning, _BaseEstimator, _Classifier
 from aidopt.data.validate import _check_finite, _rows
 from aidopt.decomposition.mip import MIP_GAP_OPTIONS, mip_gap
 from aidopt.decomposition.run import Run, RunConfig, run_scope
+from aidopt.numerics.kernels import DEFAULT_SIGMA_FACTOR, RLSC_KERNELS, rbf_scale, rlsc_kernel
 from aidopt.numerics.rlsc import (
     _ACCEPT_RTOL,
-    DEFAULT_SIGMA_FACTOR,
-    KERNELS,
     SEARCHES,
     Band,
     RLSCFitness,
     _symmetric_kernel,
     aggregated_start,
-    kernel_function,
     local_search,
     nystrom_fitness,
-    rbf_scale,
 )
 from aidopt.results import RunResult, Termination, pyplot
 
-__all__ = ['METHODS', 'KERNELS', 'EXACT_MAX_U', 'solve_miqp', 'S2RLSCResult', 'solve_s2rlsc', 'S2RLSCClassifier']
+__all__ = ['METHODS', 'RLSC_KERNELS', 'EXACT_MAX_U', 'solve_miqp', 'S2RLSCResult', 'solve_s2rlsc', 'S2RLSCClassifier']
 METHODS = ("search", "exact")
 EXACT_MAX_U = 400
 """The largest u for ``method="exact"``: the MIQP objective has :math:`u(u+1)/2` quadratic terms,
@@ -356,7 +353,7 @@ S2RLSC = Family(
     Param("kernel", "linear",
           "Linear (17), RBF (18) :math:`\\exp(-\\|a - b\\|^2/(2\\sigma^2))`, or any Mercer kernel "
           "``K(A, B) -> len(A) x len(B)`` (symmetric, positive semidefinite: checked).",
-          kind="{\"linear\", \"rbf\"} or callable", choices=KERNELS),
+          kind="{\"linear\", \"rbf\"} or callable", choices=RLSC_KERNELS),
     Param("sigma", None,
           "RBF width; default 0.1 s with s the paper's distance scale (:func:`rbf_scale`).",
           kind="float", parse=float),
@@ -461,8 +458,8 @@ def solve_s2rlsc(X, y=None, *, p, **options) -> S2RLSCResult:
     if p.b_c is not None and not (isinstance(p.b_c, numbers.Real) and not isinstance(p.b_c, bool)
                                 and 0.0 <= p.b_c <= 1.0):
         raise ValueError(f"b_c must be a number in [0, 1] or None, got {p.b_c!r}")
-    if not (callable(p.kernel) or p.kernel in KERNELS):
-        raise ValueError(f"kernel must be one of {KERNELS} or a callable K(A, B), got {p.kernel!r}")
+    if not (callable(p.kernel) or p.kernel in RLSC_KERNELS):
+        raise ValueError(f"kernel must be one of {RLSC_KERNELS} or a callable K(A, B), got {p.kernel!r}")
     X, yv, labelled = _labels(X, y, p.mode)
     n = X.shape[0]
     free = np.flatnonzero(~labelled)
@@ -524,7 +521,7 @@ def _run_s2rlsc(run: Run, p, X, yv, labelled, free, band: Band, clustering: bool
     solver_name = config.solver
 
 
-    kfun = kernel_function(p.kernel, p.sigma, X)
+    kfun = rlsc_kernel(p.kernel, p.sigma, X)
     if p.kernel == "rbf" and p.sigma is None:
         p.sigma = DEFAULT_SIGMA_FACTOR * rbf_scale(X)
 
@@ -631,7 +628,7 @@ class S2RLSCClassifier(_ClassifierMixin, _BaseEstimator):
     ----------
     kernel : {"linear", "rbf"} or callable, default "linear"
     sigma : float, optional
-        RBF width (default 0.1 s, :func:`aidopt.numerics.rlsc.rbf_scale`).
+        RBF width (default 0.1 s, :func:`aidopt.numerics.kernels.rbf_scale`).
     lam, lam_prime : float, default 1 and 1
         :math:`\\lambda` and :math:`\\lambda'` of (10).
     eps : float, default 0.1
@@ -740,7 +737,7 @@ class S2RLSCClassifier(_ClassifierMixin, _BaseEstimator):
         """The kernel function of the fit, in ``_kfun`` and ``result_.predictor`` (after
         unpickling)."""
         kernel, sigma = self._kernel_spec
-        self._kfun = kernel_function(kernel, sigma if kernel == "rbf" else None)
+        self._kfun = rlsc_kernel(kernel, sigma if kernel == "rbf" else None)
         self.result_.predictor = (self._kfun, *self.result_.predictor[1:])
 
     def decision_function(self, X) -> np.ndarray:

@@ -96,7 +96,7 @@ from aidopt.numerics.kernel_kmeans import (
     kernel_diagonal,
     kernel_kmeans,
 )
-from aidopt.numerics.kernels import kernel_matrix
+from aidopt.numerics.kernels import SVC_KERNELS, kernel_matrix, svc_kernel
 from aidopt.results import Certificate, RunResult, pyplot
 
 __all__ = ["CLUSTERINGS", "REPRESENTATIVES", "SHRINKS", "SHRINK_SIDES", "FINALS", "STOPS", "RepresentativeSVM",
@@ -509,8 +509,8 @@ def _optional_count(value, name):
 
 def _resolve_kernel(kernel, gamma, degree, coef0, X):
     """``(kfun, gamma, explicit)``; ``gamma="scale"`` is ``1 / (m Var(X))`` as in scikit-learn."""
-    if not callable(kernel) and kernel not in kernel_svm.KERNELS:
-        raise ValueError(f"kernel must be one of {kernel_svm.KERNELS} or a callable, got {kernel!r}")
+    if not callable(kernel) and kernel not in SVC_KERNELS:
+        raise ValueError(f"kernel must be one of {SVC_KERNELS} or a callable, got {kernel!r}")
     if isinstance(gamma, str):
         if gamma != "scale":
             raise ValueError(f"gamma must be 'scale' or a positive number, got {gamma!r}")
@@ -523,7 +523,7 @@ def _resolve_kernel(kernel, gamma, degree, coef0, X):
     if kernel == "poly" and not (isinstance(coef0, numbers.Real) and coef0 >= 0):
         raise ValueError(f"the polynomial kernel needs coef0 >= 0 to be positive semidefinite, "
                          f"got {coef0!r}")
-    kfun = kernel_svm.kernel_function(kernel, gamma, int(degree), float(coef0))
+    kfun = svc_kernel(kernel, gamma, int(degree), float(coef0))
     return kfun, (None if kernel == "linear" or callable(kernel) else gamma), kernel == "linear"
 
 
@@ -726,7 +726,7 @@ class _SCMLoop:
                                                     float(p.coef0)))
         # the k-means Gram: the SVM's kernel, or the input space's (SCMs_I)
         self.kgram = self.gram if p.clustering == "kernel" or self.explicit else KernelGram(
-            Xp, kernel_svm.kernel_function("linear", 1.0), explicit=True)
+            Xp, svc_kernel("linear", 1.0), explicit=True)
         self.rng = np.random.default_rng(config.seed)
         self.run = Run("scm", solvers.ProblemClass.QP, config,
                        dimensions={"n": self.n, "m": Xp.shape[1]},
@@ -1153,7 +1153,7 @@ class SCMClassifier(_BinaryClassifierMixin, _BaseEstimator):
 
     def _restore(self) -> None:
         """The kernel function of the fit, in ``_kfun`` and ``result_.kernel`` (after unpickling)."""
-        self._kfun = self.result_.kernel = kernel_svm.kernel_function(*self._kernel_spec)
+        self._kfun = self.result_.kernel = svc_kernel(*self._kernel_spec)
 
     def decision_function(self, X) -> np.ndarray:
         """Signed score; > 0 means ``classes_[1]``."""

@@ -290,9 +290,9 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
     def _restore(self) -> None:
         """The kernel function of the fit (a local function: not pickled)."""
         if not self._linear:
-            from aidopt.models.kernel_svm import kernel_function
+            from aidopt.numerics.kernels import svc_kernel
 
-            self._kfun = kernel_function(*self._kernel_spec)
+            self._kfun = svc_kernel(*self._kernel_spec)
 
     def decision_function(self, X) -> np.ndarray:
         """Signed score ``w x + b`` (or ``sum_i alpha_i y_i K(x_i, x) + b``); > 0 means ``classes_[1]``."""

@@ -248,9 +248,10 @@ def fig9(sets=("digits-2-5-10", "digits-2-7-10", "digits-3-8-10", "digits-8-0-10
          runs: int = 10, *, seed: int = 0, output=None):
     """Fig. 9: test error (%) against Nyström landmarks r = fraction x n, and the full kernel."""
     from aidopt.instances.s2rlsc import ssl_split
-    from aidopt.numerics.rlsc import Band, RLSCFitness, kernel_function, local_search, nystrom_fitness
+    from aidopt.numerics.kernels import rlsc_kernel
+    from aidopt.numerics.rlsc import Band, RLSCFitness, local_search, nystrom_fitness
 
-    kfun = kernel_function("linear")
+    kfun = rlsc_kernel("linear")
     cols = [f"r={f:g}n" for f in fractions] + ["full"]
     lines = [f"S2RLSC Fig. 9: test error (%) against Nystrom landmarks, lam = lam' = 1, linear "
              f"kernel, (1+1)-EA best of {runs}, eps = 0.1, b_c from all training labels, "

@@ -120,10 +120,10 @@ def _kernel_scores(X, y, coef, support, b, kfun, C, block=2000):
 def _kernel_worker(method, X, y, C, kernel, tol, time_limit, solver="default") -> dict:
     """Kernel AID (``aid``) or LIBSVM's SVC with the same kernel (``libsvm``)."""
     import aidopt
-    from aidopt.models.kernel_svm import kernel_function
+    from aidopt.numerics.kernels import svc_kernel
 
     gamma = 1.0 / (X.shape[1] * X.var())  # "scale", as both use
-    kfun = kernel_function(kernel, gamma, 3, 1.0)
+    kfun = svc_kernel(kernel, gamma, 3, 1.0)
     t0 = time.perf_counter()
     if method == "aid":
         how = {} if solver == "default" else {"solver": solver}

@@ -1,7 +1,17 @@
-r"""Kernel functions of the generalized SVMs (Mangasarian §2): every name of :data:`KERNELS`
-with its parameters, made into a callable ``K(A, B) -> len(A) x len(B)`` by
-:func:`kernel_function`, and :func:`kernel_matrix`, which computes and checks such a matrix
-(shape, real, finite). No assumption on the kernel: not symmetric, not positive semidefinite."""
+r"""The one kernels module: every kernel is a callable ``K(A, B) -> len(A) x len(B)``, made by one
+adapter per paper's parameterisation.
+
+* :func:`kernel_function` — Mangasarian's generalized SVMs (§2): a name of :data:`KERNELS` with
+  its parameters (the seed's polynomial, the shifted polynomial of Fig. 1.2, a step, rbf); no
+  assumption on the kernel: not symmetric, not positive semidefinite.
+* :func:`svc_kernel` — scikit-learn's SVC parameters (``gamma``, ``degree``, ``coef0``): kernel
+  AID (Park & Klabjan Appendix B) and Support Cluster Machines.
+* :func:`rlsc_kernel` — Gieseke et al.'s linear (17) and rbf (18) with width ``sigma``
+  (default a tenth of their distance scale :func:`rbf_scale`).
+
+:func:`kernel_matrix` computes and checks such a matrix (shape, real, finite); :func:`sqdist` is
+the squared distance all rbf kernels share.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +21,8 @@ import numpy as np
 
 from aidopt.data.validate import _check_finite
 
-__all__ = ['KERNELS', 'kernel_function', 'kernel_matrix']
+__all__ = ["KERNELS", "SVC_KERNELS", "RLSC_KERNELS", "DEFAULT_SIGMA_FACTOR", "kernel_function",
+           "svc_kernel", "rlsc_kernel", "rbf_scale", "kernel_matrix", "sqdist"]
 KERNELS = {
     "linear": {},
     "poly": {"d": 2, "mu": 1.0},
@@ -56,10 +67,72 @@ def kernel_function(kernel="poly", **params):
     if p["gamma"] <= 0:
         raise ValueError(f"rbf gamma must be positive, got {p['gamma']!r}")
 
-    def rbf(A, B):
-        sq = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * A @ B.T
-        return np.exp(-p["gamma"] * np.maximum(sq, 0.0))
-    return rbf
+    return lambda A, B: np.exp(-p["gamma"] * sqdist(A, B))
+
+
+def sqdist(A, B) -> np.ndarray:
+    """Squared Euclidean distances between the rows of ``A`` and ``B`` (rounding below 0
+    clipped)."""
+    d = (A * A).sum(axis=1)[:, None] + (B * B).sum(axis=1)[None, :] - 2.0 * (A @ B.T)
+    return np.maximum(d, 0.0)
+
+
+#: the kernels :func:`svc_kernel` names
+SVC_KERNELS = ("linear", "rbf", "poly")
+
+
+def svc_kernel(kernel, gamma: float, degree: int = 3, coef0: float = 1.0):
+    """``K(A, B)`` with scikit-learn SVC's parameters: ``"linear"`` :math:`AB'`, ``"rbf"``
+    :math:`\\exp(-\\gamma \\|a - b\\|^2)`, ``"poly"`` :math:`(\\gamma a'b + c_0)^d`, or a
+    callable (returned as it is)."""
+    if callable(kernel):
+        return kernel
+    if kernel == "linear":
+        return lambda A, B: A @ B.T
+    if kernel == "rbf":
+        return lambda A, B: np.exp(-gamma * sqdist(A, B))
+    if kernel == "poly":
+        return lambda A, B: (gamma * (A @ B.T) + coef0) ** degree
+    raise ValueError(f"kernel must be 'linear', 'rbf', 'poly' or a callable, got {kernel!r}")
+
+
+#: the kernels :func:`rlsc_kernel` names
+RLSC_KERNELS = ("linear", "rbf")
+#: default RBF width of :func:`rlsc_kernel`: ``DEFAULT_SIGMA_FACTOR * rbf_scale(X)`` (one of
+#: Gieseke et al.'s grid values)
+DEFAULT_SIGMA_FACTOR = 0.1
+
+
+def rbf_scale(X) -> float:
+    r"""Gieseke et al.'s scale s: :math:`\sqrt{\sum_k (\max_i x_{ik} - \min_i x_{ik})^2}`, a
+    rough estimate of the largest distance between two points (their section 4.2.1.1)."""
+    X = np.asarray(X, dtype=float)
+    return float(np.sqrt(((X.max(axis=0) - X.min(axis=0)) ** 2).sum()))
+
+
+def rlsc_kernel(kernel="linear", sigma: float | None = None, X=None):
+    r"""``K(A, B)`` in Gieseke et al.'s notation: ``"linear"`` (17), ``"rbf"`` (18)
+    :math:`\exp(-\|a - b\|^2 / (2\sigma^2))`, or a callable.
+
+    ``sigma=None`` with ``"rbf"`` is ``DEFAULT_SIGMA_FACTOR * rbf_scale(X)`` (0.1 s, the
+    smallest value of their grid {0.1, 0.5, 1, 5, 10} s).
+    """
+    if callable(kernel):
+        if sigma is not None:
+            raise ValueError("sigma is the width of kernel='rbf'; bind the parameters of a "
+                             "callable kernel yourself")
+        return kernel
+    if kernel == "linear":
+        if sigma is not None:
+            raise ValueError("sigma is the width of kernel='rbf'; the linear kernel has none")
+        return kernel_function("linear")
+    if kernel == "rbf":
+        if sigma is None:
+            sigma = DEFAULT_SIGMA_FACTOR * rbf_scale(X)
+            if not sigma > 0:
+                raise ValueError("all points coincide: the default RBF width 0.1 s is 0; pass sigma")
+        return kernel_function("rbf", gamma=1.0 / (2.0 * float(sigma) ** 2))
+    raise ValueError(f"kernel must be one of {RLSC_KERNELS} or a callable K(A, B), got {kernel!r}")
 
 
 def kernel_matrix(kfun, A, B) -> np.ndarray:

@@ -46,10 +46,9 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-__all__ = ["SEARCHES", "RANK_TOL", "Band", "RLSCFitness", "NaiveFitness", "rbf_scale", "kernel_function",
+__all__ = ["SEARCHES", "RANK_TOL", "Band", "RLSCFitness", "NaiveFitness",
            "nystrom_fitness", "SearchOutcome", "local_search", "aggregated_start"]
 
-KERNELS = ("linear", "rbf")
 SEARCHES = ("mu+nu", "1+1")
 """``"mu+nu"``: the (μ+ν)-EA of Algorithm 2; ``"1+1"``: the (1+1)-EA with round-robin flips."""
 RANK_TOL = 1e-12
@@ -261,43 +260,6 @@ class NaiveFitness(RLSCFitness):
 # ----------------------------------------------------------------------------------------------
 # kernels
 
-
-def rbf_scale(X) -> float:
-    r"""The paper's scale s: :math:`\sqrt{\sum_k (\max_i x_{ik} - \min_i x_{ik})^2}`, a rough
-    estimate of the largest distance between two points (section 4.2.1.1)."""
-    X = np.asarray(X, dtype=float)
-    return float(np.sqrt(((X.max(axis=0) - X.min(axis=0)) ** 2).sum()))
-
-
-#: default RBF width: sigma = DEFAULT_SIGMA_FACTOR * rbf_scale(X) (one of the paper's grid values)
-DEFAULT_SIGMA_FACTOR = 0.1
-
-
-def kernel_function(kernel="linear", sigma: float | None = None, X=None):
-    r"""``K(A, B)`` for ``"linear"`` (17), ``"rbf"`` (18)
-    :math:`\exp(-\|a - b\|^2 / (2\sigma^2))` or a callable.
-
-    ``sigma=None`` with ``"rbf"`` is ``DEFAULT_SIGMA_FACTOR * rbf_scale(X)`` (0.1 s, the
-    smallest value of the paper's grid {0.1, 0.5, 1, 5, 10} s).
-    """
-    from aidopt.numerics.kernels import kernel_function as named
-
-    if callable(kernel):
-        if sigma is not None:
-            raise ValueError("sigma is the width of kernel='rbf'; bind the parameters of a "
-                             "callable kernel yourself")
-        return kernel
-    if kernel == "linear":
-        if sigma is not None:
-            raise ValueError("sigma is the width of kernel='rbf'; the linear kernel has none")
-        return named("linear")
-    if kernel == "rbf":
-        if sigma is None:
-            sigma = DEFAULT_SIGMA_FACTOR * rbf_scale(X)
-            if not sigma > 0:
-                raise ValueError("all points coincide: the default RBF width 0.1 s is 0; pass sigma")
-        return named("rbf", gamma=1.0 / (2.0 * float(sigma) ** 2))
-    raise ValueError(f"kernel must be one of {KERNELS} or a callable K(A, B), got {kernel!r}")
 
 
 def _symmetric_kernel(kfun, A) -> np.ndarray:

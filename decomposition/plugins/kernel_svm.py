@@ -43,6 +43,7 @@ from scipy.spatial.distance import cdist
 
 from aidopt import solvers
 from aidopt.numerics.fm import FMResult, ferris_munson_kernel, gap_of
+from aidopt.numerics.kernels import SVC_KERNELS, svc_kernel
 from aidopt.numerics.smo import smo
 from aidopt.results import Certificate
 from aidopt.solvers import ProblemClass, SolveOutcome, SolverError
@@ -136,8 +137,8 @@ class KernelSVMProblem(AIDProblem):
                  cache_size=None):
         if not (isinstance(C, numbers.Real) and not isinstance(C, bool) and np.isfinite(C) and C > 0):
             raise ValueError(f"C must be a positive finite number, got {C!r}")
-        if not callable(kernel) and kernel not in kernel_svm.KERNELS:
-            raise ValueError(f"kernel must be one of {kernel_svm.KERNELS} or a callable, got {kernel!r}")
+        if not callable(kernel) and kernel not in SVC_KERNELS:
+            raise ValueError(f"kernel must be one of {SVC_KERNELS} or a callable, got {kernel!r}")
         if not (isinstance(gamma, str) and gamma == "scale") and not (
             isinstance(gamma, numbers.Real) and not isinstance(gamma, bool) and gamma > 0
         ):
@@ -214,7 +215,7 @@ class KernelSVMProblem(AIDProblem):
         ybar = np.sign(np.bincount(partition.labels, weights=data.y * data.s, minlength=K))
         if previous is None:
             gamma = self.resolved_gamma(data)
-            kfun = kernel_svm.kernel_function(self.kernel, gamma, self.degree, self.coef0)
+            kfun = svc_kernel(self.kernel, gamma, self.degree, self.coef0)
             sums = KernelSums(data.X, data.s, kfun, gamma if self.kernel == "rbf" else None,
                               max_columns=self.max_columns(data.n))
             mean = MeanKernel(sums, partition)

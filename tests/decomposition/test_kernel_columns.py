@@ -14,11 +14,11 @@ from aidopt.decomposition.partition import Partition
 from aidopt.decomposition.plugins import mean_kernel
 from aidopt.decomposition.plugins.kernel_svm import KernelSVMProblem
 from aidopt.decomposition.plugins.mean_kernel import KernelSums, MeanKernel
-from aidopt.models.kernel_svm import kernel_function
 
 import aidopt
 from aidopt.data.validate import as_classification_data
 from aidopt.numerics.fm import ferris_munson_kernel
+from aidopt.numerics.kernels import svc_kernel as kernel_function
 from aidopt.numerics.smo import _pairs, smo
 
 from .test_fm import ROUNDING_LIMITED, case, reference, svm_rows

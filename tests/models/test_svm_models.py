@@ -6,6 +6,7 @@ import pytest
 from aidopt.models import kernel_svm, lp_svm, svm
 
 from aidopt import solvers
+from aidopt.numerics.kernels import svc_kernel
 from tests.conftest import licence_limits, solver_params
 
 
@@ -76,8 +77,8 @@ def test_bad_form_and_regularizer():
 
 def test_kernel_factor_reproduces_the_kernel():
     X, _, _ = _data(n=40)
-    K = kernel_svm.kernel_function("rbf", 0.3)(X, X)
+    K = svc_kernel("rbf", 0.3)(X, X)
     L = kernel_svm.factor(K)
     assert np.allclose(L @ L.T, K, atol=1e-9)
     with pytest.raises(ValueError, match="kernel"):
-        kernel_svm.kernel_function("sigmoid", 1.0)
+        svc_kernel("sigmoid", 1.0)

@@ -12,7 +12,8 @@ from aidopt.models import s2rlsc as model
 
 from aidopt import solvers
 from aidopt.api.s2rlsc import solve_miqp, solve_s2rlsc
-from aidopt.numerics.rlsc import Band, RLSCFitness, kernel_function, local_search, nystrom_fitness
+from aidopt.numerics.kernels import rlsc_kernel as kernel_function
+from aidopt.numerics.rlsc import Band, RLSCFitness, local_search, nystrom_fitness
 from aidopt.results import Termination
 from tests.s2rlsc._helpers import d_of, instance, random_labels
 

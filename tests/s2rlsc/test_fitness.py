@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 from aidopt.api.s2rlsc import solve_s2rlsc
+from aidopt.numerics.kernels import rlsc_kernel as kernel_function
 from aidopt.numerics.rlsc import (
     Band,
     RLSCFitness,
     _apply,
     _delta,
     _one_plus_one,
-    kernel_function,
     local_search,
     nystrom_fitness,
 )

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import aidopt.numerics.rlsc as s2
-from aidopt.numerics.rlsc import RLSCFitness, kernel_function
+from aidopt.numerics.kernels import rlsc_kernel as kernel_function
+from aidopt.numerics.rlsc import RLSCFitness
 from tests.s2rlsc._helpers import d_of, instance
 
 N = 600

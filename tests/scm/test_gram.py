@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from aidopt.instances.scm import sine_set
-from aidopt.models import kernel_svm
 
 import aidopt.numerics.kernel_kmeans as scm
 from aidopt.api.scm import solve_scm
 from aidopt.numerics.kernel_kmeans import KernelGram, kernel_diagonal
+from aidopt.numerics.kernels import svc_kernel
 
 
 def test_the_default_cache_is_at_most_256_mb():
@@ -20,7 +20,7 @@ def test_the_default_cache_is_at_most_256_mb():
 
 def test_cache_limit_is_read_at_construction_and_kept_by_subsets(monkeypatch):
     X = np.random.default_rng(0).normal(size=(40, 3))
-    kfun = kernel_svm.kernel_function("rbf", 0.5)
+    kfun = svc_kernel("rbf", 0.5)
     assert KernelGram(X, kfun).K is not None
     monkeypatch.setattr(scm, "CACHE_ENTRIES", 100)  # 10 x 10 at most
     g = KernelGram(X, kfun)
@@ -33,7 +33,7 @@ def test_cache_limit_is_read_at_construction_and_kept_by_subsets(monkeypatch):
 @pytest.mark.parametrize("kernel", ["rbf", "poly", "linear"])
 def test_uncached_diagonal_of_named_kernels_evaluates_no_pair(kernel):
     X = np.random.default_rng(1).normal(size=(300, 4))
-    kfun = kernel_svm.kernel_function(kernel, 0.3, 3, 1.5)
+    kfun = svc_kernel(kernel, 0.3, 3, 1.5)
     calls = []
 
     def counting(A, B):
