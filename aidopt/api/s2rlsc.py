@@ -20,6 +20,7 @@ from aidopt.api._params import Family, Param
 from aidopt.api.estimator import ConvergenceWarning, _BaseEstimator, _ClassifierMixin
 from aidopt.data.validate import _check_finite, _rows
 from aidopt.decomposition.mip import MIP_GAP_OPTIONS, mip_gap
+from aidopt.decomposition.protocol import relative_gap
 from aidopt.decomposition.run import Run, RunConfig, run_scope
 from aidopt.numerics.kernels import DEFAULT_SIGMA_FACTOR, RLSC_KERNELS, rbf_scale, rlsc_kernel
 from aidopt.numerics.rlsc import (
@@ -568,7 +569,7 @@ def _run_s2rlsc(run: Run, p, X, yv, labelled, free, band: Band, clustering: bool
             labels, F, found_by = y_mip, F_mip, "miqp"
         if out.bound is not None and math.isfinite(out.bound):
             bound = min(float(out.bound), F)
-            gap = (F - bound) / max(1.0, abs(F))
+            gap = relative_gap(F, bound)  # the run framework's one definition
             if out.bound > F + config.tol * max(1.0, abs(F)):
                 message = (f"the MIP bound {out.bound:.10g} exceeds the fitness {F:.10g}: solver "
                            "tolerance; not certified")
