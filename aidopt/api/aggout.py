@@ -71,9 +71,6 @@ class AggregateOutputClassifier(_ClassifierMixin, _BaseEstimator):
 
     Parameters
     ----------
-    solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
-    solver_options, threads, tee, raise_on_failure, fallback
-        The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``.
 
     Attributes
     ----------

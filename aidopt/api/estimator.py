@@ -129,13 +129,21 @@ class NotFittedError(_NotFittedErrorBase, RuntimeError):
     """
 
 
-def _document(doc: str | None, family) -> str:
-    """``doc`` with the estimator parameters of ``family`` listed first under "Parameters"."""
+def _document(doc: str | None, family, overrides: dict, note: str) -> str:
+    """``doc`` with the estimator parameters of ``family``, then the common options (with the
+    estimator's ``overrides`` of their defaults and its ``note`` on them), listed first under
+    "Parameters"."""
     import textwrap
 
     doc = doc or ""
     head = "Parameters\n    ----------\n"
     entries = [p.doc() for p in family.params.values() if p.estimator]
+    names = [f.name for f in dataclasses.fields(RunConfig)]
+    changed = ", ".join(f"``{k}={v!r}``" for k, v in overrides.items())
+    common = (f"The common options (:class:`aidopt.decomposition.RunConfig`), with {changed}"
+              + (f"; {note}" if note else "") + ".")
+    entries.append(textwrap.fill(", ".join(names), 92) + "\n"
+                   + textwrap.fill(common, 92, initial_indent="    ", subsequent_indent="    "))
     block = textwrap.indent("\n".join(entries), "    ") + "\n"
     return doc.replace(head, head + block, 1) if head in doc else doc
 
@@ -167,6 +175,8 @@ class _BaseEstimator(_SklearnBase):
     """The family's :class:`~aidopt.api._params.Family`: ``_params`` and the documented
     parameters come from it (classes without one list ``_params`` themselves)."""
     _overrides = {"log": False}
+    _options_note = ""
+    """What the estimator's documentation adds about the common options (e.g. which it ignores)."""
     _sparse_input = False
     _sklearn_checks_skipped: str | None = None
     _transient: tuple = ()
@@ -177,7 +187,7 @@ class _BaseEstimator(_SklearnBase):
         family = cls.__dict__.get("_family")
         if family is not None:  # the family's one declaration: parameters and their docs
             cls._params = family.estimator_params()
-            cls.__doc__ = _document(cls.__doc__, family)
+            cls.__doc__ = _document(cls.__doc__, family, cls._overrides, cls._options_note)
         params = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v)
                   for k, v in cls._params.items()]
         for f in dataclasses.fields(RunConfig):
@@ -418,8 +428,35 @@ class _BaseEstimator(_SklearnBase):
             )
 
 
+#: the documentation of ``fit(X, y, sample_weight=None)`` of the weighted binary classifiers
+WEIGHTED_FIT_DOC = """{what}
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two classes, any labels (the sorted first is the negative class).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative row weights; an integer weight k counts the row k times.
+
+        Returns
+        -------
+        self
+        """
+
+
 class _BinaryClassifierMixin(_ClassifierMixin):
     """A classifier of two classes (any two labels; the sorted first is the negative class)."""
+
+    def _fit_weighted(self, solve, X, y, sample_weight, what: str):
+        """Validate, solve with the estimator's parameters, and set ``classes_`` and
+        ``intercept_``: ``(X, result)`` for the rest of ``fit``."""
+        X, y = self._validate_fit(X, y, target="binary")
+        result = solve(X, y, sample_weight=sample_weight, **self._solve_kwargs())
+        self._require_solution(result, what)
+        self.classes_ = np.asarray(result.solution["classes"])
+        self.intercept_ = np.array([float(result.solution["b"])])
+        return X, y, result
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

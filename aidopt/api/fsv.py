@@ -8,7 +8,7 @@ import numpy as np
 
 from aidopt.api import _front
 from aidopt.api._params import Family, Param
-from aidopt.api.estimator import _BaseEstimator, _BinaryClassifierMixin, _SelectorMixin
+from aidopt.api.estimator import WEIGHTED_FIT_DOC, _BaseEstimator, _BinaryClassifierMixin, _SelectorMixin
 from aidopt.data.validate import (
     as_classification_data,
 )
@@ -116,9 +116,6 @@ class FSVClassifier(_BinaryClassifierMixin, _SelectorMixin, _BaseEstimator):
     ----------
     aid : bool or None, default None
         AID for each linearized LP above 20,000 rows (None), always (True) or never (False).
-    solver, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
-    solver_options, threads, tee, raise_on_failure, fallback
-        The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``.
 
     Attributes
     ----------
@@ -153,31 +150,15 @@ class FSVClassifier(_BinaryClassifierMixin, _SelectorMixin, _BaseEstimator):
     _sparse_input = True
 
     def fit(self, X, y, sample_weight=None):
-        """Fit by FSV.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Two classes, any labels (the sorted first is the negative class).
-        sample_weight : array-like of shape (n_samples,), optional
-            Non-negative row weights; an integer weight k counts the row k times.
-
-        Returns
-        -------
-        self
-        """
-        X, y = self._validate_fit(X, y, target="binary")
-        result = solve_fsv(X, y, sample_weight=sample_weight, **self._solve_kwargs())
-        self._require_solution(result, "FSV")
+        X, y, result = self._fit_weighted(solve_fsv, X, y, sample_weight, "FSV")
         sol = result.solution
-        self.classes_ = np.asarray(sol["classes"])
         self.coef_ = np.asarray(sol["w"], dtype=float)[None, :]
-        self.intercept_ = np.array([float(sol["b"])])
         self.support_ = np.asarray(sol["support"], dtype=int)
         self._after_fit(X, result, "FSV", n_features=len(sol["feature_names"]),
                         accepted=(Termination.STATIONARY,))
         return self
+
+    fit.__doc__ = WEIGHTED_FIT_DOC.format(what="Fit by FSV.")
 
     def decision_function(self, X) -> np.ndarray:
         """``x'w - gamma``; > 0 means ``classes_[1]``."""

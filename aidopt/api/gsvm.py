@@ -63,10 +63,6 @@ class GSVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
 
     Parameters
     ----------
-    solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
-    solver_options, threads, tee, raise_on_failure, fallback
-        The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``
-        (``aid`` is ignored: GSVMs are solved directly).
 
     Attributes
     ----------
@@ -96,6 +92,7 @@ class GSVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
     True
     """
 
+    _options_note = '``aid`` is ignored: GSVMs are solved directly'
     _family = GSVM
     _sparse_input = True
     _transient = ("_kfun",)

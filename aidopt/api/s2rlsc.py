@@ -644,10 +644,6 @@ class S2RLSCClassifier(_ClassifierMixin, _BaseEstimator):
         AID-style aggregated warm start (number or share of clusters).
     method : {"search", "exact"}, default "search"
     mode : {"auto", "semi-supervised", "clustering"}, default "auto"
-    solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
-    solver_options, threads, tee, raise_on_failure, fallback
-        The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``;
-        ``aid``, ``feasibility_tol`` and ``r0`` are not used.
 
     Attributes
     ----------
@@ -686,6 +682,7 @@ class S2RLSCClassifier(_ClassifierMixin, _BaseEstimator):
     True
     """
 
+    _options_note = '``aid``, ``feasibility_tol`` and ``r0`` are not used'
     _family = S2RLSC
     #: the kernel function of the fit (a local function): left out of pickles and rebuilt from
     #: ``_kernel_spec`` (:meth:`_BaseEstimator.__getstate__` / :meth:`_restore`)

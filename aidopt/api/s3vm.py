@@ -122,10 +122,6 @@ class S3VMClassifier(_ClassifierMixin, _BaseEstimator):
 
     Parameters
     ----------
-    solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
-    solver_options, threads, tee, raise_on_failure, fallback
-        The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``;
-        ``max_iter=1`` / ``5`` are the paper's AID1 / AID5.
 
     Attributes
     ----------
@@ -161,6 +157,7 @@ class S3VMClassifier(_ClassifierMixin, _BaseEstimator):
     True
     """
 
+    _options_note = "``max_iter=1`` / ``5`` are the paper's AID1 / AID5"
     _family = S3VM
     _sparse_input = True
     _sklearn_checks_skipped = (

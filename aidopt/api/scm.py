@@ -1072,9 +1072,6 @@ class SCMClassifier(_BinaryClassifierMixin, _BaseEstimator):
     C, kernel, gamma, degree, coef0, k_neg, k_pos, clustering, representative, shrink,
     shrink_gamma, shrink_side, ratio, max_miss_rate, rank_keep, stall_fraction, kmeans_iter, final
         As in :func:`solve_scm`.
-    solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
-    solver_options, threads, tee, raise_on_failure, fallback
-        The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``.
 
     Attributes
     ----------

@@ -13,7 +13,7 @@ import numpy as np
 
 from aidopt.api import _front
 from aidopt.api._params import COEF0, DEGREE, GAMMA, Family, Param
-from aidopt.api.estimator import _BaseEstimator, _BinaryClassifierMixin
+from aidopt.api.estimator import WEIGHTED_FIT_DOC, _BaseEstimator, _BinaryClassifierMixin
 from aidopt.api.lpc import LPC
 from aidopt.data.validate import (
     as_classification_data,
@@ -196,11 +196,6 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
 
     Parameters
     ----------
-    solver, aid, tol, feasibility_tol, max_iter, time_limit, r0, seed, write_models, log,
-    solver_options, threads, tee, raise_on_failure, fallback
-        The common options (:class:`aidopt.decomposition.RunConfig`), with ``log=False``; the
-        solver defaults to "fm" (aidopt.numerics.fm) for the 2-norm QP, "smo" (aidopt.numerics.smo) for kernels,
-        "highs" for the LPs.
 
     Attributes
     ----------
@@ -231,6 +226,8 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
     (True, True)
     """
 
+    _options_note = ('the solver defaults to "fm" (aidopt.numerics.fm) for the 2-norm QP, "smo" '
+                     '(aidopt.numerics.smo) for kernels, "highs" for the LPs')
     _family = SVM
     _sparse_input = True
     _transient = ("_kfun",)
@@ -250,26 +247,8 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
         return self.kernel is None or (isinstance(self.kernel, str) and self.kernel == "linear")
 
     def fit(self, X, y, sample_weight=None):
-        """Fit by (certified) AID.
-
-        Parameters
-        ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Two classes, any labels (the sorted first is the negative class).
-        sample_weight : array-like of shape (n_samples,), optional
-            Non-negative row weights; an integer weight k counts the row k times.
-
-        Returns
-        -------
-        self
-        """
-        X, y = self._validate_fit(X, y, target="binary")
-        result = solve_svm(X, y, sample_weight=sample_weight, **self._solve_kwargs())
-        self._require_solution(result, "SVM")
+        X, y, result = self._fit_weighted(solve_svm, X, y, sample_weight, "SVM")
         sol = result.solution
-        self.classes_ = np.asarray(sol["classes"])
-        self.intercept_ = np.array([float(sol["b"])])
         alpha = sol["alpha"]
         if alpha is not None:
             s = np.ones(len(alpha)) if sample_weight is None else np.asarray(sample_weight, float)
@@ -286,6 +265,8 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
             self._restore()
         self._after_fit(X, result, "SVM", n_features=len(sol["feature_names"]))
         return self
+
+    fit.__doc__ = WEIGHTED_FIT_DOC.format(what="Fit by (certified) AID.")
 
     def _restore(self) -> None:
         """The kernel function of the fit (a local function: not pickled)."""
