@@ -718,6 +718,30 @@ def _validated_v(rows: _Rows, u, n: int) -> np.ndarray:
     return v
 
 
+def _exact(rows: _Rows, u, ub, n: int):
+    """``(v, residual, hinge)`` at ``u``, computed exactly (two passes over the rows)."""
+    v = _v_pass(rows, u, n)
+    res, hinge = _g_pass(rows, u, ub, v, n)
+    return v, res, hinge
+
+
+def _values(u, v, hinge) -> tuple[float, float]:
+    """``(primal, dual)`` of (1.35) / (1.37) at ``u`` with ``v = H'u`` and the hinge sum."""
+    quad = float(v @ v)
+    return 0.5 * quad + hinge, float(u.sum()) - 0.5 * quad
+
+
+def _sweep_blocks(rows: _Rows, u, ub, v, omega, out_of_time) -> tuple[float, bool]:
+    """One cyclic sweep, block by block: ``(largest step estimate, stopped by the clock)``; a
+    streamed source stops between blocks when ``out_of_time()``."""
+    est = 0.0
+    for start, stop, X, dd in rows.blocks():
+        est = max(est, _sweep_rows(X, dd, u[start:stop], ub[start:stop], v, omega))
+        if stop < rows.m and out_of_time():
+            return est, True
+    return est, False
+
+
 def _try_polish(rows: _Rows, u, ub, v, n: int, gap: float):
     """Move ``u`` to the polished point (:func:`_polish`) when its duality gap is below ``gap``:
     ``(v, residual, hinge, primal, dual)`` there, else ``None`` with ``u`` unchanged."""
@@ -726,10 +750,8 @@ def _try_polish(rows: _Rows, u, ub, v, n: int, gap: float):
         return None
     kept = u.copy()
     u[:] = trial
-    v2 = _v_pass(rows, u, n)
-    res2, hinge2 = _g_pass(rows, u, ub, v2, n)
-    quad = float(v2 @ v2)
-    primal2, dual2 = 0.5 * quad + hinge2, float(u.sum()) - 0.5 * quad
+    v2, res2, hinge2 = _exact(rows, u, ub, n)
+    primal2, dual2 = _values(u, v2, hinge2)
     if primal2 - dual2 < gap:
         return v2, res2, hinge2, primal2, dual2
     u[:] = kept
@@ -840,15 +862,6 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
     u = np.ascontiguousarray(u)
     v = _validated_v(rows, u, n)
 
-    def exact():
-        vx = _v_pass(rows, u, n)
-        res, hinge = _g_pass(rows, u, ub, vx, n)
-        return vx, res, hinge
-
-    def values(v, hinge):
-        quad = float(v @ v)
-        return 0.5 * quad + hinge, float(u.sum()) - 0.5 * quad
-
     def stop_now(res, primal, dual):
         return res <= tol or (gap_tol is not None
                               and primal - dual <= gap_tol * max(gap_scale, abs(primal)))
@@ -857,7 +870,7 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
         return time_limit is not None and time.perf_counter() - t0 >= time_limit
 
     res, hinge = _g_pass(rows, u, ub, v, n)
-    primal, dual = values(v, hinge)
+    primal, dual = _values(u, v, hinge)
     if callback is not None:
         callback(0, float(res), primal, dual)
     done = stop_now(res, primal, dual)
@@ -893,12 +906,8 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
             pg_hi = hi if hi > 0 else np.inf
             pg_lo = lo if lo < 0 else -np.inf
         else:
-            for start, stop, X, dd in rows.blocks():
-                est = max(est, _sweep_rows(X, dd, u[start:stop], ub[start:stop], v, omega))
-                fresh = False
-                if stop < m and out_of_time():  # streamed: stop between blocks
-                    time_limited = True
-                    break
+            est, time_limited = _sweep_blocks(rows, u, ub, v, omega, out_of_time)
+            fresh = False
             if time_limited:
                 break
         sweeps += 1
@@ -908,9 +917,9 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
         if by_residual or settled or (gap_tol is not None and passes >= next_gap):
             if settled:
                 pg_tol = max(pg_tol / 10.0, 1e-12)
-            v, res, hinge = exact()
+            v, res, hinge = _exact(rows, u, ub, n)
             fresh = True
-            primal, dual = values(v, hinge)
+            primal, dual = _values(u, v, hinge)
             if callback is not None:
                 callback(sweeps, float(res), primal, dual)
             done = stop_now(res, primal, dual)
@@ -931,16 +940,12 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
             time_limited = True
             break
     if not fresh:
-        v, res, hinge = exact()
-        primal, dual = values(v, hinge)
+        v, res, hinge = _exact(rows, u, ub, n)
         if callback is not None:
-            callback(sweeps, float(res), primal, dual)
-
-    quad = float(v @ v)
-    esum = float(u.sum())
-    primal = 0.5 * quad + hinge
-    dual = esum - 0.5 * quad
-    return SORLinearResult(u=u, sweeps=sweeps, residual=float(res), objective=0.5 * quad - esum,
+            callback(sweeps, float(res), *_values(u, v, hinge))
+    primal, dual = _values(u, v, hinge)
+    return SORLinearResult(u=u, sweeps=sweeps, residual=float(res),
+                           objective=0.5 * float(v @ v) - float(u.sum()),
                            converged=bool(res <= tol), seconds=time.perf_counter() - t0,
                            primal=primal, dual=dual, gap=primal - dual,
                            w=v[:n].copy(), gamma=float(v[n]), time_limited=time_limited,
