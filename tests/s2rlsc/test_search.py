@@ -147,3 +147,36 @@ def test_weighted_initial_labels_never_jump_over_the_band():
     assert z is not None and cw[z > 0].sum() == 12
     assert _initial(rng, np.zeros(2), np.arange(2), np.array([10.0, 10.0]), 0.5,
                     Band(20, 0.5, 0.05, 11, 11)) is None  # no subset of {10, 10} sums to 11
+
+
+def _interrupt_at(monkeypatch, restart: int):
+    """Ctrl-C as the (mu+nu)-EA of restart ``restart`` (1-based) starts."""
+    from aidopt.numerics import rlsc
+
+    real, calls = rlsc._mu_plus_nu, []
+
+    def wrapped(*args):
+        if not calls or args[12] is not calls[-1]:  # a new restart's state array
+            calls.append(args[12])
+        if len(calls) == restart:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(rlsc, "_mu_plus_nu", wrapped)
+
+
+def test_ctrl_c_after_a_restart_returns_the_best_labels(monkeypatch):
+    """Ctrl-C inside a run (the run framework's guard and the search's own): the best labels of
+    the finished restarts come back with termination ``interrupted``."""
+    Xtr, ytr, *_ = instance(l=4, u=20, d=3, seed=0)
+    _interrupt_at(monkeypatch, 2)
+    res = solve_s2rlsc(Xtr, ytr, restarts=5, log=False)
+    assert res.termination is Termination.INTERRUPTED
+    assert len(res.search["restart_fitness"]) == 1 and np.isfinite(res.fitness)
+
+
+def test_ctrl_c_before_any_labels_raises(monkeypatch):
+    Xtr, ytr, *_ = instance(l=4, u=20, d=3, seed=0)
+    _interrupt_at(monkeypatch, 1)
+    with pytest.raises(KeyboardInterrupt):
+        solve_s2rlsc(Xtr, ytr, restarts=5, log=False)
