@@ -548,11 +548,12 @@ def _run_s2rlsc(run: Run, p, X, yv, labelled, free, band: Band, clustering: bool
         if agg_info["y"] is not None:
             starts = [agg_info["y"]]
     spent = run.elapsed()
-    outcome = local_search(
-        fitness, y_fixed, free, band, search=p.search, mu=p.mu, nu=p.nu, restarts=p.restarts,
-        patience=p.patience, max_iter=config.max_iter, seed=int(rng.integers(2**31 - 1)),
-        time_limit=None if search_limit is None else max(search_limit - spent, 1e-3),
-        starts=starts)
+    with run.timed("search"), run.alive(f"local search, {p.restarts} restarts"):
+        outcome = local_search(
+            fitness, y_fixed, free, band, search=p.search, mu=p.mu, nu=p.nu, restarts=p.restarts,
+            patience=p.patience, max_iter=config.max_iter, seed=int(rng.integers(2**31 - 1)),
+            time_limit=None if search_limit is None else max(search_limit - spent, 1e-3),
+            starts=starts)
     labels, F, found_by = outcome.y, outcome.fitness, "search"
     termination = {"patience": Termination.NO_IMPROVEMENT, "max_iter": Termination.ITERATION_LIMIT,
                    "time_limit": Termination.TIME_LIMIT,
