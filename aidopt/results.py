@@ -97,10 +97,10 @@ class Certificate:
     sign_condition: bool | None = None
     note: str = ""
     checked: list[str] | None = None
-    condition_name: str = "split condition"
-    condition: str = ""
     dual_values: dict | None = field(default=None, repr=False, compare=False)
     """The full-data dual vector(s) behind the bound (e.g. ``{"u": u}``); not serialised."""
+    condition_name: str = "split condition"
+    condition: str = ""
 
     @property
     def gap(self) -> float:

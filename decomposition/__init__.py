@@ -20,6 +20,7 @@ _EXPORTS = {
     "solve_direct": "aidopt.decomposition.aid",
     "Run": "aidopt.decomposition.run",
     "RunConfig": "aidopt.decomposition.run",
+    "AIDConfig": "aidopt.decomposition.run",  # the old name of RunConfig (an old import path)
     "AggregateOutputProblem": "aidopt.decomposition.plugins.aggout",
     "LADProblem": "aidopt.decomposition.plugins.lad",
     "ModifiedSVMProblem": "aidopt.decomposition.plugins.modified_svm",

@@ -20,7 +20,7 @@ __all__ = ["Partition", "SIGN_PURE"]
 
 #: what the paper's sign condition holding means (the verdict text of the plug-ins that split
 #: by :meth:`Partition.split_mixed`)
-SIGN_PURE = "no cluster has elements on both sides: F = E at this solution"
+SIGN_PURE = "no cluster has rows on both sides: F = E at this solution"
 
 
 @dataclass(frozen=True)

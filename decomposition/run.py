@@ -166,6 +166,11 @@ class RunConfig:
         return dataclasses.asdict(self)
 
 
+#: the old name of :class:`RunConfig`, kept because ``aidopt.decomposition.AIDConfig`` is an import
+#: path users have
+AIDConfig = RunConfig
+
+
 def _real(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 

@@ -24,6 +24,18 @@ from . import svm
 __all__ = ["factor", "create_instance"]
 
 
+def __getattr__(name: str):
+    """The kernel evaluators' old names here (``kernel_function``, ``KERNELS``): they live in
+    :mod:`aidopt.numerics.kernels` (``svc_kernel``, ``SVC_KERNELS``); ``aidopt.models.*`` import
+    paths keep working."""
+    from aidopt.numerics import kernels
+
+    old = {"kernel_function": kernels.svc_kernel, "KERNELS": kernels.SVC_KERNELS}
+    if name in old:
+        return old[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 
 
 def factor(Kbar, rank_tol: float = 1e-12) -> np.ndarray:

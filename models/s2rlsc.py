@@ -33,7 +33,7 @@ cluster sizes for an aggregated problem).
 
 Size: Q is dense, so the objective has :math:`u(u+1)/2` quadratic terms, each built as a Pyomo
 expression in Python (O(u²) time and memory before any solver starts). The callers in
-:mod:`aidopt.s2rlsc` refuse ``u > EXACT_MAX_U`` (400); :func:`create_instance` itself does not.
+:mod:`aidopt.api.s2rlsc` refuse ``u > EXACT_MAX_U`` (400); :func:`create_instance` itself does not.
 """
 
 from __future__ import annotations

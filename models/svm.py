@@ -22,7 +22,7 @@ Musicant adds :math:`\tfrac12 b^2` to the primal objective (their offset is :mat
 Its dual (1.37) has no ``balance`` row: ``b`` is a variable fixed by the row
 ``offset: b - sum_k alpha[k] y[k] = 0`` and the objective loses :math:`\tfrac12 b^2` too. It is
 the problem LIBLINEAR solves (its bias is an extra feature of value 1, regularized with ``w``), and
-the bound-constrained QP that SOR (:mod:`aidopt.sor`) solves.
+the bound-constrained QP that SOR (:mod:`aidopt.numerics.sor`) solves.
 
 Both forms have the same optimal value. In Pyomo's dual convention (d objective / d rhs) the dual of
 ``margin[k]`` is ``alpha[k]`` and the dual of ``balance`` is ``b`` (checked in

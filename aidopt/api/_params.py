@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import functools
 import inspect
+import re
 import textwrap
 import types
 from collections.abc import Callable
@@ -83,6 +84,15 @@ class Param:
         """The numpydoc entry: ``name : type, default value`` and the help, wrapped."""
         text = textwrap.fill(self.help, 96, initial_indent="    ", subsequent_indent="    ")
         return f"{self.name} : {self.type_text()}, default {self.default!r}\n{text}"
+
+    def cli_help(self) -> str:
+        """The help as plain text for ``--help``: reST roles and literals unwrapped, and the
+        default added unless the help states it."""
+        text = re.sub(r":\w+:`~?([^`]+)`", r"\1", self.help)
+        text = text.replace("``", "")
+        if "default" not in text.lower():
+            text += f" (default: {self.default})"
+        return text
 
     def cli_flag(self) -> str | None:
         if self.flag == "":
@@ -171,13 +181,13 @@ class Family:
                 continue
             if isinstance(p.default, bool):
                 group.add_argument(flag, dest=name, action="store_false" if p.default else "store_true",
-                                   default=p.default, help=p.help)
+                                   default=p.default, help=p.cli_help())
                 continue
             parse = p.parse or (str if p.choices or p.default is None
                                 else type(p.default))
             group.add_argument(flag, dest=name, type=parse, default=p.default,
                                choices=list(p.choices) or None, metavar=p.metavar,
-                               help=f"{p.help} (default: {p.default})")
+                               help=p.cli_help())
 
     def cli_kwargs(self, args: argparse.Namespace) -> dict[str, Any]:
         """The parameters :meth:`add_arguments` parsed, as keyword arguments of the door."""

@@ -39,7 +39,7 @@ AGGOUT = Family(
     Param("method", "slaag",
           "SLAAG's successive linear approximation, or the Musicant et al. mixed-integer "
           "program.",
-          kind="{\"slaag\", \"miqp\"}", choices=METHODS),
+          kind="{\"slaag\", \"miqp\"}", choices=("slaag", "miqp")),
     Param("C", None,
           "``\"miqp\"``: cost of the hinges (default 1). ``\"slaag\"``: cost of problem (3)'s "
           "class-1 hinges (default: the class-0 share of all rows, Dutt & Kumar section 5).",

@@ -74,14 +74,16 @@ def _miqp_solver(name: str | None, u: int) -> str:
 
 def solve_miqp(fitness: RLSCFitness, y, free, band: Band, *, solver: str | None = None,
                run: Run | None = None, time_limit: float | None = None, threads=None,
-               tee: bool = False, options: dict | None = None, fallback: bool = True):
+               tee: bool = False, options: dict | None = None, fallback: bool = True,
+               write: str | None = None):
     """Solve the labelling MIQP :math:`\\min y'My` over the band (:mod:`aidopt.models.s2rlsc`);
     ``ValueError`` for more than :data:`EXACT_MAX_U` free points.
 
     ``run``: the :class:`~aidopt.decomposition.run.Run` of a :func:`solve_s2rlsc` call (its time
     left, options, ``write_models`` and fallback policy: SCIP after a failed or refused solve);
     without one, a run of its own is made from ``time_limit``, ``threads``, ``tee``,
-    ``options`` and ``fallback``.
+    ``options``, ``fallback`` and ``write`` (a folder for the model as ``.lp`` / ``.mps``, named
+    as ``write_models`` names them).
 
     Returns
     -------
@@ -101,7 +103,8 @@ def solve_miqp(fitness: RLSCFitness, y, free, band: Band, *, solver: str | None 
     model = model_module.create_instance(fitness.matrix(), y, free, band.k_lo, band.k_hi)
     if run is None:
         config = RunConfig(solver=name, time_limit=time_limit, threads=threads, tee=tee,
-                           solver_options=dict(options or {}), fallback=fallback, log=False)
+                           solver_options=dict(options or {}), fallback=fallback, log=False,
+                           write_models=write)
         run = Run("s2rlsc", solvers.ProblemClass.MIQP, config, fallbacks=_miqp_fallbacks,
                   defaults=lambda which: MIP_GAP_OPTIONS.get(which, {}))
     outcome = run.solve_or_retry(model, solver=name, problem_class=solvers.ProblemClass.MIQP)
@@ -674,7 +677,7 @@ class S2RLSCClassifier(_ClassifierMixin, _BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from aidopt.s2rlsc_estimator import S2RLSCClassifier
+    >>> from aidopt import S2RLSCClassifier
     >>> from aidopt.instances.s2rlsc import gaussian2c, ssl_split
     >>> X, y = gaussian2c(200, 20, seed=0)
     >>> Xtr, ytr, Xte, yte, truth = ssl_split(X, y, l=10, u=90, seed=0)

@@ -53,7 +53,7 @@ S3VM = Family(
           "Mean of ``w x + b`` over unlabeled rows = mean labeled label; or class-balanced "
           "labeled costs; or neither.",
           kind="{\"constraint\", \"cost\", None}", choices=("constraint", "cost", None),
-          parse=none_or_str),
+          parse=none_or_str, metavar="{constraint,cost,none}"),
     Param("norm", "l2",
           "Regularizer 1/2 ||w||^2 (MIQP: SCIP or Gurobi) or ||w||_1 (MILP: HiGHS too); the "
           "same name as in :func:`solve_svm`.",

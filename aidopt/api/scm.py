@@ -1090,7 +1090,7 @@ class SCMClassifier(_BinaryClassifierMixin, _BaseEstimator):
 
     Examples
     --------
-    >>> from aidopt.scm import SCMClassifier
+    >>> from aidopt import SCMClassifier
     >>> from aidopt.instances.scm import sine_set
     >>> X, y = sine_set("D2", n_pos=50, n_neg=500, seed=0)
     >>> clf = SCMClassifier(kernel="linear", C=1.0).fit(X, y)

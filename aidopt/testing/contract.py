@@ -216,6 +216,21 @@ def check_declaration(problem) -> None:
     assert isinstance(problem.per_element_keys, tuple)
     assert isinstance(problem.table_info, tuple) and all(
         isinstance(key, str) and key for key in problem.table_info)
+    for hook in declared_names():  # every overridden hook takes what the driver passes
+        base = getattr(AIDProblem, hook)
+        own = getattr(type(problem), hook, base)
+        if own is base or not inspect.isfunction(base) or not inspect.isfunction(own):
+            continue
+        wanted = [q.name for q in inspect.signature(base).parameters.values()
+                  if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+        params = inspect.signature(own).parameters.values()
+        takes = [q.name for q in params if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+        varargs = any(q.kind is q.VAR_POSITIONAL for q in params)
+        assert varargs or len(takes) >= len(wanted), (
+            f"{type(problem).__name__}.{hook}{inspect.signature(own)} takes fewer arguments than "
+            f"the contract passes: AIDProblem.{hook}{inspect.signature(base)}"
+            + (" (the bound hook receives the lifted state of its solve since this contract: "
+               "add a `lifted=None` parameter)" if hook == "lower_bound" else ""))
 
 
 def _is_real(x) -> bool:

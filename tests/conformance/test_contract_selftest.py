@@ -133,3 +133,18 @@ def test_inconsistent_history_and_verdicts_are_caught():
     assert same_result(res, copy.deepcopy(res)) == []
     assert same_result(res, other)
     assert res.termination is Termination.CERTIFIED_OPTIMAL
+
+
+def test_the_check_names_a_hook_written_for_the_old_contract():
+    """A plug-in whose lower_bound takes (outcome, partition, data) only, as before the bound hook
+    received the lifted state: check_plugin says so instead of a bare TypeError."""
+    from aidopt.testing import check_declaration
+    from aidopt.testing.fake import FakeLocation
+
+    class OldBound(FakeLocation):
+        def lower_bound(self, outcome, partition, data):
+            return None
+
+    with pytest.raises(AssertionError, match="add a `lifted=None` parameter"):
+        check_declaration(OldBound())
+    check_declaration(FakeLocation())  # the current one passes

@@ -41,7 +41,7 @@ ALLOWED = {
     "solvers": {"foundation"},
     "data": {"foundation"},
     "numerics": {"foundation", "solvers", "data"},
-    "models": {"foundation"},
+    "models": {"foundation", "numerics"},  # numerics: the old names of the kernel evaluators
     "engine": _BOTTOM | {"numerics", "models"},
     "instances": _BOTTOM | {"numerics"},
     "testing": _BOTTOM | {"numerics", "models", "engine"},
