@@ -22,7 +22,8 @@ LP dual (multipliers ``u >= 0`` of ``margin``, ``p, q >= 0`` of the rows ``K_i w
     max   sum_i u[i]
     s.t.  K' (D u - p + q) = 0,    sum_i d[i] u[i] = 0,    0 <= u <= nu,    p + q <= 1
 
-:meth:`aidopt.decomposition.plugins.gsvm.GSVMKuProblem.certify` checks these conditions and the gap with the solved model's duals.
+:meth:`aidopt.decomposition.plugins.gsvm.GSVMKuProblem.certify` checks these conditions and the gap
+with the solved model's duals.
 """
 
 from __future__ import annotations
