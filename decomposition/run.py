@@ -57,9 +57,11 @@ __all__ = ["RunConfig", "Run", "common_options", "add_arguments", "config_from_a
            "pause_gc", "release"]
 
 
-def _opt(default, help: str, *, flag: str | None = None, cli: bool = True, default_factory=None):
-    """A :class:`RunConfig` field with its documentation and CLI flag."""
-    meta = {"help": help, "flag": flag, "cli": cli}
+def _opt(default, help: str, *, flag: str | None = None, cli: bool = True, default_factory=None,
+         flag_help: str | None = None):
+    """A :class:`RunConfig` field with its documentation and CLI flag; ``flag_help`` is the help
+    of a flag that sets the opposite of the default (``--no-aid``, ``--quiet``)."""
+    meta = {"help": help, "flag": flag, "cli": cli, "flag_help": flag_help}
     if default_factory is not None:
         return field(default_factory=default_factory, metadata=meta)
     return field(default=default, metadata=meta)
@@ -79,8 +81,12 @@ class RunConfig:
         None, "Solver name: highs, clarabel, gurobi, scip, cplex, xpress or any Pyomo solver "
         "(None: the problem's default, see `aidopt solvers`).")
     aid: bool = _opt(True, "Solve by Aggregate and Iterative Disaggregate; False solves the full "
-                     "model directly (same certificate).", flag="--no-aid")
-    tol: float = _opt(1e-6, "Relative duality gap (E - bound) / max(1, |E|) accepted as optimal.")
+                     "model directly (same certificate).", flag="--no-aid",
+                     flag_help="Solve the full model directly instead of by Aggregate and Iterative "
+                               "Disaggregate (the same certificate).")
+    tol: float = _opt(1e-6, "Relative duality gap (E - bound) / max(phi, |E|) accepted as optimal; "
+                      "phi, the problem's gap floor, is a tiny fraction of the objective of a "
+                      "trivial solution for LAD and the SVMs (scale-invariant) and 1 otherwise.")
     feasibility_tol: float = _opt(1e-6, "Tolerance on the certificate's scaled dual residuals.")
     max_iter: int | None = _opt(None, "Iteration limit (None: no limit).")
     time_limit: float | None = _opt(None, "Wall-clock limit for the whole run in seconds; the time "
@@ -91,7 +97,8 @@ class RunConfig:
     write_models: str | None = _opt(None, "Directory to write every solved model into as .lp and "
                                     ".mps, numbered in solve order (NNN_<model name>; an initial "
                                     "sample or LP-phase solve counts).", flag="--write-models")
-    log: bool = _opt(True, "Print the iteration table and the termination block.", flag="--quiet")
+    log: bool = _opt(True, "Print the iteration table and the termination block.", flag="--quiet",
+                     flag_help="Print neither the iteration table nor the termination block.")
     solver_options: dict = _opt(None, "Options passed through untouched to the solver "
                                 "(CLI: --option KEY=VALUE, repeatable).", flag="--option",
                                 default_factory=dict)
@@ -103,7 +110,9 @@ class RunConfig:
                                   cli=False)
     fallback: bool = _opt(True, "When an aggregated solve fails or a licence refuses its size, "
                           "retry with the problem's fallbacks (another form or solver).",
-                          flag="--no-fallback")
+                          flag="--no-fallback",
+                          flag_help="Do not retry a failed or refused solve with the problem's "
+                                    "fallbacks (another form or solver).")
 
     def __post_init__(self):
         if self.solver is not None and (not isinstance(self.solver, str) or not self.solver):
@@ -229,9 +238,11 @@ def add_arguments(parser, *, defaults: dict | None = None, exclude: tuple[str, .
         default = defaults.get(f.name, None if f.name == "solver_options" else f.default)
         help_text = f.metadata["help"]
         if f.type in ("bool",) or isinstance(f.default, bool):
-            negated = flag.startswith("--no-") or flag == "--quiet"
+            negated = flag.startswith("--no-") or flag == "--quiet"  # the flag turns it off
+            if negated and not f.metadata["flag_help"]:
+                raise ValueError(f"RunConfig.{f.name}: a flag that turns it off needs flag_help")
             group.add_argument(flag, dest=f.name, action="store_false" if negated else "store_true",
-                               default=default, help=help_text)
+                               default=default, help=f.metadata["flag_help"] if negated else help_text)
         elif f.name == "solver_options":
             group.add_argument(flag, dest=f.name, action="append", default=[], metavar="KEY=VALUE",
                                help=help_text)

@@ -169,3 +169,18 @@ def test_cli_turns_aidopt_errors_into_one_line_and_exit_code_2(tmp_path, capsys)
     assert main(["lad", "--data", str(path), "--tol", "2", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "tol must be" in err[0]
+
+
+def test_a_flag_that_turns_an_option_off_says_so():
+    """--no-aid, --quiet and --no-fallback: the help describes what the flag does, not the
+    option it turns off; and --tol states the gap's real denominator."""
+    parser = build_parser("lad")
+    sub = parser._subparsers._group_actions[0].choices["lad"]
+    helps = {a.option_strings[0]: a.help for a in sub._actions if a.option_strings}
+    assert helps["--no-aid"].startswith("Solve the full model directly instead of")
+    assert helps["--quiet"].startswith("Print neither")
+    assert helps["--no-fallback"].startswith("Do not retry")
+    assert "max(phi, |E|)" in helps["--tol"]
+    args = build_parser("fsv").parse_args(["fsv", "--data", "x.csv", "--no-aid"])
+    assert args.aid is False  # fsv's aid defaults to None: the flag still turns AID off
+    assert build_parser("fsv").parse_args(["fsv", "--data", "x.csv"]).aid is None
