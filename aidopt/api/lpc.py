@@ -21,6 +21,7 @@ import numpy as np
 
 from aidopt.api._params import Family, Param, number
 from aidopt.data.rowblocks import RowSource, row_source
+from aidopt.data.validate import _check_finite
 from aidopt.decomposition.lpc import KEEP, GeneralLP, LSVMChunks, solve_chunked
 from aidopt.decomposition.run import RunConfig
 from aidopt.results import AIDResult
@@ -56,17 +57,19 @@ def _bounds(bounds, n: int):
     lower, upper = np.full(n, -np.inf), np.full(n, np.inf)
     if bounds is None:
         return lower, upper
-    try:
-        arr = np.array([[np.nan if v is None else v for v in pair] for pair in bounds]
-                       if not _is_pair(bounds) else [[np.nan if v is None else v for v in bounds]],
-                       dtype=float)
-    except (TypeError, ValueError) as exc:
+    pairs = [bounds] if _is_pair(bounds) else bounds
+    try:  # None is "no bound": -inf below, +inf above
+        arr = np.array([[-np.inf if pair[0] is None else pair[0],
+                         np.inf if pair[1] is None else pair[1]] for pair in pairs], dtype=float)
+    except (TypeError, ValueError, IndexError) as exc:
         raise ValueError("bounds must be None, one (lower, upper) pair or one pair per column "
                          "(None for no bound)") from exc
     if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] not in (1, n):
         raise ValueError(f"bounds must be one (lower, upper) pair or {n} pairs, got shape {arr.shape}")
-    lo = np.where(np.isnan(arr[:, 0]), -np.inf, arr[:, 0])
-    hi = np.where(np.isnan(arr[:, 1]), np.inf, arr[:, 1])
+    if np.isnan(arr).any():
+        row = int(np.flatnonzero(np.isnan(arr).any(axis=1))[0])
+        raise ValueError(f"bounds of column {row} hold NaN: give a number, or None for no bound")
+    lo, hi = arr[:, 0], arr[:, 1]
     if np.any(lo == np.inf) or np.any(hi == -np.inf):
         raise ValueError("a lower bound of +inf or an upper bound of -inf leaves no feasible point")
     bad = np.flatnonzero(lo > hi)
@@ -147,6 +150,7 @@ def solve_lp_chunked(c, H, b=None, *, bounds=None, p, **options) -> AIDResult:
     c = np.asarray(c, dtype=float)
     if c.ndim != 1 or c.size == 0 or not np.isfinite(c).all():
         raise ValueError(f"c must be a non-empty 1-D array of finite numbers, got shape {c.shape}")
+    _check_finite(c, "c")  # magnitudes the solvers read as infinite
     source = row_source(H, b, vector="b", columns=p.columns, matrix_name="H", vector_name="b")
     if source.n_cols != c.size:
         raise ValueError(f"H has {source.n_cols} columns but c has {c.size} entries")

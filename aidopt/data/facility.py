@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from aidopt.data.validate import _check_finite
+
 __all__ = ['FacilityData', 'as_facility_data', 'euclidean_costs', 'graph_costs', 'read_orlib_pmed', 'read_tsplib']
 
 
@@ -82,6 +84,7 @@ def _vector(values, name, size, *, positive=False):
         raise ValueError(f"{name} must have {size} entries, got {arr.size}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values")
+    _check_finite(arr, name)  # magnitudes the solvers read as infinite
     if positive and np.any(arr <= 0):
         raise ValueError(f"{name} must be positive")
     if np.any(arr < 0):
@@ -125,6 +128,7 @@ def as_facility_data(costs, *, p=None, fixed_costs=None, demand=None, capacity=N
         i, j = (int(v) for v in np.argwhere(bad)[0])
         raise ValueError(f"costs contain {int(bad.sum())} NaN or infinite value(s) (first at "
                          f"customer {i}, site {j})")
+    _check_finite(arr, "costs")  # magnitudes the solvers read as infinite
     if arr.min() < 0:
         i, j = (int(v) for v in np.unravel_index(int(arr.argmin()), arr.shape))
         raise ValueError(f"costs must be non-negative; costs[{i}, {j}] = {arr[i, j]:g}")

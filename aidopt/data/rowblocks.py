@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from aidopt.data.validate import HUGE
+
 __all__ = ["RowSource", "ArraySource", "ParquetSource", "row_source", "block_ranges"]
 
 #: rows per block of a validation pass
@@ -66,13 +68,16 @@ class RowSource:
             yield start, M, v
 
     def validate(self, matrix: str = "H", vector: str = "b") -> None:
-        """Raise ``ValueError`` naming the first row with a NaN or infinite entry."""
+        """Raise ``ValueError`` naming the first row with a NaN or infinite entry, or with a
+        magnitude the solvers read as infinite (>= :data:`HUGE`)."""
         for start, M, v in self.scan():
             for name, arr in ((matrix, M), (vector, v)):
-                bad = ~np.isfinite(arr)
-                if bad.any():
-                    row = start + int(np.flatnonzero(bad.any(axis=1) if arr.ndim == 2 else bad)[0])
-                    raise ValueError(f"{name} has a NaN or infinite entry in row {row}")
+                for bad, what in ((~np.isfinite(arr), "a NaN or infinite entry"),
+                                  (np.abs(arr) >= HUGE, f"an entry of magnitude >= {HUGE:g} "
+                                   "(read as infinite by the solvers: scale the data)")):
+                    if bad.any():
+                        row = start + int(np.flatnonzero(bad.any(axis=1) if arr.ndim == 2 else bad)[0])
+                        raise ValueError(f"{name} has {what} in row {row}")
 
     def close(self) -> None:
         pass

@@ -132,3 +132,13 @@ def test_module_exports():
         assert module.__all__
         for name in module.__all__:
             assert hasattr(module, name), name
+
+
+def test_huge_costs_are_a_clear_error_before_any_solve():
+    """9e307 used to reach the solver (SolverError); costs up to 1e9 stay accepted."""
+    costs = np.array([[0.0, 9e307], [1.0, 0.0]])
+    with pytest.raises(ValueError, match="1e\\+20"):
+        as_facility_data(costs, p=1)
+    with pytest.raises(ValueError, match="1e\\+20"):
+        as_facility_data(np.ones((2, 2)), fixed_costs=[1.0, 1e300])
+    assert as_facility_data(np.array([[0.0, 1e9], [1e9, 0.0]]), p=1).costs.max() == 1e9

@@ -136,3 +136,27 @@ def test_solver_failure_raises_unless_asked(monkeypatch):
         solve_lp_chunked(c, H, b, log=False)
     res = solve_lp_chunked(c, H, b, raise_on_failure=False, log=False)
     assert res.termination == "solver_failure" and not res.certified
+
+
+def test_nan_in_bounds_is_an_error_not_no_bound():
+    """A NaN bound was read as "no bound" and the LP certified; None is the way to say none."""
+    import aidopt
+
+    H = np.vstack([np.eye(2), -np.eye(2)])
+    b = np.array([0.0, 0.0, -1.0, -1.0])
+    with pytest.raises(ValueError, match="bounds of column 0 hold NaN"):
+        aidopt.solve_lp_chunked(np.ones(2), H, b, bounds=(np.nan, 1), log=False)
+    with pytest.raises(ValueError, match="bounds of column 1 hold NaN"):
+        aidopt.solve_lp_chunked(np.ones(2), H, b, bounds=[(0, 1), (None, np.nan)], log=False)
+    res = aidopt.solve_lp_chunked(np.ones(2), H, b, bounds=[(0, None), (None, 2)], log=False)
+    assert res.certified and res.objective == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("where", ["c", "H", "b"])
+def test_magnitudes_the_solvers_read_as_infinite_are_refused(where):
+    import aidopt
+
+    c, H, b = np.ones(2), np.vstack([np.eye(2), -np.eye(2)]), np.array([0.0, 0.0, -1.0, -1.0])
+    {"c": c, "H": H, "b": b}[where].flat[0] = 1e300
+    with pytest.raises(ValueError, match="1e\\+20"):
+        aidopt.solve_lp_chunked(c, H, b, log=False)
