@@ -85,8 +85,8 @@ class RunConfig:
                      flag_help="Solve the full model directly instead of by Aggregate and Iterative "
                                "Disaggregate (the same certificate).")
     tol: float = _opt(1e-6, "Relative duality gap (E - bound) / max(phi, |E|) accepted as optimal; "
-                      "phi, the problem's gap floor, is a tiny fraction of the objective of a "
-                      "trivial solution for LAD and the SVMs (scale-invariant) and 1 otherwise.")
+                      "phi is the problem's gap floor: a tiny fraction of the objective of a "
+                      "trivial solution where the problem declares one (scale-invariant), else 1.")
     feasibility_tol: float = _opt(1e-6, "Tolerance on the certificate's scaled dual residuals.")
     max_iter: int | None = _opt(None, "Iteration limit (None: no limit).")
     time_limit: float | None = _opt(None, "Wall-clock limit for the whole run in seconds; the time "

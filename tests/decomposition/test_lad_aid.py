@@ -197,3 +197,20 @@ def test_solver_failure_raises_or_reports(aid):
     assert res.termination is Termination.SOLVER_FAILURE
     assert not res.certified and res.certificate is None
     assert res.objective == np.inf and res.solution.get("beta") is None
+
+
+@pytest.mark.parametrize("solver", ["highs", "fn", "clarabel"])
+@pytest.mark.parametrize("aid", [True, False])
+def test_an_exact_fit_certifies(solver, aid):
+    """y = X b + 0.5 exactly: the optimum is 0 and must certify (it ended gap_tolerance: E was
+    solver and evaluation rounding, ~1e-14 of E(0), above the old floor's reach)."""
+    import aidopt
+
+    for seed, n in ((0, 500), (2, 500), (3, 2000)):
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(n, 3)) * [1.0, 100.0, 0.01]
+        y = X @ [1.0, -2.0, 0.5] + 0.5
+        res = aidopt.solve_lad(X, y, fit_intercept=True, solver=solver, aid=aid, log=False)
+        assert res.termination == "certified_optimal", (seed, res.summary())
+        assert res.objective <= 1e-9 * np.abs(y).sum()
+        np.testing.assert_allclose(res.solution["beta"], [1.0, -2.0, 0.5, 0.5], atol=1e-6)
