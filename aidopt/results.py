@@ -205,6 +205,9 @@ class IterationRecord:
     seconds: dict[str, float] = field(default_factory=dict)
     info: dict[str, float] = field(default_factory=dict)
     """Numbers the plug-in reports for this iteration (e.g. an aggregated MIP's gap)."""
+    solver: str = ""
+    """The solver that produced this iteration's solution: a fallback's when one was used
+    (``""``: not recorded)."""
 
 
 @dataclass
@@ -361,6 +364,10 @@ class AIDResult(RunResult):
             f"iterations              {len(self.history)}",
             f"time                    {self.seconds:.2f} s",
         ]
+        used = [h.solver for h in self.history if h.solver]
+        if len(set(used)) > 1:  # a fallback solved some iterations
+            lines.append("solvers by iteration    " + ", ".join(
+                f"{s} {used.count(s)}" for s in dict.fromkeys(used)))
         if self.certificate is not None:
             lines.append(self.certificate.summary())
         table = self.coefficient_table() if coefficients else ""

@@ -149,7 +149,7 @@ class _Loop:
                 t=t, n_clusters=partition.n_clusters, r_t=partition.n_clusters / self.size,
                 F_t=it.F_t, E_t=it.E_t, E_best=self.best.E_t, lower_bound=self.lower, gap=gap,
                 n_split=it.split.n_split, seconds=run.take_seconds(),
-                info={**it.lifted.info, **work},
+                info={**it.lifted.info, **work}, solver=it.solver,
             ))
             run.row(t, partition.n_clusters, partition.n_clusters / self.size, it.F_t, self.lower,
                     self.best.E_t, gap, it.split.n_split, *(work.get(key, 0) for key in keys),

@@ -619,3 +619,18 @@ def test_a_plugin_names_its_own_condition_in_the_summary():
     assert "split condition         holds (nothing to split at this solution)" in generic
     assert "both sides" not in generic
     assert "Prop. 5                 holds (E = F on the final clusters)" in own
+
+
+def test_the_history_records_the_solver_of_each_iteration():
+    """A fallback solves one aggregated model: that iteration's record names it (result.solver
+    is the best iterate's), and the summary counts the iterations per solver."""
+    import aidopt
+    from aidopt.testing.fake import FakeLocation, Script, line_data
+
+    problem = FakeLocation(Script(), infeasible_at=2, fallback_list=[("clarabel", None)])
+    res = aidopt.solve(problem, line_data(300, seed=1), solver="highs", log=False)
+    solvers_used = [h.solver for h in res.history]
+    assert solvers_used[1] == "clarabel" and set(solvers_used) == {"highs", "clarabel"}
+    assert solvers_used[0] == "highs"
+    assert "solvers by iteration    highs" in res.summary() and "clarabel 1" in res.summary()
+    assert res.to_dict()["history"][1]["solver"] == "clarabel"
