@@ -214,6 +214,15 @@ def run(h, columns, rows, *, need_duals: bool, is_mip: bool, t0: float, read_sec
         reset_scheduler()
         _run_interruptible(h, deadline)
     model_status = h.getModelStatus()
+    if not is_mip and model_status in (highspy.HighsModelStatus.kUnknown,
+                                       highspy.HighsModelStatus.kUnboundedOrInfeasible):
+        # an LP verdict HiGHS leaves open (presolve can stop at "unknown" or "infeasible or
+        # unbounded" on small degenerate LPs): once more without presolve, for a definite status
+        if h.getOptionValue("presolve")[1] != "off":
+            h.setOptionValue("presolve", "off")
+            h.clearSolver()
+            _run_interruptible(h, deadline)
+            model_status = h.getModelStatus()
     message = h.modelStatusToString(model_status)
     sol = h.getSolution()
     info = h.getInfo()
