@@ -302,15 +302,17 @@ class SVMProblem(AIDProblem):
         return solution
 
     def fallbacks(self, solver: str) -> list[tuple[str, str | None]]:
-        """The other form with the same solver (if it returns duals), then the dual form with the
-        other of HiGHS / Clarabel."""
+        """The other form with the same solver (if it returns duals), then both forms with the
+        other of HiGHS / Clarabel. An SVM is never infeasible nor unbounded: such a verdict is a
+        solver's numerical failure (Clarabel reports the dual QP of a badly scaled weighted SVM
+        "dual infeasible"), which the other form escapes."""
         if solver in self.native_methods:
-            return [("clarabel", "dual")]
+            return [("clarabel", "dual"), ("clarabel", "primal")]
         other = "highs" if solver == "clarabel" else "clarabel"
         flip = "primal" if self.form == "dual" else "dual"
         spec = solvers.SOLVERS.get(solver)
         same = [(solver, flip)] if spec is None or spec.duals else []
-        return [*same, (other, "dual")]
+        return [*same, (other, "dual"), (other, "primal")]
 
     # ----------------------------------------------------------------- helpers
     def _read(self, model, outcome):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import aidopt
@@ -106,9 +107,9 @@ def test_every_retry_failing_reports_solver_failure(monkeypatch, xy):
     res = aidopt.solve_svm(X, y, C=C, raise_on_failure=False, solver="clarabel", log=False)
     assert res.termination is Termination.SOLVER_FAILURE
     assert not res.certified
-    # clarabel dual failed -> clarabel primal -> highs dual, each recorded
-    assert seen[1:] == ["clarabel", "clarabel", "highs"]
-    assert res.message.count("retried") == 2
+    # clarabel dual failed -> clarabel primal -> highs dual -> highs primal, each recorded
+    assert seen[1:] == ["clarabel", "clarabel", "highs", "highs"]
+    assert res.message.count("retried") == 3
 
 
 def test_highs_l2_direct_fallback_is_certified(monkeypatch, xy):
@@ -119,3 +120,22 @@ def test_highs_l2_direct_fallback_is_certified(monkeypatch, xy):
     assert "retried with highs (primal form)" in res.message
     assert close(res.objective, ref.objective, 1e-6)
     assert res.termination is Termination.CERTIFIED_OPTIMAL, res.summary()
+
+
+def test_a_weighted_svm_whose_dual_a_solver_calls_unbounded_still_certifies():
+    """Weights in [0.001, 100] with 10 % zeros and C = 4888 (a badly scaled dual QP): fm stops
+    short, Clarabel calls the dual "unbounded" (an SVM never is), and the run used to end
+    solver_failure; the primal form, now in the fallbacks, certifies the same optimum."""
+    import aidopt
+
+    rng = np.random.default_rng(0)
+    n, m = 3005, 6
+    y = np.where(rng.random(n) < 0.5, 1, -1)
+    X = rng.normal(size=(n, m)) + 0.3 * y[:, None]
+    w = rng.uniform(0.001, 100, n)
+    w[rng.random(n) < 0.1] = 0
+    res = aidopt.solve_svm(X, y, C=4888.0, sample_weight=w, log=False)
+    ref = aidopt.solve_svm(X, y, C=4888.0, sample_weight=w, solver="clarabel", form="primal",
+                           aid=False, log=False)
+    assert res.certified and ref.certified
+    assert res.objective == pytest.approx(ref.objective, rel=1e-6)
