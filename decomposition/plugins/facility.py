@@ -125,6 +125,11 @@ class FacilityBase(AIDProblem):
         return {"gurobi": {"MIPGap": g}, "highs": {"mip_rel_gap": g}, "scip": {"limits/gap": g},
                 "cplex": {"mip_tolerances_mipgap": g}, "xpress": {"miprelstop": g}}.get(solver, {})
 
+    def fallbacks(self, solver: str) -> list[tuple[str, str | None]]:
+        """HiGHS when another MIP solver fails on an aggregated MIP (e.g. SCIP's "error in LP
+        solver" on costs of 1e9); none for HiGHS itself."""
+        return [] if solver == "highs" else [("highs", None)]
+
     def dimensions(self, data) -> dict[str, int]:
         dims = {"customers": data.n_customers, "sites": data.n_sites}
         if data.p is not None:

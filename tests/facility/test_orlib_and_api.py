@@ -235,3 +235,23 @@ def test_far_factor_reaches_the_site_plugin_from_api_and_cli(monkeypatch):
     assert seen == [3.0] and exact.certified and exact.objective == optimum
     args = build_parser("facility").parse_args(["facility", "--orlib", "pmed1", "--far-factor", "2.5"])
     assert args.far_factor == 2.5
+
+
+def test_a_failing_mip_solver_falls_back_to_highs(monkeypatch):
+    """SCIP failing on an aggregated MIP (as its "error in LP solver" on costs of 1e9) raised
+    with no fallback; the run now retries the model with HiGHS and certifies."""
+    real = solvers.solve_model
+
+    def scip_fails(model, solver="highs", **kwargs):
+        if solver == "scip":
+            return solvers.SolveOutcome("error", None, None, False, "scip", "", 0.0,
+                                        "error in LP solver")
+        return real(model, solver, **kwargs)
+
+    monkeypatch.setattr(solvers, "solve_model", scip_fails)
+    costs, p, optimum = orlib_pmed("pmed1")
+    for aggregation in ("radius", "sites"):
+        res = facility_mod.solve_facility_location(costs * 1e6, p=p, solver="scip",
+                                                   aggregation=aggregation, log=False)
+        assert res.certified and res.objective == pytest.approx(optimum * 1e6)
+        assert "retried with highs" in res.message and {h.solver for h in res.history} == {"highs"}
