@@ -37,10 +37,19 @@ logging.getLogger("pyomo.contrib.solver.solvers.gurobi.gurobi_direct_base").addF
 
 
 def contrib_factory():
+    """A function name -> ``pyomo.contrib.solver`` object; ``scip_direct`` is aidopt's own
+    (:mod:`aidopt.solvers.scip`: Pyomo's interface can deadlock on its captured output)."""
     import pyomo.environ  # noqa: F401  (registers the contrib solvers)
     from pyomo.contrib.solver.common.factory import SolverFactory
 
-    return SolverFactory
+    def make(name: str):
+        if name == "scip_direct":
+            from .scip import ScipDirect
+
+            return ScipDirect()
+        return SolverFactory(name)
+
+    return make
 
 
 def licence_error(name: str, spec: SolverSpec | None, exc: Exception) -> LicenceLimitError | None:
