@@ -742,9 +742,15 @@ def _sweep_blocks(rows: _Rows, u, ub, v, omega, out_of_time) -> tuple[float, boo
     return est, False
 
 
-def _try_polish(rows: _Rows, u, ub, v, n: int, gap: float):
-    """Move ``u`` to the polished point (:func:`_polish`) when its duality gap is below ``gap``:
-    ``(v, residual, hinge, primal, dual)`` there, else ``None`` with ``u`` unchanged."""
+def _try_polish(rows: _Rows, u, ub, v, n: int, gap: float, dual: float):
+    """Move ``u`` to the polished point (:func:`_polish`) when its duality gap is below ``gap``
+    and its dual value not below ``dual``: ``(v, residual, hinge, primal, dual)`` there, else
+    ``None`` with ``u`` unchanged.
+
+    The dual value must not drop: SOR ascends the dual (1.37), and a polished point with a smaller
+    gap but a lower dual (a minimum-norm solution of a singular stationarity system: identical
+    rows) sends the sweeps back where they started, over and over (found on 30 identical rows:
+    no progress until the time limit)."""
     trial = _polish(rows, u, ub, v)
     if trial is None:
         return None
@@ -752,7 +758,7 @@ def _try_polish(rows: _Rows, u, ub, v, n: int, gap: float):
     u[:] = trial
     v2, res2, hinge2 = _exact(rows, u, ub, n)
     primal2, dual2 = _values(u, v2, hinge2)
-    if primal2 - dual2 < gap:
+    if primal2 - dual2 < gap and dual2 >= dual:
         return v2, res2, hinge2, primal2, dual2
     u[:] = kept
     return None
@@ -923,7 +929,7 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
             if callback is not None:
                 callback(sweeps, float(res), primal, dual)
             done = stop_now(res, primal, dual)
-            better = _try_polish(rows, u, ub, v, n, primal - dual) if (
+            better = _try_polish(rows, u, ub, v, n, primal - dual, dual) if (
                 not done and settled and polish) else None
             if better is not None:  # a better point of the box: kept
                 v, res, hinge, primal, dual = better
