@@ -47,7 +47,11 @@ from aidopt.decomposition.partition import Partition
 from aidopt.results import Certificate, Termination
 from aidopt.solvers import ProblemClass, SolveOutcome, SolverError, TimeLimitReached
 
-__all__ = ["AIDProblem", "Iterate", "Lifted", "Split", "Stop", "SolveFn", "solve_own"]
+__all__ = ["AIDProblem", "Iterate", "Lifted", "OPEN_FALLBACKS", "Split", "Stop", "SolveFn",
+           "solve_own"]
+
+#: the solvers :meth:`AIDProblem.fallbacks` draws on by default: open source, in the core install
+OPEN_FALLBACKS = ("highs", "clarabel", "scip")
 
 #: ``solve(model, need_duals=False, solver=None) -> SolveOutcome``: the run's configured solver
 #: call (solver, options, remaining time, model writing), for plug-in steps that solve a side model.
@@ -235,8 +239,12 @@ class AIDProblem:
 
     def fallbacks(self, solver: str) -> list[tuple[str, str | None]]:
         """``(solver, form)`` pairs the run tries, in order, when an aggregated solve fails or a
-        size-limited licence refuses the model. Default: none."""
-        return []
+        size-limited licence refuses the model. Default: the other open-source solvers of
+        :data:`OPEN_FALLBACKS`, in that order; the run skips those not installed or unable to take
+        the problem's class (with duals when :attr:`needs_duals`). One solver's failure on a model
+        is often not another's (HiGHS's "Solve error" on an LP with an ill-conditioned kernel
+        matrix that Clarabel solves)."""
+        return [(name, None) for name in OPEN_FALLBACKS if name != solver]
 
     def solve_native(self, method: str, aggregated, previous: Iterate | None,
                      partition: Partition, *, tol: float, time_limit: float | None,
