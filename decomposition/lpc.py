@@ -99,6 +99,9 @@ class _Rows:
 # --------------------------------------------------------------------------- the problems
 
 
+_TINY = np.finfo(float).tiny
+
+
 class GeneralLP:
     """(1.29): ``min c'x s.t. Hx >= b`` and ``lower <= x <= upper`` (the bounds always kept)."""
 
@@ -108,7 +111,9 @@ class GeneralLP:
     def __init__(self, c, lower, upper):
         self.c = np.asarray(c, dtype=float)
         self.lower, self.upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
-        self.dual_scale = max(1.0, float(np.abs(self.c).max(initial=0.0)))
+        # scales from the data, never an absolute 1: c and b in any unit certify alike (with a
+        # floor of 1, b x 1e-9 certified wrong optima, every violation below 1e-6 absolute)
+        self.dual_scale = max(float(np.abs(self.c).max(initial=0.0)), _TINY)
 
     def dimensions(self, source) -> dict:
         return {"m": source.n_rows, "n": source.n_cols}
@@ -133,7 +138,7 @@ class GeneralLP:
     def slack(self, rows: _Rows):
         x = lpc_models.values(self.model)
         activity = rows.M @ x
-        scale = np.maximum(1.0, np.maximum(np.abs(rows.v), np.abs(rows.M) @ np.abs(x)))
+        scale = np.maximum(_TINY, np.maximum(np.abs(rows.v), np.abs(rows.M) @ np.abs(x)))
         return activity - rows.v, scale
 
     # the full-data check ---------------------------------------------------------------------
@@ -144,7 +149,7 @@ class GeneralLP:
         for l, (start, stop) in enumerate(blocks):
             M, v = source.read(start, stop)
             r = M @ x - v
-            scale = np.maximum(1.0, np.maximum(np.abs(v), np.abs(M) @ np.abs(x)))
+            scale = np.maximum(_TINY, np.maximum(np.abs(v), np.abs(M) @ np.abs(x)))
             viol = np.maximum(-r, 0.0) / scale
             k = int(np.argmax(viol)) if viol.size else 0
             if viol.size and viol[k] > feasibility_tol:
@@ -166,7 +171,7 @@ class GeneralLP:
             residuals.update(dual_res)
             checked += list(dual_res)
             method = "lpc_chunk_duals"
-        gap = (primal - dual) / max(1.0, abs(primal))
+        gap = (primal - dual) / max(abs(primal), float(np.abs(self.c) @ np.abs(x)), _TINY)
         ok = all(residuals[k] <= feasibility_tol for k in checked) and gap <= tol
         note = (f"x^j satisfies all {source.n_rows} rows" if worst <= feasibility_tol else
                 f"x^j violates row {worst_row} by {worst:.3e} (scaled): c'x^j is only a lower bound")

@@ -95,8 +95,12 @@ def solve_model(
                     f"the model has {prog.n_integer} binary/integer variables but was routed "
                     f"as {actual.value}")
         if prog is not None:
+            from .scaling import scale_program, unscale
+
             module = backend_module(backend)
-            return module.solve(prog, t0, need_duals, time_limit, threads, tee, options)
+            scaled, scaling = scale_program(prog)
+            outcome = module.solve(scaled, t0, need_duals, time_limit, threads, tee, options)
+            return unscale(outcome, prog, scaling)
         if backend == "clarabel":
             raise SolverError("clarabel: the QP's constraints are not LinearExpressions with "
                               "numeric coefficients, which aidopt reads directly; use "

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from aidopt.decomposition.partition import Partition
-from aidopt.decomposition.protocol import AIDProblem, Iterate, Lifted, Split
+from aidopt.decomposition.protocol import GAP_FLOOR, AIDProblem, Iterate, Lifted, Split
 from aidopt.models import facility as fmodel
 
 from aidopt.results import Certificate
@@ -160,6 +160,15 @@ class FacilityBase(AIDProblem):
             return total
         return data.objective(sol["open"], sol["assign"])
 
+    def gap_floor(self, data) -> float:
+        """:data:`~.protocol.GAP_FLOOR` times the cost of serving every customer from its
+        dearest site (plus every opening cost): scale-invariant, so costs in any unit certify
+        alike (with a floor of 1, costs x 1e-9 certified any solution within 1e-6 absolute)."""
+        worst = float(np.dot(data.demand, data.costs.max(axis=1)))
+        if data.fixed is not None:
+            worst += float(data.fixed.sum())
+        return max(GAP_FLOOR * worst, np.finfo(float).tiny)
+
     def certify(self, data, best: Iterate, *, bound: Iterate, solve, tol, feasibility_tol=1e-6,
                 history=()) -> Certificate:
         E = best.E_t
@@ -173,7 +182,7 @@ class FacilityBase(AIDProblem):
         residuals["largest aggregated MIP gap"] = max((g for g in gaps if math.isfinite(g)),
                                                       default=math.nan)
         lower = -math.inf if bound is None or bound.bound is None else min(bound.bound, E)
-        rel = (E - lower) / max(1.0, abs(E)) if math.isfinite(lower) else math.inf
+        rel = (E - lower) / max(self.gap_floor(data), abs(E)) if math.isfinite(lower) else math.inf
         feasible = over_p == 0 and closed == 0
         holds = None if best.split is None else best.split.holds
         return Certificate(
@@ -213,7 +222,7 @@ class FacilityBase(AIDProblem):
             moved = np.unique(moved)
             new_assign = moved[np.argmin(costs[:, moved], axis=1)]
             new_cost = data.objective(moved, new_assign)
-            if not new_cost < cost - REL_TOL * max(1.0, abs(cost)):
+            if not new_cost < cost - REL_TOL * abs(cost):
                 break
             open_sites, assign, cost = moved, new_assign, new_cost
         return np.sort(open_sites), assign
@@ -376,7 +385,8 @@ class FacilityProblem(FacilityBase):
         y, x = fmodel.solution_from(model)
         mip_gap = math.nan
         if outcome.objective is not None and outcome.bound is not None and math.isfinite(outcome.bound):
-            mip_gap = max(0.0, outcome.objective - outcome.bound) / max(1.0, abs(outcome.objective))
+            mip_gap = max(0.0, outcome.objective - outcome.bound) / max(
+                self.gap_floor(data), abs(outcome.objective))
         d = model.data.value
         info = {"mip_gap": mip_gap, "pairs": float(d.n_pairs),
                 "pruned": float(aggregated.cbar.size - d.n_pairs)}
@@ -407,7 +417,7 @@ class FacilityProblem(FacilityBase):
                 agg += float(aggregated.fbar[K])
             excess[r] = max(0.0, float(total[best]) - agg)
             agg_total += agg
-        eps = REL_TOL * max(1.0, abs(agg_total))
+        eps = REL_TOL * abs(agg_total)
         open_sites, assign = self._improve(data, np.unique(picks))
         capped = _binding(model, cbar) if d.far is not None else np.zeros(customers.size, dtype=bool)
         uncapped = capped if d.far is None else (d.uncapped | capped)

@@ -274,7 +274,8 @@ class FacilityRadiusProblem(FacilityBase):
         lifted = data.costs[levels.customers, assign[levels.customers]]
         mip_gap = math.nan
         if outcome.objective is not None and outcome.bound is not None and math.isfinite(outcome.bound):
-            mip_gap = max(0.0, outcome.objective - outcome.bound) / max(1.0, abs(outcome.objective))
+            mip_gap = max(0.0, outcome.objective - outcome.bound) / max(
+                self.gap_floor(data), abs(outcome.objective))
         d = aggregated.model
         info = {"mip_gap": mip_gap, "rows": float(d.n_rows), "nonzeros": float(d.nnz),
                 "open_sites": float(final_open.size), "violating": float(violating.sum())}

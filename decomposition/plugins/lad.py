@@ -234,7 +234,9 @@ def _lifted(data, beta, v) -> Lifted:
     """``beta`` on the full data: residuals, and the tolerance of their signs."""
     fitted = data.X @ beta
     residual = data.y - fitted
-    eps = SIGN_TOL * max(1.0, float(np.abs(data.y).max()), float(np.abs(fitted).max()))
+    # relative to the data's own scale (y in any unit: a floor of 1 called every residual of y x 1e-9
+    # zero and the split could never certify)
+    eps = SIGN_TOL * max(float(np.abs(data.y).max()), float(np.abs(fitted).max()), np.finfo(float).tiny)
     return Lifted({"beta": beta}, LADState(v, residual, eps))
 
 
