@@ -234,7 +234,9 @@ class AIDProblem:
 
     def rebuild(self, model, outcome: SolveOutcome, aggregated):
         """After an optimal solve: a model to solve instead, or ``None`` (default) to keep this
-        one (e.g. a big-M model rebuilt with a larger M when its trial value is not verified)."""
+        one (e.g. a big-M model rebuilt with a larger M when its trial value is not verified).
+        Asked again after the rebuilt model's solve, until it returns ``None``: each rebuild must
+        make progress that ends (a set that only grows, a bound that then holds)."""
         return None
 
     def fallbacks(self, solver: str) -> list[tuple[str, str | None]]:

@@ -500,7 +500,9 @@ class Run:
             size-limited licence refuses the model; each retry is logged and noted in the result.
             Default: the run's policy for the configured solver.
         rebuild : callable, optional
-            ``rebuild(model, outcome) -> model or None``, asked after each optimal solve.
+            ``rebuild(model, outcome) -> model or None``, asked after each optimal solve, again
+            after the rebuilt model's solve, until it returns ``None`` (the plug-in makes sure it
+            does: :meth:`~.protocol.AIDProblem.rebuild`).
 
         Returns
         -------
@@ -572,14 +574,15 @@ class Run:
     def _solve_checked(self, model, need_duals, solver, rebuild):
         with self.timed("solve"):
             outcome, error = self._attempt(model, need_duals, solver, None)
-        if outcome.optimal and rebuild is not None:
+        while outcome.optimal and rebuild is not None:
             again = rebuild(model, outcome)
-            if again is not None:
-                self.log.debug("the plug-in rebuilt the model after the solve; solving again")
-                release(model)
-                model = again
-                with self.timed("solve"):
-                    outcome, error = self._attempt(model, need_duals, solver, None)
+            if again is None:
+                break
+            self.log.debug("the plug-in rebuilt the model after the solve; solving again")
+            release(model)
+            model = again
+            with self.timed("solve"):
+                outcome, error = self._attempt(model, need_duals, solver, None)
         return model, outcome, error
 
     def write(self, model) -> None:

@@ -393,11 +393,18 @@ class FacilityProblem(FacilityBase):
         if data.capacity is not None:
             return self._lift_capacitated(model, x, y, aggregated, data, info)
         open_k = np.flatnonzero(y)
-        if open_k.size == 0:
-            raise SolverError("the aggregated MIP opened no cluster")
         cbar = aggregated.cbar
         customers = aggregated.customers
         w = data.demand[customers]
+        if open_k.size == 0:
+            # a UFL whose far columns undercut every opening cost: the relaxation serves everyone
+            # "far" and opens nothing (its bound stays valid); the lift opens the cluster that is
+            # cheapest for everyone, and the far customers are capped, so the next model keeps
+            # their pairs
+            total = w @ np.where(np.isfinite(cbar), cbar, np.inf)
+            if aggregated.fbar is not None:
+                total = total + aggregated.fbar
+            open_k = np.array([int(np.argmin(total))])
         served = open_k[np.argmin(cbar[:, open_k], axis=1)]  # cheapest open cluster
         picks = np.empty(open_k.size, dtype=np.int64)
         excess = np.zeros(open_k.size)
@@ -528,13 +535,12 @@ def _binding(model, cbar) -> np.ndarray:
     if d.far is None or len(model.F) == 0:
         return out
     y = np.array([v.value or 0.0 for v in model.y.values()]) > 0.5
-    if not y.any():
-        return out
-    nearest = cbar[:, y].min(axis=1)
+    # nothing open (far columns undercut every opening cost): every far customer binds
+    nearest = cbar[:, y].min(axis=1) if y.any() else np.full(n, np.inf)
     far_ids = np.fromiter(model.F, dtype=np.int64, count=len(model.F))
     z = np.array([model.z[i].value or 0.0 for i in far_ids])
     used = far_ids[z > 1e-9]
-    tol = REL_TOL * np.maximum(1.0, nearest[used])
+    tol = REL_TOL * np.abs(np.where(np.isfinite(nearest[used]), nearest[used], 0.0))
     out[used] = nearest[used] > d.far[used] + tol
     return out
 
