@@ -31,6 +31,9 @@ __all__ = ["COEF0", "DEGREE", "ENGINE", "GAMMA", "Family", "Param", "none_or_flo
            "scale_or_float"]
 
 
+_SAME = object()  # Param.model_default unset
+
+
 @dataclass(frozen=True)
 class Param:
     """One problem-specific parameter of a family.
@@ -59,6 +62,14 @@ class Param:
         out-of-core engine).
     metavar : str, optional
         CLI placeholder of the value.
+    flag_help : str, optional
+        The help of a negated flag (``--no-name``, for a boolean whose default is True): what
+        the flag does, which is the opposite of ``help``. Required for such a flag.
+    model_default : object, optional
+        The default of the estimator and the CLI where it differs from the ``solve_*``
+        function's: they fit a user's model and follow its field's conventions (scikit-learn's
+        regressors and R's ``rq(y ~ x)`` fit an intercept), while ``solve_*`` takes a design
+        matrix as given. Unset: ``default`` everywhere.
     """
 
     name: str
@@ -70,6 +81,13 @@ class Param:
     flag: str | None = None
     estimator: bool = True
     metavar: str | None = None
+    flag_help: str | None = None
+    model_default: Any = _SAME
+
+    @property
+    def user_default(self) -> Any:
+        """The default of the estimator and the CLI (``model_default`` when set)."""
+        return self.default if self.model_default is _SAME else self.model_default
 
     def type_text(self) -> str:
         if self.kind:
@@ -80,18 +98,24 @@ class Param:
             return "bool"
         return type(self.default).__name__ if self.default is not None else "object"
 
-    def doc(self) -> str:
-        """The numpydoc entry: ``name : type, default value`` and the help, wrapped."""
+    def doc(self, user: bool = False) -> str:
+        """The numpydoc entry: ``name : type, default value`` and the help, wrapped (``user``:
+        the estimator's default)."""
+        default = self.user_default if user else self.default
         text = textwrap.fill(self.help, 96, initial_indent="    ", subsequent_indent="    ")
-        return f"{self.name} : {self.type_text()}, default {self.default!r}\n{text}"
+        return f"{self.name} : {self.type_text()}, default {default!r}\n{text}"
 
     def cli_help(self) -> str:
         """The help as plain text for ``--help``: reST roles and literals unwrapped, and the
         default added unless the help states it."""
-        text = re.sub(r":\w+:`~?([^`]+)`", r"\1", self.help)
+        negated = (self.cli_flag() or "").startswith("--no-")
+        if negated and not self.flag_help:
+            raise ValueError(f"parameter {self.name!r}: its flag {self.cli_flag()} needs a "
+                             "flag_help (the help says what the option does when on)")
+        text = re.sub(r":\w+:`~?([^`]+)`", r"\1", self.flag_help if negated else self.help)
         text = text.replace("``", "")
-        if "default" not in text.lower():
-            text += f" (default: {self.default})"
+        if not negated and ("default" not in text.lower() or self.model_default is not _SAME):
+            text += f" (default: {self.user_default})"
         return text
 
     def cli_flag(self) -> str | None:
@@ -100,7 +124,7 @@ class Param:
         if self.flag:
             return self.flag
         stem = self.name.replace("_", "-")
-        return f"--no-{stem}" if self.default is True else f"--{stem}"
+        return f"--no-{stem}" if self.user_default is True else f"--{stem}"
 
 
 class Family:
@@ -169,7 +193,7 @@ class Family:
     # ------------------------------------------------------------------ the estimator
     def estimator_params(self) -> dict[str, Any]:
         """``name -> default`` of the estimator's parameters (``Param.estimator``)."""
-        return {name: p.default for name, p in self.params.items() if p.estimator}
+        return {name: p.user_default for name, p in self.params.items() if p.estimator}
 
     # ------------------------------------------------------------------ the CLI
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
@@ -179,13 +203,18 @@ class Family:
             flag = p.cli_flag()
             if flag is None:
                 continue
-            if isinstance(p.default, bool):
-                group.add_argument(flag, dest=name, action="store_false" if p.default else "store_true",
-                                   default=p.default, help=p.cli_help())
+            default = p.user_default
+            if isinstance(default, bool):
+                group.add_argument(flag, dest=name, action="store_false" if default else "store_true",
+                                   default=default, help=p.cli_help())
+                if default and p.default is False and not p.flag:  # the function's flag still works
+                    group.add_argument(f"--{name.replace('_', '-')}", dest=name,
+                                       action="store_true", help="The default (kept for scripts "
+                                       f"that pass it): {p.help}".replace("``", ""))
                 continue
-            parse = p.parse or (str if p.choices or p.default is None
-                                else type(p.default))
-            group.add_argument(flag, dest=name, type=parse, default=p.default,
+            parse = p.parse or (str if p.choices or default is None
+                                else type(default))
+            group.add_argument(flag, dest=name, type=parse, default=default,
                                choices=list(p.choices) or None, metavar=p.metavar,
                                help=p.cli_help())
 

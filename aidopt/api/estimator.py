@@ -137,7 +137,7 @@ def _document(doc: str | None, family, overrides: dict, note: str) -> str:
 
     doc = doc or ""
     head = "Parameters\n    ----------\n"
-    entries = [p.doc() for p in family.params.values() if p.estimator]
+    entries = [p.doc(user=True) for p in family.params.values() if p.estimator]
     names = [f.name for f in dataclasses.fields(RunConfig)]
     changed = ", ".join(f"``{k}={v!r}``" for k, v in overrides.items())
     common = (f"The common options (:class:`aidopt.decomposition.RunConfig`), with {changed}"

@@ -61,7 +61,9 @@ FACILITY = Family(
           "``aggregation=\"sites\"``: most clusters a split makes of one cluster "
           "(:class:`aidopt.decomposition.plugins.facility.FacilityProblem`)."),
     Param("prune", True,
-          "``aggregation=\"sites\"``: leave out sites that cannot be in an optimal solution."),
+          "``aggregation=\"sites\"``: leave out sites that cannot be in an optimal solution.",
+          flag_help="aggregation=sites: keep every site, also those that cannot be in an optimal "
+                    "solution."),
     Param("far", False,
           "``aggregation=\"sites\"``: also split clusters by the customers' far sites."),
     Param("far_factor", 1.5,

@@ -27,8 +27,12 @@ __all__ = ['solve_lad', 'bootstrap_coefficients', 'LADRegressor']
 LAD = Family(
     "lad",
     Param("fit_intercept", False,
-          "Append a column of ones (its coefficient is the last entry of ``beta``). Off by "
-          "default: X is the paper's design matrix, used as given."),
+          "Append a column of ones (its coefficient is the last entry of ``beta``). "
+          "``solve_lad`` takes X as the paper's design matrix, used as given (default False); "
+          "``LADRegressor`` and ``aidopt lad`` fit an intercept by default (True), as "
+          "scikit-learn's regressors and R's ``rq(y ~ x)`` do.",
+          model_default=True,
+          flag_help="Fit no intercept: use the data's columns as the design matrix, as given."),
     Param("form", "auto", "LP form of the aggregated problems (see "
           ":class:`aidopt.decomposition.LADProblem`).", choices=("auto", "dual", "primal")),
     ENGINE,

@@ -152,7 +152,8 @@ def test_lad_no_intercept_default_target(capsys, tmp_path):
     path = tmp_path / "d.csv"
     frame.to_csv(path, index=False)
     out_json = tmp_path / "o.json"
-    rc = main(["lad", "--data", str(path), "--quiet", "--output", str(out_json)])
+    rc = main(["lad", "--data", str(path), "--no-fit-intercept", "--quiet", "--output",
+               str(out_json)])
     capsys.readouterr()
     assert rc == 0
     result = json.loads(out_json.read_text())

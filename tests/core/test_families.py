@@ -37,22 +37,23 @@ def test_door_estimator_and_cli_agree(module, door, estimator, command, required
     for name, param in family.params.items():  # the door: every parameter, with its default
         assert name in sig and sig[name].default == param.default, name
         assert f"\n{name} : " in func.__doc__, f"{door} does not document {name}"
-    if estimator is not None:  # the estimator: the estimator parameters, same defaults
+    if estimator is not None:  # the estimator: the estimator parameters, their user defaults
         est = getattr(aidopt, estimator)
         params = est().get_params()
         for name, param in family.params.items():
             if param.estimator:
-                assert params[name] == param.default, name
-                assert f"{name} : " in est.__doc__, f"{estimator} does not document {name}"
+                assert params[name] == param.user_default, name
+                entry = f"{name} : {param.type_text()}, default {param.user_default!r}"
+                assert entry in est.__doc__, f"{estimator} does not document {name}"
             else:
                 assert name not in params, name
-    if command is not None:  # the CLI: a flag per parameter that has one, same default
+    if command is not None:  # the CLI: a flag per parameter that has one, the user default
         args = build_parser(command).parse_args([command, *required])
         for name, param in family.params.items():
             if param.cli_flag() is None:
                 assert not hasattr(args, name) or name == "engine", name
             else:
-                assert getattr(args, name) == param.default, name
+                assert getattr(args, name) == param.user_default, name
 
 
 def test_every_door_of_the_package_is_made_from_a_family():
@@ -102,3 +103,22 @@ def test_one_new_parameter_reaches_door_estimator_and_cli():
         {"alpha": 3.0, "mode": "slow"}
     with pytest.raises(TypeError, match="must take the keyword 'p'"):
         fam.door()(lambda X, alpha=1, **options: None)
+
+
+def test_lad_estimator_and_cli_fit_an_intercept_by_default_and_the_function_does_not():
+    """scikit-learn's regressors and R's rq(y ~ x) fit an intercept; solve_lad takes X as the
+    design matrix. --no-fit-intercept turns it off; --fit-intercept still parses."""
+    assert inspect.signature(aidopt.solve_lad).parameters["fit_intercept"].default is False
+    assert aidopt.LADRegressor().fit_intercept is True
+    parser = build_parser("lad")
+    assert parser.parse_args(["lad", "--data", "x.csv"]).fit_intercept is True
+    assert parser.parse_args(["lad", "--data", "x.csv", "--no-fit-intercept"]).fit_intercept is False
+    assert parser.parse_args(["lad", "--data", "x.csv", "--fit-intercept"]).fit_intercept is True
+
+
+def test_a_negated_flag_needs_its_own_help():
+    from aidopt.api._params import Param
+
+    with pytest.raises(ValueError, match="flag_help"):
+        Param("thing", True, "Do the thing.").cli_help()
+    assert Param("thing", True, "Do the thing.", flag_help="Skip it.").cli_help() == "Skip it."

@@ -213,7 +213,7 @@ def test_fit_invalid_input_raises(data):
 
 def test_get_params_defaults():
     """The estimator's parameters are its own plus the common options, with the API's defaults
-    (one definition: RunConfig) except log=False; fit_intercept as in solve_lad and the CLI."""
+    (one definition: RunConfig) except log=False; fit_intercept=True as in the CLI."""
     import dataclasses
     import inspect
 
@@ -224,9 +224,10 @@ def test_get_params_defaults():
     params = LADRegressor().get_params()
     common = {f.name: (None if f.name == "solver_options" else f.default)
               for f in dataclasses.fields(RunConfig)}
-    assert params == {"fit_intercept": False, "form": "auto", **common, "log": False}
+    assert params == {"fit_intercept": True, "form": "auto", **common, "log": False}
     api = inspect.signature(solve_lad).parameters
-    assert api["fit_intercept"].default is params["fit_intercept"] is False
+    # the estimator fits an intercept (scikit-learn, R's rq); solve_lad takes X as given
+    assert api["fit_intercept"].default is False and params["fit_intercept"] is True
     for name in common:
         assert name in api, name
 
