@@ -378,6 +378,7 @@ class Run:
         self.n_models = 0
         self.interrupted = False
         self.notes: list[str] = []
+        self.retries: dict[tuple, list] = {}  # kind of fallback -> [first message, count]
         self.seconds: dict[str, float] = {}
         self.columns: list[Column] = []
         self.log = logger if config.log else _quiet
@@ -553,8 +554,23 @@ class Run:
             solvers.ProblemClass(problem_class or self.problem_class) in spec.classes)
 
     def _note_retry(self, failed, solver, form, retry) -> None:
-        self.note(f"{failed.solver} returned {failed.status} ({failed.message}); retried with "
-                  f"{solver}" + (f" ({form} form)" if form else "") + f": {retry.status}")
+        """Count a fallback; the result's message has one line per kind of retry (the first
+        one's details and how often it happened), not one per solve."""
+        key = (failed.solver, str(failed.status), solver, form, str(retry.status))
+        if key in self.retries:
+            self.retries[key][1] += 1
+            self.log.debug("%s returned %s (%s); retried with %s: %s", failed.solver,
+                           failed.status, failed.message, solver, retry.status)
+            return
+        text = (f"{failed.solver} returned {failed.status} ({failed.message}); retried with "
+                f"{solver}" + (f" ({form} form)" if form else "") + f": {retry.status}")
+        self.retries[key] = [text, 1]
+        self.log.info(text)
+
+    def retry_notes(self) -> list[str]:
+        """The retries, one line per kind (with a count when it happened more than once)."""
+        return [text if count == 1 else f"{text} (x{count}: the first shown)"
+                for text, count in self.retries.values()]
 
     def _attempt(self, model, need_duals, solver, problem_class):
         """One solve, as ``(outcome, error)``: a solver error (a crash, a licence refusal)
@@ -574,9 +590,15 @@ class Run:
     def _solve_checked(self, model, need_duals, solver, rebuild):
         with self.timed("solve"):
             outcome, error = self._attempt(model, need_duals, solver, None)
+        rounds = 0
         while outcome.optimal and rebuild is not None:
             again = rebuild(model, outcome)
             if again is None:
+                break
+            rounds += 1
+            if rounds > MAX_REBUILDS:  # a plug-in whose rebuilds never end: say so, keep the solve
+                self.note(f"{self.name}: rebuild asked for more than {MAX_REBUILDS} rounds; kept "
+                          "the last solve")
                 break
             self.log.debug("the plug-in rebuilt the model after the solve; solving again")
             release(model)
@@ -681,7 +703,7 @@ class Run:
         :func:`~.protocol.relative_gap`) and log its summary."""
         from aidopt.decomposition.protocol import relative_gap
 
-        parts = [p for p in (message, *self.notes) if p]
+        parts = [p for p in (message, *self.notes, *self.retry_notes()) if p]
         result = AIDResult(
             problem=self.name, termination=termination, objective=objective, lower_bound=lower,
             gap=relative_gap(objective, lower, floor), solution=solution or {}, certificate=certificate,
@@ -695,6 +717,11 @@ class Run:
         # the coefficient table comes from the caller, once the data's feature names are attached
         self.log.info(result.summary(coefficients=False))
         return result
+
+
+#: most rebuilds of one aggregated model (:meth:`~.protocol.AIDProblem.rebuild` must end by
+#: itself; this only keeps a faulty plug-in from looping forever)
+MAX_REBUILDS = 100
 
 
 class _RunHandle:

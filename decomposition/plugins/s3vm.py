@@ -277,13 +277,15 @@ class S3VMProblem(AIDProblem):
         where G = H, hence G* = H* and the solution is optimal for H. Otherwise the model is
         rebuilt with the big-M of U = G* (valid) and solved once more.
         """
-        if self.big_M is not None or outcome.objective is None:
-            return None
+        if self.big_M is not None or outcome.objective is None or getattr(model, "_valid_big_m", False):
+            return None  # a rebuilt model's big-M comes from an upper bound: valid, not re-checked
         G = float(outcome.objective) * (1.0 + 1e-6) + 1e-9
         needed = big_m(aggregated.model_data, self.Ml, self.norm, upper=G)
         if np.all(needed <= _big_m_of(model)):
             return None
-        return self.build(aggregated, upper=min(G, aggregated.upper))
+        rebuilt = self.build(aggregated, upper=min(G, aggregated.upper))
+        rebuilt._valid_big_m = True
+        return rebuilt
 
     def on_nonoptimal(self, outcome) -> bool:
         """A MIP stopped at the time limit or by Ctrl-C: its incumbent is feasible (any (w, b)

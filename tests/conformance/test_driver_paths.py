@@ -635,3 +635,39 @@ def test_the_history_records_the_solver_of_each_iteration():
     assert solvers_used[0] == "highs"
     assert "solvers by iteration    highs" in res.summary() and "clarabel 1" in res.summary()
     assert res.to_dict()["history"][1]["solver"] == "clarabel"
+
+
+def test_repeated_fallbacks_are_summarized_in_the_message(monkeypatch):
+    """Every aggregated solve of the configured solver fails (as Gurobi over its pip licence does
+    on each iteration): the message has one line for that kind of retry, with its count."""
+    def crash(real, model, solver, kwargs):
+        raise solvers.SolverError(f"Solver 'highs' failed: crash number {len(called)}")
+
+    called = canned(monkeypatch, {k: crash for k in range(1, 40, 2)})  # every highs call fails
+    res = run(FakeLocation(sample_solve=False, fallback_list=[("clarabel", None)]),
+              raise_on_failure=False)
+    n_retries = called.count("clarabel")
+    assert n_retries >= 2, called
+    assert res.message.count("retried with clarabel") == 1, res.message
+    assert f"(x{n_retries}: the first shown)" in res.message
+
+
+def test_a_rebuild_that_never_ends_is_cut_off(monkeypatch):
+    """rebuild is asked until it returns None; a plug-in that always rebuilds is stopped after
+    MAX_REBUILDS rounds with a note, and the run still ends with its answer."""
+    from aidopt.decomposition import run as run_module
+
+    from aidopt.testing import fake
+
+    monkeypatch.setattr(run_module, "MAX_REBUILDS", 3)
+
+    class Endless(FakeLocation):
+        def rebuild(self, model, outcome, aggregated):
+            super().rebuild(model, outcome, aggregated)
+            return fake._line_model(aggregated.y, aggregated.w)
+
+    script = Script()
+    res = run(Endless(script, sample_solve=False), max_iter=1, raise_on_failure=False)
+    assert script.named("rebuild").count(("line", "optimal")) == 4  # 1 + MAX_REBUILDS
+    assert "more than 3 rounds" in res.message
+    assert math.isfinite(res.objective)

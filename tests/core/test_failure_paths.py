@@ -109,7 +109,7 @@ def test_solve_or_retry_retries_the_same_model_and_notes_it():
     model = lad_model.create_instance(X, y, np.ones(len(y)), form="dual")
     outcome = run.solve_or_retry(model, need_duals=True)
     assert outcome.optimal and outcome.solver == "highs"
-    assert any("retried with highs" in note for note in run.notes)
+    assert any("retried with highs" in note for note in run.retry_notes())
 
 
 # --------------------------------------------------------------------------- 2. SCIP's LP error

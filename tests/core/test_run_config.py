@@ -71,11 +71,13 @@ def test_cli_flags_are_generated_from_the_config():
             assert flag in lad_help, flag
 
 
-def test_fit_intercept_default_is_the_same_in_api_estimator_and_cli():
+def test_fit_intercept_defaults_follow_each_surface_convention():
+    """The design-matrix function takes X as given; the estimator and the CLI fit a model and
+    follow scikit-learn's / R's convention (an intercept)."""
     api = inspect.signature(aidopt.solve_lad).parameters["fit_intercept"].default
     est = aidopt.LADRegressor().fit_intercept
     cli = build_parser().parse_args(["lad", "--data", "x.csv"]).fit_intercept
-    assert api is est is cli is False
+    assert api is False and est is cli is True
 
 
 @pytest.mark.parametrize("raise_on_failure", [False, True])
