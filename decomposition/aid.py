@@ -212,7 +212,7 @@ class _Loop:
                 model = self.problem.build(agg)
             run.write(model)
             release(model)
-        with run.timed("solve"):
+        with run.timed("solve"), run.alive(f"{method} solving the aggregated problem"):
             solution, outcome = self.problem.solve_native(
                 method, agg, previous, partition, tol=self.config.tol, time_limit=run.remaining(),
                 options=dict(self.config.solver_options))

@@ -13,14 +13,15 @@ from aidopt.cli.common import (
 
 
 def cmd_demo(args) -> int:
-    from aidopt.api.lad import solve_lad
+    from aidopt.api.lad import DEFAULT_SOLVER, solve_lad
     from aidopt.instances import lad_instance
 
     X, y = lad_instance(args.set, n=args.n, m=args.m, seed=args.seed)
     options = _options(args)
-    solver = options.get("solver") or "highs"
+    solver = options.get("solver") or DEFAULT_SOLVER
     print(f"aidopt demo: LAD regression on the paper's synthetic set {args.set} "
-          f"(n={args.n}, m={args.m}, seed={args.seed}) with {solver}\n")
+          f"(n={args.n}, m={args.m}, seed={args.seed}) with {solver}"
+          + (" (the default)" if not options.get("solver") else "") + "\n")
     result = solve_lad(X, y, **options)
     return _finish(result, args)
 

@@ -141,11 +141,16 @@ class LADProblem(AIDProblem):
             return self.trivial_partition(data)
         idx = sample_rows(data.n, max(5 * data.m, 1000, n_clusters // 4), rng)
         sample = AggregatedLAD(data.X[idx], data.y[idx], data.s[idx])
+        beta0 = None
         if self.method == "fn":
-            beta0 = frisch_newton(sample.X, sample.y, sample.w, tol=SAMPLE_GAP).beta
-        else:
+            res = frisch_newton(sample.X, sample.y, sample.w, tol=SAMPLE_GAP,
+                                floor=GAP_FLOOR * float(sample.w @ np.abs(sample.y)))
+            if res.status == "optimal" and np.all(np.isfinite(res.beta)):
+                beta0 = res.beta
+        if beta0 is None:  # a Pyomo solver (HiGHS when Frisch-Newton missed, e.g. on an exact fit)
             model = self.build(sample)
-            outcome = solve_own(solve, model, "initial sample LAD", need_duals=self.needs_duals)
+            outcome = solve_own(solve, model, "initial sample LAD", need_duals=self.needs_duals,
+                                **({"solver": "highs"} if self.method == "fn" else {}))
             beta0, _ = lad.solution_from(model, outcome.duals)
         fit = _lifted(data, beta0, None)
         labels = one_step_kmeans(np.column_stack([fit.state.residual, data.y]), n_clusters, rng)

@@ -163,7 +163,7 @@ def test_lad_no_intercept_default_target(capsys, tmp_path):
 
 def test_lad_solver_option_passthrough(capsys, tmp_path, csv_file):
     out_json = tmp_path / "o.json"
-    rc = main(["lad", "--data", str(csv_file), "--fit-intercept", "--target", "y", "--quiet",
+    rc = main(["lad", "--data", str(csv_file), "--solver", "highs", "--target", "y", "--quiet",
                "--option", "solver=simplex", "--output", str(out_json)])
     capsys.readouterr()
     assert rc == 0

@@ -209,9 +209,12 @@ def test_a_long_solve_says_it_is_alive(capsys, monkeypatch):
     rng = np.random.default_rng(1)
     X = np.column_stack([np.ones(20000), rng.normal(size=(20000, 8))])
     y = X @ rng.normal(size=9) + rng.laplace(size=20000)
-    aidopt.solve_lad(X, y, aid=False, log=True)
+    aidopt.solve_lad(X, y, aid=False, log=True, solver="highs")
     out = capsys.readouterr().out
     assert "... highs solving" in out
+    monkeypatch.setattr(run_module, "HEARTBEAT", 0.002)  # fn takes ~0.05 s here
+    aidopt.solve_lad(X, y, aid=False, log=True)  # a native method (fn, the default) too
+    assert "... fn solving" in capsys.readouterr().out
     aidopt.solve_lad(X, y, aid=False, log=False)
     assert "solving" not in capsys.readouterr().out
 

@@ -73,8 +73,8 @@ def test_lad_falls_back_to_highs_when_clarabel_fails(aid):
 
 def test_lad_falls_back_to_clarabel_when_highs_fails():
     X, y = lad_data(n=2000)
-    res = aidopt.solve_lad(X, y, solver_options={"ipm_iteration_limit": 1,
-                                                 "run_crossover": "off"}, log=False)
+    res = aidopt.solve_lad(X, y, solver="highs", solver_options={"ipm_iteration_limit": 1,
+                                                                 "run_crossover": "off"}, log=False)
     assert res.certified and res.solver == "clarabel"
     assert "retried with clarabel" in res.message
 
@@ -221,7 +221,7 @@ def _time_limit_in_first_aggregated_solve(monkeypatch):
 def test_time_limit_in_the_first_iteration_returns_the_sample_fit_lad(monkeypatch):
     X, y = lad_data(n=20000)
     _time_limit_in_first_aggregated_solve(monkeypatch)
-    res = aidopt.solve_lad(X, y, log=False)
+    res = aidopt.solve_lad(X, y, solver="highs", log=False)
     assert res.termination is Termination.TIME_LIMIT and not res.certified
     beta = res.solution["beta"]
     assert res.objective == pytest.approx(float(np.abs(y - X @ beta).sum()), rel=1e-12)

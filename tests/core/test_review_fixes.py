@@ -61,7 +61,7 @@ def test_solve_s3vm_uses_the_given_solver_without_probing_for_a_default(monkeypa
 def test_an_estimator_fit_without_any_solution_says_why():
     X, y = lad_instance("A", n=20000, m=5, seed=0)
     with pytest.raises(RuntimeError, match="found no solution: termination 'time_limit'"):
-        aidopt.LADRegressor(time_limit=1e-6).fit(X, y)
+        aidopt.LADRegressor(solver="highs", time_limit=1e-6).fit(X, y)
 
 
 @pytest.mark.parametrize("solver", ["highs", "clarabel"])

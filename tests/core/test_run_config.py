@@ -97,7 +97,7 @@ def test_a_time_limit_never_raises(raise_on_failure):
 
 def test_time_limit_with_highs_returns_the_best_so_far():
     X, y = lad_instance("B", n=200_000, m=20, seed=1)
-    res = aidopt.solve_lad(X, y, time_limit=1.0, log=False)
+    res = aidopt.solve_lad(X, y, solver="highs", time_limit=1.0, log=False)
     assert res.termination == "time_limit"
     if res.history:
         assert np.isfinite(res.objective) and res.objective == res.history[-1].E_best

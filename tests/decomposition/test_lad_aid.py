@@ -191,9 +191,10 @@ def test_solver_failure_raises_or_reports(aid):
     X, y = lad_instance("A", n=3000, m=5, seed=0)
     options = {"ipm_iteration_limit": 1, "run_crossover": "off"}
     with pytest.raises(aidopt.SolverError, match="raise_on_failure=False|failed"):
-        aidopt.solve_lad(X, y, aid=aid, solver_options=options, log=False, fallback=False)
-    res = aidopt.solve_lad(X, y, aid=aid, solver_options=options, log=False, raise_on_failure=False,
-                           fallback=False)
+        aidopt.solve_lad(X, y, aid=aid, solver="highs", solver_options=options, log=False,
+                         fallback=False)
+    res = aidopt.solve_lad(X, y, aid=aid, solver="highs", solver_options=options, log=False,
+                           raise_on_failure=False, fallback=False)
     assert res.termination is Termination.SOLVER_FAILURE
     assert not res.certified and res.certificate is None
     assert res.objective == np.inf and res.solution.get("beta") is None

@@ -122,10 +122,10 @@ def test_both_lp_forms_agree(form):
 
 def test_solver_options_pass_through():
     X, y = lad_instance("A", n=1000, m=3, seed=0)
-    res = aidopt.solve_lad(X, y, solver_options={"solver": "simplex"}, log=False)
+    res = aidopt.solve_lad(X, y, solver="highs", solver_options={"solver": "simplex"}, log=False)
     assert res.certified
     with pytest.raises(solvers.SolverError, match="rejected option"):
-        aidopt.solve_lad(X, y, solver_options={"no_such_option": 1}, log=False)
+        aidopt.solve_lad(X, y, solver="highs", solver_options={"no_such_option": 1}, log=False)
 
 
 def test_highs_lp_path_matches_pyomo_contrib_highs():
