@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from aidopt.decomposition.run import Column, Run, RunConfig, run_scope
 
 from aidopt import solvers
@@ -129,7 +130,7 @@ def successive_linearization(step: SLAStep, config: RunConfig, *, dimensions: di
                         info={"decrease": decrease, "support": step.support(out.point), **out.info},
                     ))
                     run.row(t, out.lp_value, new_f, decrease, step.support(out.point), out.inner)
-                    scale = max(1.0, abs(f))
+                    scale = max(abs(f), np.finfo(float).tiny)  # relative: data in any unit
                     if decrease >= -config.tol * scale:
                         # (1.23): the LP cannot improve on its value at the current point
                         termination, message = Termination.STATIONARY, (
