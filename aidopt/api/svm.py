@@ -170,7 +170,9 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
                              f"norm='l2' without a kernel (got norm={p.norm!r}, kernel={p.kernel!r})")
         from aidopt.decomposition.plugins.modified_svm import ModifiedSVMProblem
 
-        config = RunConfig.from_kwargs(options, caller="solve_svm", solver="sor")
+        # fm by default: 0.30x SOR's wall time at 1e5 x 20 (docs/benchmarks.md); SOR (the seed's
+        # method) with solver="sor"
+        config = RunConfig.from_kwargs(options, caller="solve_svm", solver="fm")
         data = as_classification_data(X, y, sample_weight, engine=engine)
         result = _front.run_rows(ModifiedSVMProblem(C=p.C), data, config)
         return _front.decorate(result, data)

@@ -13,7 +13,8 @@ no reported lower bound lies above it, and every run with a time limit returns w
   the LP in ``f = Kw`` with no K in it (``tests/gsvm/test_ill_conditioned.py``);
 * aggregate outputs: enumeration of every labelling (``tests/aggout/test_bruteforce.py``), the
   1-norm MILP with HiGHS and, where SCIP is installed, the 2-norm MIQP;
-* the modified SVM (1.35) by SOR inside AID: Clarabel's native API on the primal
+* the modified SVM (1.35) by SOR and by ``fm`` (the default) inside AID: Clarabel's native API on
+  the primal
   (``tests/sor/_ref.py``).
 """
 
@@ -152,8 +153,8 @@ def test_aggregate_outputs_against_enumeration(seed, C, D, norm, aid):
 # --------------------------------------------------------------------------- modified SVM by SOR
 @SETTINGS
 @given(seed=st.integers(0, 10**6), nu=st.sampled_from([0.01, 1.0, 100.0, 1000.0]),
-       duplicate=st.booleans())
-def test_modified_svm_by_sor_against_clarabel(seed, nu, duplicate):
+       duplicate=st.booleans(), solver=st.sampled_from(["sor", "fm"]))
+def test_modified_svm_by_sor_against_clarabel(seed, nu, duplicate, solver):
     rng = np.random.default_rng(seed)
     m, n = int(rng.integers(20, 150)), int(rng.integers(1, 6))
     A = rng.normal(size=(m, n))
@@ -162,5 +163,5 @@ def test_modified_svm_by_sor_against_clarabel(seed, nu, duplicate):
     d = np.where(A[:, 0] + rng.normal(size=m) > 0, 1.0, -1.0)
     d[0], d[1] = 1.0, -1.0
     _, _, opt = primal_135(A, d, nu)
-    r = timed(aidopt.solve_svm, A, d, C=nu, bias="regularized")
+    r = timed(aidopt.solve_svm, A, d, C=nu, bias="regularized", solver=solver)
     check(r, opt, rel=1e-5)

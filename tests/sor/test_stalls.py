@@ -30,7 +30,7 @@ def test_polishing_never_lowers_the_dual_value():
 def test_aid_with_sor_certifies_on_identical_rows():
     X, y = _identical_rows()
     direct = aidopt.solve_svm(X, y, bias="regularized", aid=False, log=False)
-    r = aidopt.solve_svm(X, y, bias="regularized", time_limit=30, log=False)
+    r = aidopt.solve_svm(X, y, bias="regularized", solver="sor", time_limit=30, log=False)
     assert r.termination == "certified_optimal", r.message
     assert abs(r.objective - direct.objective) <= 1e-6 * abs(direct.objective)
     assert abs(r.objective - 16.125) <= 1e-5
@@ -44,7 +44,7 @@ def test_large_nu_falls_back_within_the_sweep_budget_and_certifies():
     y = np.where(X[:, 0] + 0.8 * rng.normal(size=140) > 0, 1.0, -1.0)
     ref = aidopt.solve_svm(X, y, C=1000.0, bias="regularized", solver="clarabel", aid=False,
                            log=False)
-    r = aidopt.solve_svm(X, y, C=1000.0, bias="regularized", time_limit=60, log=False)
+    r = aidopt.solve_svm(X, y, C=1000.0, bias="regularized", solver="sor", time_limit=60, log=False)
     assert r.termination == "certified_optimal", r.message
     assert abs(r.objective - ref.objective) <= 1e-6 * abs(ref.objective)
     assert "clarabel" in {h.solver for h in r.history}
