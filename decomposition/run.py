@@ -291,8 +291,49 @@ def run_scope(config: RunConfig):
     and its thread budget (``config.threads``, :func:`.threads.compute_threads`)."""
     from aidopt.log import run_logging
 
-    with run_logging(config.log), compute_threads(config.threads):
+    with run_logging(config.log), compute_threads(config.threads), small_pages():
         yield
+
+
+_PAGES_LOCK = threading.Lock()
+_PAGES = {"runs": 0, "before": None}
+
+
+def _madvise_setter():
+    """NumPy's switch of ``madvise(MADV_HUGEPAGE)`` for new arrays (None if it has none)."""
+    try:
+        from numpy._core import multiarray  # NumPy >= 2
+    except ImportError:  # pragma: no cover - NumPy 1.26
+        from numpy.core import multiarray
+    return getattr(multiarray, "_set_madvise_hugepage", None)
+
+
+@contextlib.contextmanager
+def small_pages():
+    """While any run lasts, NumPy does not ask Linux for transparent huge pages.
+
+    NumPy marks every array of 4 MiB or more ``madvise(MADV_HUGEPAGE)``; with Linux's common
+    ``transparent_hugepage/defrag = madvise`` each first touch of such memory then compacts memory
+    and zeroes 2 MiB synchronously. A plug-in that fills large arrays afresh each iteration spent
+    40 % of its CPU time there (docs/benchmarks.md, "Under a busy machine"). The
+    switch is process-wide: the first run to start turns it off and the last to end restores it
+    (``NUMPY_MADVISE_HUGEPAGE`` and NumPy's own choice outside runs are left alone).
+    """
+    setter = _madvise_setter()
+    if setter is None:
+        yield
+        return
+    with _PAGES_LOCK:
+        if _PAGES["runs"] == 0:
+            _PAGES["before"] = setter(False)
+        _PAGES["runs"] += 1
+    try:
+        yield
+    finally:
+        with _PAGES_LOCK:
+            _PAGES["runs"] -= 1
+            if _PAGES["runs"] == 0:
+                setter(_PAGES["before"])
 
 
 @contextlib.contextmanager

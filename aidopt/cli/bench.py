@@ -54,6 +54,12 @@ def cmd_bench(args) -> int:
         n, m = (int(v) for v in args.sizes[0].split("x")) if args.sizes_given else (200_000, 32)
         bench_lpc(n, m, C=args.C, seed=args.seed, time_limit=args.time_limit)
         return 0
+    if args.problem == "busy":
+        from aidopt.bench.busy import bench_busy
+
+        bench_busy(load=args.load, warmup=args.warmup, repeat=args.repeat, seed=args.seed,
+                   time_limit=min(args.time_limit, 600.0), works=args.works, output=args.output)
+        return 0
     if args.problem == "warm":
         from aidopt.bench.warm import bench_warm
 
@@ -100,8 +106,9 @@ def cmd_bench(args) -> int:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``aidopt bench``."""
     p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm", "lpc", "fsv", "facility",
-                                         "aggout", "gsvm", "scm"],
-                   help="warm: persistent warm re-solves against cold rebuilds (an LP of --sizes "
+                                         "aggout", "gsvm", "scm", "busy"],
+                   help="busy: native methods and their anchors alone, then under a background "
+                        "mix (--load workers); warm: persistent warm re-solves against cold rebuilds (an LP of --sizes "
                         "rows x columns, default 20000x50); fsv: FSV, 1-norm and inf-norm SVM and "
                         "RLP by cross-validation on public sets, or with --sizes NxM FSV by AID "
                         "against one AID 1-norm SVM solve")
@@ -153,9 +160,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--iterations", nargs="+", type=int, default=[1, 5],
                    help="s3vm: AIDk iteration limits (default 1 5)")
     p.add_argument("--r0", type=float, default=None, help="s3vm: r0 (default 0.01)")
-    p.add_argument("--solver", default=None, help="lad: AID's aggregated solver (default highs; "
-                   "fn = Frisch-Newton); svm: AID's and direct's solver (default solve_svm's); "
+    p.add_argument("--solver", default=None, help="lad: AID's aggregated solver (default "
+                   "solve_lad's: fn = Frisch-Newton); svm: AID's and direct's solver (default solve_svm's); "
                    "s3vm: solver (default gurobi, scip fallback)")
+    p.add_argument("--load", type=int, default=6,
+                   help="busy: background workers, each in its own session at nice 19 (default 6)")
+    p.add_argument("--warmup", type=float, default=20.0,
+                   help="busy: seconds the background runs before the busy timings (default 20)")
+    p.add_argument("--works", nargs="+", default=None,
+                   help="busy: keep the panel's works whose label contains one of these (e.g. "
+                        "SVM LAD kernel fm LIBSVM)")
     p.add_argument("--raw", default=None, help="s3vm: write every split's result as JSON")
     add_facility_bench_arguments(p)
     add_aggout_bench_arguments(p)

@@ -1,5 +1,7 @@
 """`aidopt bench lad` machinery on a tiny instance (timings are not asserted, only agreement)."""
 
+import sys
+
 import pytest
 
 from aidopt.bench import lad as bench
@@ -58,3 +60,48 @@ def test_kernel_bench_worker_agrees_with_libsvm():
     assert aid["certified"]
     assert svc["objective"] >= aid["objective"] * (1 - 1e-6)  # AID is certified optimal
     assert svc["objective"] == pytest.approx(aid["objective"], rel=1e-3)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="sessions, nice and /proc")
+def test_busy_mix_runs_in_own_sessions_and_stops_with_its_children():
+    """`aidopt bench busy`'s background: each worker leads a session of its own (another
+    scheduling group, as another terminal's job), and stopping kills it and what it started."""
+    import os
+    import time
+
+    from aidopt.bench.busy import start_mix, stop_mix
+
+    procs = start_mix(2)
+    try:
+        time.sleep(1.0)
+        assert all(os.getsid(p.pid) == p.pid != os.getsid(0) for p in procs)
+        assert all(os.getpriority(os.PRIO_PROCESS, p.pid) == 19 for p in procs)
+    finally:
+        stop_mix(procs)
+    assert all(p.poll() is not None for p in procs)
+    time.sleep(0.5)
+    groups = {p.pid for p in procs}
+    alive = []  # nothing left running in the workers' groups (the short jobs they started)
+    for stat in os.listdir("/proc"):
+        if stat.isdigit():
+            try:
+                with open(f"/proc/{stat}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) in groups and fields[0] != "Z":  # state, pgrp; zombies are dead
+                alive.append(stat)
+    assert not alive
+
+
+def test_busy_bench_times_alone_then_busy(monkeypatch, tmp_path):
+    from aidopt.bench import busy
+
+    monkeypatch.setattr(busy, "PANEL", [("tiny SVM, AID", "aidopt.bench.svm", "aid", 300, 3,
+                                         "gauss", busy.SVM_ARGS)])
+    out = tmp_path / "busy.md"
+    rows = busy.bench_busy(load=1, warmup=0.5, output=str(out))
+    (row,) = rows
+    assert row["alone"][0]["certified"] and row["busy"][0]["certified"]
+    text = out.read_text()
+    assert "| tiny SVM, AID |" in text and "slowdown" in text and "1 workers" in text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from aidopt.decomposition.threads import budget, compute_threads
+from aidopt.decomposition.threads import DEFAULT_BLAS_THREADS, budget, compute_threads
 from threadpoolctl import threadpool_info
 
 
@@ -12,10 +12,17 @@ def _blas():
     return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
 
 
-def test_none_changes_nothing():
+def test_none_runs_blas_on_one_thread_in_both_libraries():
+    """threads=None: no worker budget, BLAS on DEFAULT_BLAS_THREADS threads within the run, in
+    NumPy's and SciPy's OpenBLAS alike (SciPy's Cholesky is what ``fn`` factorizes with)."""
+    import scipy.linalg  # noqa: F401 - load SciPy's BLAS so that threadpool_info lists it
+
     before = _blas()
     with compute_threads(None):
-        assert budget() is None and _blas() == before
+        assert budget() is None and _blas() == {DEFAULT_BLAS_THREADS}
+        libraries = [i for i in threadpool_info() if i["user_api"] == "blas"]
+        assert all(i["num_threads"] == DEFAULT_BLAS_THREADS for i in libraries)
+    assert _blas() == before
 
 
 def test_nested_runs_restore_the_outer_limit_then_the_default():
@@ -116,3 +123,65 @@ def test_a_failing_kernel_block_stops_the_other_workers(monkeypatch):
     done = len(calls)
     assert 3 <= done <= 3 + 2  # at most one more block per worker after the failure
     assert len(calls) == done and _blas() == before
+
+
+def _huge_pages() -> bool:
+    """NumPy's current madvise(MADV_HUGEPAGE) switch (read by setting it back at once)."""
+    from aidopt.decomposition.run import _madvise_setter
+
+    setter = _madvise_setter()
+    before = setter(True)
+    setter(before)
+    return before
+
+
+def test_small_pages_counts_overlapping_runs():
+    """The first scope to start turns huge pages off, the last to end restores the switch, also
+    when the scopes end in another order than they started (runs in two threads)."""
+    from aidopt.decomposition.run import _madvise_setter, small_pages
+
+    setter = _madvise_setter()
+    original = setter(True)
+    try:
+        a, b = small_pages(), small_pages()
+        a.__enter__()
+        assert _huge_pages() is False
+        b.__enter__()
+        a.__exit__(None, None, None)  # A ends first: B still runs
+        assert _huge_pages() is False
+        b.__exit__(None, None, None)
+        assert _huge_pages() is True
+    finally:
+        setter(original)
+
+
+def test_a_real_run_computes_on_one_blas_thread_without_huge_pages(monkeypatch):
+    """solve_svm's AID run: the native method (fm) sees BLAS on DEFAULT_BLAS_THREADS threads and
+    no huge pages; threads=2 gives BLAS 2 threads; both come back after the run."""
+    import numpy as np
+    from aidopt.decomposition.plugins import svm as svm_plugin
+
+    import aidopt
+
+    seen, real = [], svm_plugin.ferris_munson
+
+    def recording(*args, **kwargs):
+        seen.append((_blas(), _huge_pages()))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(svm_plugin, "ferris_munson", recording)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=400) > 0, 1.0, -1.0)
+    before_blas, before_pages = _blas(), _huge_pages()
+    result = aidopt.solve_svm(X, y, log=False)
+    assert result.certified and seen
+    assert all(s == ({DEFAULT_BLAS_THREADS}, False) for s in seen)
+    seen.clear()
+    from aidopt.decomposition.threads import blas_limit
+
+    with blas_limit(2):  # what OpenBLAS gives for 2 here (fewer on a one-core machine)
+        two = _blas()
+    aidopt.solve_svm(X, y, log=False, threads=2)
+    assert seen and all(s == (two, False) for s in seen)
+    assert _blas() == before_blas and _huge_pages() == before_pages
