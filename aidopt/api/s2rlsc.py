@@ -19,7 +19,7 @@ from aidopt import solvers
 from aidopt.api._params import Family, Param
 from aidopt.api.estimator import ConvergenceWarning, _BaseEstimator, _ClassifierMixin
 from aidopt.data.validate import _check_finite, _rows
-from aidopt.decomposition.mip import MIP_GAP_OPTIONS, mip_gap
+from aidopt.decomposition.mip import mip_gap, mip_options
 from aidopt.decomposition.protocol import relative_gap
 from aidopt.decomposition.run import Run, RunConfig, run_scope
 from aidopt.numerics.kernels import DEFAULT_SIGMA_FACTOR, RLSC_KERNELS, rbf_scale, rlsc_kernel
@@ -106,7 +106,7 @@ def solve_miqp(fitness: RLSCFitness, y, free, band: Band, *, solver: str | None 
                            solver_options=dict(options or {}), fallback=fallback, log=False,
                            write_models=write)
         run = Run("s2rlsc", solvers.ProblemClass.MIQP, config, fallbacks=_miqp_fallbacks,
-                  defaults=lambda which: MIP_GAP_OPTIONS.get(which, {}))
+                  defaults=lambda which: mip_options(which, solvers.ProblemClass.MIQP))
     outcome = run.solve_or_retry(model, solver=name, problem_class=solvers.ProblemClass.MIQP)
     if not outcome.has_solution:
         return None, math.nan, outcome
@@ -498,7 +498,7 @@ def solve_s2rlsc(X, y=None, *, p, **options) -> S2RLSCResult:
         run = Run("s2rlsc", solvers.ProblemClass.MIQP if p.method == "exact" else None,
                   dataclasses.replace(config, solver=solver_name) if p.method == "exact" else config,
                   dimensions={"n": n, "u": u}, fallbacks=_miqp_fallbacks,
-                  defaults=lambda which: MIP_GAP_OPTIONS.get(which, {}),
+                  defaults=lambda which: mip_options(which, solvers.ProblemClass.MIQP),
                   mode="local search" + (" and the exact MIQP" if p.method == "exact" else ""))
         result = None
         with run.guard():  # Ctrl-C outside the search and the MIQP (both stop by themselves)

@@ -46,7 +46,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from aidopt.decomposition.mip import MIP_GAP_OPTIONS, cluster_certificate, mip_gap, original_bound_certificate
+from aidopt.decomposition.mip import cluster_certificate, mip_gap, mip_options, original_bound_certificate
 from aidopt.decomposition.partition import Partition
 from aidopt.decomposition.protocol import AIDProblem, Iterate, Lifted, Split, Stop
 from aidopt.models import aggout
@@ -210,7 +210,7 @@ class AggregateOutputProblem(AIDProblem):
 
     # ----------------------------------------------------------------- contract
     def solver_defaults(self, solver: str) -> dict:
-        return dict(MIP_GAP_OPTIONS.get(solver, {}))
+        return mip_options(solver, self.problem_class)
 
     def dimensions(self, data) -> dict[str, int]:
         return {"n": int(data.n), "m": int(data.m), "collections": data.n_collections}

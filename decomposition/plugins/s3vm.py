@@ -35,7 +35,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from aidopt.decomposition.mip import MIP_GAP_OPTIONS, cluster_certificate, mip_gap, original_bound_certificate
+from aidopt.decomposition.mip import cluster_certificate, mip_gap, mip_options, original_bound_certificate
 from aidopt.decomposition.partition import Partition
 from aidopt.decomposition.protocol import AIDProblem, Iterate, Lifted, Split, Stop
 from aidopt.models import s3vm
@@ -180,7 +180,7 @@ class S3VMProblem(AIDProblem):
     # ----------------------------------------------------------------- contract
     def solver_defaults(self, solver: str) -> dict:
         """MIP gap tolerances tighter than the solvers' defaults (most stop at 1e-4)."""
-        return dict(MIP_GAP_OPTIONS.get(solver, {}))
+        return mip_options(solver, self.problem_class)
 
     def default_r0(self, size: int, data) -> float:
         """0.01 for n <= 10^4, else 0.0001: the smaller of the two rates Park & Klabjan tested

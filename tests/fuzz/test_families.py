@@ -15,7 +15,9 @@ no reported lower bound lies above it, and every run with a time limit returns w
   1-norm MILP with HiGHS and, where SCIP is installed, the 2-norm MIQP;
 * the modified SVM (1.35) by SOR and by ``fm`` (the default) inside AID: Clarabel's native API on
   the primal
-  (``tests/sor/_ref.py``).
+  (``tests/sor/_ref.py``);
+* S2RLSC's exact method: every labelling in the balance band, valued in closed form with a kernel
+  computed in the test.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import os
 import time
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
@@ -165,3 +168,51 @@ def test_modified_svm_by_sor_against_clarabel(seed, nu, duplicate, solver):
     _, _, opt = primal_135(A, d, nu)
     r = timed(aidopt.solve_svm, A, d, C=nu, bias="regularized", solver=solver)
     check(r, opt, rel=1e-5)
+
+
+# --------------------------------------------------------------------------- S2RLSC exact
+def _rlsc_value(K, y, w, lam):
+    """The regularized least-squares fit of labels ``y`` with point weights ``w`` (the squares of
+    D in (7) / (10)), minimized over f = K a in closed form: min_a (y - Ka)' W (y - Ka) +
+    lam a'Ka = lam y' (W K + lam I)^{-1} W y (stationarity gives W (y - Ka) = lam a)."""
+    W = np.diag(w)
+    return float(lam * y @ np.linalg.solve(W @ K + lam * np.eye(len(y)), W @ y))
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10**6), kernel=st.sampled_from(["linear", "rbf"]),
+       lam=st.sampled_from([0.01, 1.0, 100.0]), lam_prime=st.sampled_from([0.1, 1.0]),
+       clustering=st.booleans())
+def test_s2rlsc_exact_against_enumeration(seed, kernel, lam, lam_prime, clustering):
+    """method="exact" (local search, then the labelling MIQP) against every labelling of the
+    free points within the balance band, each valued by the closed form above with a kernel
+    computed here (linear (17): X X'; rbf (18) with sigma given)."""
+    if solvers.availability("scip") not in ("full", "limited"):
+        return
+    rng = np.random.default_rng(seed)
+    u, l = int(rng.integers(4, 11)), 0 if clustering else int(rng.integers(2, 6))
+    X = rng.normal(size=(l + u, int(rng.integers(1, 5))))
+    y = np.zeros(l + u)
+    y[:l] = np.where(rng.random(l) < 0.5, 1.0, -1.0)
+    if l:
+        y[0], y[1] = 1.0, -1.0
+    sigma = float(rng.choice([0.3, 1.0, 3.0]))
+    sq = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    K = X @ X.T if kernel == "linear" else np.exp(-sq / (2 * sigma**2))
+    w = np.where(y != 0, 1.0 / max(l, 1), (1.0 if clustering else lam_prime) / u)
+    extra = {"sigma": sigma} if kernel == "rbf" else {}
+    r = timed(aidopt.solve_s2rlsc, X, y, method="exact", solver="scip", kernel=kernel, lam=lam,
+              lam_prime=lam_prime, restarts=1, eps=0.3, **extra)
+    free = np.flatnonzero(y == 0)
+    best = np.inf
+    for bits in itertools.product((-1.0, 1.0), repeat=u):
+        if r.band.k_lo <= sum(b > 0 for b in bits) <= r.band.k_hi:
+            labels = y.copy()
+            labels[free] = bits
+            best = min(best, _rlsc_value(K, labels, w, lam))
+    scale = max(best, 1e-12)
+    assert r.fitness == pytest.approx(_rlsc_value(K, r.labels, w, lam), rel=1e-7, abs=1e-12)
+    assert r.fitness >= best - 1e-7 * scale  # no labelling better than every labelling
+    assert r.bound <= best + 1e-7 * scale, (r.bound, best)
+    if r.termination == "certified_optimal":
+        assert r.fitness <= best + 1e-6 * scale, (r.fitness, best)

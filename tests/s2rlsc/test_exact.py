@@ -158,3 +158,37 @@ def test_the_summary_goes_to_the_log_not_to_print(capsys):
         logger.setLevel(old)
     assert any(res.summary() == r.getMessage() for r in records)
     assert capsys.readouterr().out == ""
+
+
+@needs_scip
+def test_scip_bound_is_not_above_the_optimum_of_a_small_objective():
+    """F of order 0.07, labellings 2e-8 apart: SCIP held its quadratic objective (moved into a
+    constraint) to feastol 1e-6, absolute at this scale, and reported a "bound" 3e-7 relative
+    above the enumerated optimum; the quadratic options (numerics/feastol 1e-9) make it valid."""
+    rng = np.random.default_rng(13072)
+    u, l = int(rng.integers(4, 11)), int(rng.integers(2, 6))
+    X = rng.normal(size=(l + u, int(rng.integers(1, 5))))
+    y = np.zeros(l + u)
+    y[:l] = np.where(rng.random(l) < 0.5, 1.0, -1.0)
+    y[0], y[1] = 1.0, -1.0
+    res = solve_s2rlsc(X, y, method="exact", solver="scip", kernel="rbf", sigma=0.3, lam=0.01,
+                       lam_prime=0.1, restarts=1, eps=0.3, log=False)
+    fit = RLSCFitness.from_kernel(kernel_function("rbf", sigma=0.3)(X, X),
+                                  np.where(y != 0, np.sqrt(1 / l), np.sqrt(0.1 / u)), 0.01)
+    free = np.flatnonzero(y == 0)
+    best = np.inf
+    for bits in itertools.product((-1.0, 1.0), repeat=u):
+        if res.band.contains(sum(b > 0 for b in bits)):
+            labels = y.copy()
+            labels[free] = bits
+            best = min(best, fit(labels))
+    assert res.bound <= best * (1 + 1e-9)
+    assert res.certified and res.fitness == pytest.approx(best, rel=1e-9)
+
+
+def test_quadratic_options_only_for_a_quadratic_objective():
+    from aidopt.decomposition.mip import mip_options
+
+    assert mip_options("scip", solvers.ProblemClass.MIQP)["numerics/feastol"] == 1e-9
+    assert "numerics/feastol" not in mip_options("scip", solvers.ProblemClass.MILP)
+    assert mip_options("highs", solvers.ProblemClass.MILP) == {"mip_rel_gap": 1e-6}
