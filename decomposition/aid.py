@@ -35,6 +35,10 @@ COLUMNS = [
     Column("F_t", 16, ".9g"), Column("lower", 16, ".9g"), Column("upper(E_best)", 16, ".9g"),
     Column("gap", 10, ".3e"), Column("split", 7, "d"),
 ]
+#: the share of the time left that the initial partition's solves may use (LP rounds, sample
+#: fits): the rest is the iterations', so that a time limit leaves a run with an iterate
+INITIAL_SHARE = 0.5
+
 HEADER = " ".join(f"{c.name:>{c.width}}" for c in [*COLUMNS, Column("time", 8, ".2f")])
 
 
@@ -69,6 +73,7 @@ class _Loop:
         self.message = ""
         self.last_partition = None
         self.initial_point = None  # the plug-in's sample fit, returned if no iterate finishes
+        self.initial_lower = -math.inf  # the plug-in's bound from the data alone (initial_bound)
 
     # ------------------------------------------------------------------ driver
     def execute(self, aid: bool, start=None) -> AIDResult:
@@ -93,6 +98,9 @@ class _Loop:
                       dimensions=problem.dimensions(data), mode=mode, fallbacks=problem.fallbacks)
             problem.configure(run.spec)
             self.run, self.size, self.floor = run, size, problem.gap_floor(data)
+            initial = problem.initial_bound(data)
+            self.initial_lower = -math.inf if initial is None else float(initial)
+            self.lower = self.initial_lower
             run.intro()
             with run.guard():
                 if start is not None:
@@ -111,7 +119,7 @@ class _Loop:
     def _initial(self, k0: int):
         rng = np.random.default_rng(self.config.seed)
         try:
-            with self.run.timed("cluster"):
+            with self.run.timed("cluster"), self.run.share(INITIAL_SHARE):
                 partition = self.problem.initial_partition(self.data, k0, rng,
                                                            self.run.solve_or_retry)
         except solvers.SolverError as exc:
@@ -242,8 +250,10 @@ class _Loop:
                 holds and it.E_t <= best.E_t + 1e-12 * max(1.0, abs(best.E_t))):
             self.best = it
         if it.bound is not None:
-            if it.bound >= self.lower:
-                self.lower, self.bound_iterate = it.bound, it
+            kept = self.bound_iterate
+            if kept is None or kept.bound is None or it.bound >= kept.bound:
+                self.bound_iterate = it
+            self.lower = max(self.lower, it.bound)  # the data's own bound may be the larger
         elif self.bound_iterate is None or self.bound_iterate.bound is None:
             self.bound_iterate = it  # no bound proved yet: the latest iterate's duals
 
@@ -290,7 +300,8 @@ class _Loop:
             # aggregated optima that steered the loop are solver-reported values (an interior
             # point's value at a slightly infeasible iterate can pass E by rounding)
             holds = certificate is not None and certificate.bound_holds
-            self.lower = min(certificate.dual_objective if holds else -math.inf, best.E_t)
+            self.lower = min(max(certificate.dual_objective if holds else -math.inf,
+                                 self.initial_lower), best.E_t)
         stop = self.stop or Stop.SOLVER_FAILURE
         termination = problem.final_termination(stop, certificate, best)
         message = self.message

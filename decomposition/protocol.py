@@ -190,6 +190,13 @@ class AIDProblem:
         of a trivial solution."""
         return 1.0
 
+    def initial_bound(self, data) -> float | None:
+        """A lower bound on the original optimum computed from the data alone, exactly (no
+        solver: e.g. every customer served at its cheapest cost), or ``None`` (default). The
+        driver reports it when the run stops before it proves a better one, so that a run
+        ended by its time limit still has a bound and a gap."""
+        return None
+
     def counters(self, data) -> dict[str, int]:
         """Cumulative work counters of the data (e.g. ``{"data_passes": 12}`` for an
         out-of-core matrix): the driver records each iteration's increase in its history
@@ -212,7 +219,8 @@ class AIDProblem:
         on a random sample) under the run's clock and fallback policy. A plug-in that found a
         solution of the original problem on the way (the sample fit) may return it too, as
         ``(partition, lifted)``: the driver evaluates and returns it, uncertified, only when the
-        run stops (time limit, Ctrl-C, failure) before its first iterate finishes.
+        run stops (time limit, Ctrl-C, failure) before its first iterate finishes. The driver
+        gives this method at most half of the time left (:data:`~.aid.INITIAL_SHARE`).
         """
         raise NotImplementedError
 

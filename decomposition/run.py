@@ -410,6 +410,7 @@ class Run:
         self.dimensions = dict(dimensions or {})
         self.mode = mode
         self.start = time.perf_counter()
+        self._deadline: float | None = None  # a share of the clock (:meth:`share`), absolute
         self._defaults = defaults or (lambda solver: {})
         self._fallbacks = fallbacks or (lambda solver: [])
         # an algorithm of aidopt's own (e.g. SOR sweeps) uses no external solver: nothing to check
@@ -431,12 +432,31 @@ class Run:
         return time.perf_counter() - self.start
 
     def remaining(self) -> float | None:
-        if self.config.time_limit is None:
-            return None
-        return self.config.time_limit - self.elapsed()
+        """Seconds left for the next solve: of the run's ``time_limit``, and within a
+        :meth:`share` of the share's (None: no limit)."""
+        left = None if self.config.time_limit is None else self.config.time_limit - self.elapsed()
+        if self._deadline is not None:
+            share = self._deadline - time.perf_counter()
+            left = share if left is None else min(left, share)
+        return left
 
     def time_up(self) -> bool:
+        """Whether the run's ``time_limit`` (not a share of it) has passed."""
         return self.config.time_limit is not None and self.elapsed() >= self.config.time_limit
+
+    @contextlib.contextmanager
+    def share(self, fraction: float):
+        """Within the block, solves see at most ``fraction`` of the time left at its start, so
+        that a phase (an initial partition's LP rounds, a sample fit) cannot use the whole
+        ``time_limit`` and leave the run without an iterate. Nothing changes without a limit."""
+        left = self.remaining()
+        outer = self._deadline
+        if left is not None:
+            self._deadline = time.perf_counter() + fraction * max(left, 0.0)
+        try:
+            yield
+        finally:
+            self._deadline = outer
 
     @contextlib.contextmanager
     def timed(self, step: str):

@@ -448,6 +448,9 @@ def check_plugin(problem_factory, data, solver: str, *, other_data=None, convex:
                 f"iteration {h.t}: lower bound {h.lower_bound} above the optimum {optimum}"
             assert h.E_t >= optimum - rtol * max(1.0, abs(optimum)), \
                 f"iteration {h.t}: E_t {h.E_t} below the optimum {optimum}"
+        initial = problem_factory().initial_bound(data)
+        assert initial is None or initial <= optimum + rtol * max(1.0, abs(optimum)), \
+            f"initial_bound {initial} above the optimum {optimum}"
         assert aid.termination is Termination.CERTIFIED_OPTIMAL, aid.summary()
         assert _close(aid.objective, direct.objective, rtol), \
             f"AID objective {aid.objective} != direct {direct.objective}"

@@ -195,6 +195,23 @@ class FacilityBase(AIDProblem):
                  + ("; rounded up: every cost is an integer" if data.integral else ""),
         )
 
+    def initial_bound(self, data) -> float:
+        """Every customer served at its cheapest site, plus the cheapest opening cost when
+        sites cost to open (at least one opens): a bound from the data alone."""
+        bound = float(np.dot(data.demand, data.costs.min(axis=1)))
+        if data.fixed is not None:
+            bound += float(data.fixed.min())
+        return bound
+
+    def greedy_point(self, data, start: np.ndarray | None = None) -> Lifted:
+        """A feasible solution before any solve: the greedy open set (``start`` if given),
+        improved (:meth:`_improve`); the run returns it if it stops before its first iterate."""
+        if start is None:
+            served = data.demand > 0
+            start = _greedy(data.costs[served], data.demand[served], data.fixed, data.p)
+        final_open, assign = self._improve(data, start)
+        return Lifted({"open": final_open, "assign": assign}, None, {})
+
     def public_solution(self, best: Iterate, certificate) -> dict:
         sol = dict(best.lifted.solution)
         sol["open"] = np.asarray(sol["open"], dtype=np.int64)
@@ -275,19 +292,19 @@ class FacilityProblem(FacilityBase):
     def min_clusters(self, data) -> int:
         return min(data.n_sites, data.p + 1) if data.p is not None else 1
 
-    def initial_partition(self, data, n_clusters, rng, solve) -> Partition:
+    def initial_partition(self, data, n_clusters, rng, solve) -> tuple[Partition, Lifted]:
         if data.capacity is not None:
             raise SolverError("capacitated facility location is solved directly (aid=False); "
                               "AID's lift does not handle capacities (docs/facility.md)")
         if n_clusters >= data.n_sites:
-            return self.trivial_partition(data)
+            return self.trivial_partition(data), self.greedy_point(data)
         from scipy.cluster.vq import kmeans2
 
         features = site_features(data, rng)
         with warnings.catch_warnings():  # empty clusters disappear in from_labels
             warnings.simplefilter("ignore")
             labels = kmeans2(features, n_clusters, iter=10, minit="++", seed=rng)[1]
-        return Partition.from_labels(labels)
+        return Partition.from_labels(labels), self.greedy_point(data)
 
     def aggregate(self, data, partition: Partition, previous: Iterate | None = None):
         customers = np.flatnonzero(data.demand > 0)

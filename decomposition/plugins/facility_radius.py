@@ -201,9 +201,11 @@ class FacilityRadiusProblem(FacilityBase):
     def min_clusters(self, data) -> int:
         return int(np.count_nonzero(data.demand > 0))
 
-    def initial_partition(self, data, n_clusters, rng, solve) -> Partition:
+    def initial_partition(self, data, n_clusters, rng, solve) -> tuple[Partition, Lifted]:
         """Radii at which a greedy solution is priced exactly (at least ``n_clusters / n - 1``
-        levels each), grown by LP relaxations until the LP is exact (``lp_rounds``)."""
+        levels each), grown by LP relaxations until the LP is exact (``lp_rounds``) or their
+        share of the clock is spent; and that greedy solution, improved (the run's answer if
+        it stops before its first iterate)."""
         if data.capacity is not None:
             raise SolverError("capacitated facility location is solved directly (aid=False); "
                               "AID's lift does not handle capacities (docs/facility.md)")
@@ -229,7 +231,7 @@ class FacilityRadiusProblem(FacilityBase):
             if not short.any():
                 break
             k = np.where(short, self._grown(levels, k), k)
-        return levels.partition(k)
+        return levels.partition(k), self.greedy_point(data, start)
 
     def aggregate(self, data, partition: Partition, previous: Iterate | None = None):
         levels = CostLevels.of(data)
