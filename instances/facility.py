@@ -18,12 +18,28 @@ __all__ = ["ORLIB_PMED", "orlib_pmed", "orlib_style_pmed", "euclidean_instance",
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
 #: OR-Library p-median instances shipped in ``instances/data`` and their known optima (pmedopt)
-ORLIB_PMED = {"pmed1": (100, 5, 5819), "pmed5": (100, 33, 1355), "pmed10": (200, 67, 1255)}
+ORLIB_PMED = {
+    "pmed1": (100, 5, 5819),
+    "pmed2": (100, 10, 4093),
+    "pmed3": (100, 10, 4250),
+    "pmed4": (100, 20, 3034),
+    "pmed5": (100, 33, 1355),
+    "pmed6": (200, 5, 7824),
+    "pmed7": (200, 10, 5631),
+    "pmed8": (200, 20, 4445),
+    "pmed9": (200, 40, 2734),
+    "pmed10": (200, 67, 1255),
+    "pmed11": (300, 5, 7696),
+    "pmed12": (300, 10, 6634),
+    "pmed13": (300, 30, 4374),
+    "pmed14": (300, 60, 2968),
+    "pmed15": (300, 100, 1729),
+}
 
 
 def orlib_pmed(name: str, *, method: str = "scipy"):
-    """``(costs, p, optimum)`` of a shipped OR-Library instance (``"pmed1"``, ``"pmed5"``,
-    ``"pmed10"``) or of any OR-Library p-median file path (``optimum`` ``None`` when unknown)."""
+    """``(costs, p, optimum)`` of a shipped OR-Library instance (``"pmed1"`` ... ``"pmed15"``)
+    or of any OR-Library p-median file path (``optimum`` ``None`` when unknown)."""
     from aidopt.data.facility import read_orlib_pmed
 
     path = DATA_DIR / f"{name}.txt" if name in ORLIB_PMED else Path(name)
@@ -104,6 +120,8 @@ def euclidean_instance(n_customers: int = 1000, n_sites: int = 200, *, kind: str
 #: (USCA312 ships in r-cran-tsp only as an R data file, USCA312.rda, which aidopt does not read)
 TSPLIB_PATHS = {
     "d493": ["/usr/lib/R/site-library/TSP/examples/d493.tsp"],
+    "fl1400": [str(Path(__file__).resolve().parent / "data" / "fl1400.tsp")],
+    "u1432": [str(Path(__file__).resolve().parent / "data" / "u1432.tsp")],
 }
 
 
