@@ -51,7 +51,18 @@ def test_orlib_pmed10():
 
 
 def test_shipped_instances():
-    assert set(ORLIB_PMED) == {"pmed1", "pmed5", "pmed10"}
+    assert set(ORLIB_PMED) == {f"pmed{i}" for i in range(1, 16)}
+    from aidopt.instances.facility import DATA_DIR, tsplib_path
+
+    for name, (n, p, _) in ORLIB_PMED.items():  # each file's header says the table's n and p
+        with open(DATA_DIR / f"{name}.txt") as fh:
+            header = fh.readline().split()
+        assert (int(header[0]), int(header[2])) == (n, p), name
+    from aidopt.data.facility import read_tsplib
+
+    for name, size in (("fl1400", 1400), ("u1432", 1432)):
+        xy, kind = read_tsplib(tsplib_path(name))
+        assert xy.shape == (size, 2) and kind == "EUC_2D"
     sf = san_francisco()
     assert sf["costs"].shape == (205, 16) and sf["demand"].shape == (205,)
     inst = euclidean_instance(50, 10, kind="ufl", seed=1)
