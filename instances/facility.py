@@ -139,15 +139,16 @@ def tsplib_path(name: str) -> Path:
 
 
 def tsplib_instance(name: str, *, kind: str = "p-median", p: int | None = None,
-                    opening: float = 1.0) -> dict:
+                    opening: float = 1.0, rounding: str = "nint") -> dict:
     """A TSPLIB coordinate set as a p-median or UFL instance: every city is a customer (demand 1)
-    and a candidate site, costs are TSPLIB's rounded Euclidean distances. UFL opening costs (the
-    same for every site) follow :func:`aidopt.data.facility.auto_fixed_costs`:
+    and a candidate site, costs are integer Euclidean distances, ``rounding="nint"`` (TSPLIB's
+    EUC_2D) or ``"floor"`` (the exact p-median papers' convention). UFL opening costs (the same
+    for every site) follow :func:`aidopt.data.facility.auto_fixed_costs`:
     ``opening * mean(c) * n / (2 sqrt(n))``."""
     from aidopt.data.facility import auto_fixed_costs, euclidean_costs, read_tsplib
 
     xy, weight_type = read_tsplib(tsplib_path(name))
-    costs = euclidean_costs(xy, round_to=0)
+    costs = euclidean_costs(xy, round_to=0, rounding=rounding)
     fixed = None
     if kind == "ufl":
         fixed = np.round(opening * auto_fixed_costs(costs))

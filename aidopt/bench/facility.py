@@ -19,11 +19,13 @@ bound, the relative gap and its peak resident memory. Methods:
   ``gapRel = tol``; p-median only (spopt has no UFL model). CBC's bound is not exposed by PuLP:
   the gap column is ``<= tol`` when CBC reports optimal, else unknown.
 
-Instances (names for ``--instances``): ``pmed1``, ``pmed5``, ``pmed10`` (shipped OR-Library
+Instances (names for ``--instances``): ``pmed1`` ... ``pmed15`` (shipped OR-Library
 files); ``orl{n}-p{p}`` (OR-Library-style random graph, :func:`aidopt.instances.facility.orlib_style_pmed`);
 ``euclid-ufl-{n}x{s}`` and ``euclid-pmed-{n}x{s}-p{p}`` (:func:`~aidopt.instances.facility.euclidean_instance`);
-``d493-p{p}``, ``d493-ufl`` (TSPLIB coordinates, every city a
-customer and a site; UFL opening costs by :func:`aidopt.data.facility.auto_fixed_costs`);
+``fl1400-p{p}``, ``u1432-p{p}`` (shipped), ``d493-p{p}``, ``d493-ufl`` (TSPLIB coordinates,
+every city a customer and a site, TSPLIB's nearest-integer distances; a ``-floor`` suffix, e.g.
+``fl1400-p5-floor``, truncates instead; UFL opening costs by
+:func:`aidopt.data.facility.auto_fixed_costs`);
 ``sf-p{p}`` (spopt's San Francisco data: 205 census tracts weighted by population, 16 candidate
 stores, network distances).
 """
@@ -74,10 +76,11 @@ def load_instance(name: str, seed: int = 0) -> dict:
         out.update(costs=d["costs"], demand=d["demand"], p=int(m[1]), customer_xy=d["customer_xy"],
                    site_xy=d["site_xy"])
         return out
-    m = re.fullmatch(r"(\w+?)-(ufl|p(\d+))", name)
+    m = re.fullmatch(r"(\w+?)-(ufl|p(\d+))(-floor)?", name)
     if m:
         d = inst.tsplib_instance(m[1], kind="ufl" if m[2] == "ufl" else "p-median",
-                                 p=int(m[3]) if m[3] else None)
+                                 p=int(m[3]) if m[3] else None,
+                                 rounding="floor" if m[4] else "nint")
         out.update(d)
         return out
     raise ValueError(f"unknown facility instance {name!r}")

@@ -157,10 +157,21 @@ def as_facility_data(costs, *, p=None, fixed_costs=None, demand=None, capacity=N
 
 
 # --------------------------------------------------------------------------- cost helpers
-def euclidean_costs(customers, sites=None, *, metric: str = "euclidean", round_to: int | None = None):
+#: how :func:`euclidean_costs` makes distances discrete (at ``round_to`` decimals)
+ROUNDINGS = ("nint", "floor", "ceil")
+
+
+def euclidean_costs(customers, sites=None, *, metric: str = "euclidean", round_to: int | None = None,
+                    rounding: str = "nint"):
     """Cost matrix from coordinates: ``customers`` (n, d), ``sites`` (s, d) (default: the
-    customers). ``metric`` is any :func:`scipy.spatial.distance.cdist` metric; ``round_to``
-    rounds (e.g. 0 for TSPLIB's nearest-integer EUC_2D convention)."""
+    customers). ``metric`` is any :func:`scipy.spatial.distance.cdist` metric.
+
+    ``round_to`` (None: exact distances) makes costs discrete at that many decimals, by
+    ``rounding``: ``"nint"`` (nearest, halves up: TSPLIB's EUC_2D convention with
+    ``round_to=0``), ``"floor"`` (truncation: the convention under which the exact p-median
+    papers' optima on TSPLIB sets are reproduced) or ``"ceil"`` (TSPLIB's CEIL_2D)."""
+    if rounding not in ROUNDINGS:
+        raise ValueError(f"rounding must be one of {ROUNDINGS}, got {rounding!r}")
     from scipy.spatial.distance import cdist
 
     a = np.asarray(customers, dtype=float)
@@ -173,7 +184,15 @@ def euclidean_costs(customers, sites=None, *, metric: str = "euclidean", round_t
             raise ValueError(f"{label} coordinates contain NaN or infinite values")
     d = cdist(a, b, metric=metric)
     if round_to is not None:
-        d = np.floor(d * 10.0 ** round_to + 0.5) / 10.0 ** round_to
+        scale = 10.0 ** round_to
+        shifted = d * scale
+        if rounding == "nint":
+            shifted = np.floor(shifted + 0.5)
+        elif rounding == "floor":
+            shifted = np.floor(shifted)
+        else:
+            shifted = np.ceil(shifted)
+        d = shifted / scale
     return d
 
 

@@ -266,3 +266,19 @@ def test_a_failing_mip_solver_falls_back_to_highs(monkeypatch):
                                                    aggregation=aggregation, log=False)
         assert res.certified and res.objective == pytest.approx(optimum * 1e6)
         assert "retried with highs" in res.message and {h.solver for h in res.history} == {"highs"}
+
+
+def test_euclidean_rounding_conventions():
+    from aidopt.data.facility import euclidean_costs
+
+    a = np.array([[0.0, 0.0], [3.0, 4.5], [1.0, 1.0]])  # distances 5.408.., 1.414.., 3.5 + ...
+    exact = euclidean_costs(a)
+    assert np.array_equal(euclidean_costs(a, round_to=0, rounding="floor"), np.floor(exact))
+    assert np.array_equal(euclidean_costs(a, round_to=0, rounding="ceil"), np.ceil(exact))
+    assert np.array_equal(euclidean_costs(a, round_to=0), np.floor(exact + 0.5))
+    half = np.array([[0.0, 0.0], [2.5, 0.0]])  # TSPLIB's nint: 2.5 -> 3, floor -> 2
+    assert euclidean_costs(half, round_to=0)[0, 1] == 3.0
+    assert euclidean_costs(half, round_to=0, rounding="floor")[0, 1] == 2.0
+    assert euclidean_costs(half, round_to=1, rounding="floor")[0, 1] == 2.5
+    with pytest.raises(ValueError, match="rounding must be one of"):
+        euclidean_costs(a, round_to=0, rounding="round")
