@@ -121,7 +121,7 @@ class _Loop:
         try:
             with self.run.timed("cluster"), self.run.share(INITIAL_SHARE):
                 partition = self.problem.initial_partition(self.data, k0, rng,
-                                                           self.run.solve_or_retry)
+                                                           self.run.plugin_solve())
         except solvers.SolverError as exc:
             self._stop(*self.run.error(exc))
             return None

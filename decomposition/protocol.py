@@ -216,7 +216,8 @@ class AIDProblem:
         """The initial partition with about ``n_clusters`` clusters.
 
         ``solve(model, need_duals=..., solver=None)`` solves a model of the plug-in's own (e.g.
-        on a random sample) under the run's clock and fallback policy. A plug-in that found a
+        on a random sample) under the run's clock and fallback policy; ``solve.remaining()``
+        (when present) gives the seconds left for this phase, for work without a Pyomo model. A plug-in that found a
         solution of the original problem on the way (the sample fit) may return it too, as
         ``(partition, lifted)``: the driver evaluates and returns it, uncertified, only when the
         run stops (time limit, Ctrl-C, failure) before its first iterate finishes. The driver

@@ -550,6 +550,11 @@ class Run:
             raise error
         return outcome
 
+    def plugin_solve(self) -> PluginSolve:
+        """The ``solve`` a plug-in's own steps receive: :meth:`solve_or_retry`, with
+        ``remaining()`` telling the seconds left (of the phase's :meth:`share`)."""
+        return PluginSolve(self)
+
     def solve_with_fallbacks(self, build, *, need_duals: bool, fallbacks=None, rebuild=None):
         """Build and solve one model; on failure or licence refusal try the fallbacks.
 
@@ -783,6 +788,23 @@ class Run:
 #: most rebuilds of one aggregated model (:meth:`~.protocol.AIDProblem.rebuild` must end by
 #: itself; this only keeps a faulty plug-in from looping forever)
 MAX_REBUILDS = 100
+
+
+class PluginSolve:
+    """``solve(model, need_duals=False, solver=None, problem_class=None)`` for a plug-in's own
+    solves (:meth:`Run.solve_or_retry`), and ``remaining()``: seconds left for the current phase
+    (None without a time limit), for work a plug-in does without a Pyomo model."""
+
+    def __init__(self, run: Run):
+        self._run = run
+
+    def __call__(self, model, need_duals: bool = False, solver: str | None = None,
+                 problem_class=None) -> solvers.SolveOutcome:
+        return self._run.solve_or_retry(model, need_duals=need_duals, solver=solver,
+                                        problem_class=problem_class)
+
+    def remaining(self) -> float | None:
+        return self._run.remaining()
 
 
 class _RunHandle:

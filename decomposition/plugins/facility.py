@@ -144,7 +144,12 @@ class FacilityBase(AIDProblem):
     def lower_bound(self, outcome, partition, data, lifted=None) -> float | None:
         """The aggregated MIP's dual bound (never its incumbent), rounded up when every objective
         value is an integer."""
-        b = outcome.bound
+        return self._proven(data, outcome.bound)
+
+    @staticmethod
+    def _proven(data, b) -> float | None:
+        """A solver's bound as reported: rounded up when every objective value is an integer
+        (None when there is none)."""
         if b is None or not math.isfinite(b):
             return None
         if data.integral:

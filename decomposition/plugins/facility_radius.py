@@ -39,16 +39,16 @@ from dataclasses import dataclass
 import numpy as np
 from aidopt.decomposition.partition import Partition
 from aidopt.decomposition.plugins.facility import FacilityBase, _greedy
+from aidopt.decomposition.plugins.facility_cuts import lp_by_cuts, radii_by_cuts
 from aidopt.decomposition.protocol import Iterate, Lifted, Split
 from aidopt.models import facility_radius as rmodel
 
-from aidopt.solvers import ProblemClass, SolverError
+from aidopt.solvers import SolverError
 
 __all__ = ["FacilityRadiusProblem", "CostLevels", "RadiusState"]
 
 logger = logging.getLogger("aidopt.facility")
 
-COVER_TOL = 1e-7
 
 
 @dataclass
@@ -215,23 +215,27 @@ class FacilityRadiusProblem(FacilityBase):
         start = _greedy(costs, w, data.fixed, data.p)
         k = levels.level_of(costs[:, start].min(axis=1))
         floor = max(0, int(n_clusters) // max(1, levels.n) - 1)
+        if self.lp_rounds:
+            remaining = getattr(solve, "remaining", None)  # the phase's share of the clock
+            lp = lp_by_cuts(levels, w, data.fixed, data.p, max_rounds=self.lp_rounds,
+                            time_limit=remaining() if remaining is not None else None)
+            logger.info("cutting-plane LP: %s after %d rounds, %d cuts, LP bound %.10g",
+                        lp.status, lp.rounds, lp.cuts, lp.value)
+            if lp.status == "optimal":  # radii that cover the LP optimum (else the greedy's)
+                k = radii_by_cuts(levels, lp.y)
+            # any master LP solved to optimality relaxes the full LP: a bound of the data,
+            # cached with the cost levels (lower_bound reports it with each iteration's)
+            data._lp_bound = lp.value
         k = np.minimum(np.maximum(k, floor), levels.n_levels - 1)
-        for r in range(1, self.lp_rounds + 1):
-            model = rmodel.create_instance(self.model_data(levels, k, w, data), relax=True)
-            outcome = solve(model, problem_class=ProblemClass.LP)
-            if outcome.status != "optimal":
-                logger.info("LP round %d: %s; the MIP phase starts from these radii", r, outcome.status)
-                break
-            y = rmodel.solution_from(model)[0]
-            inside = levels.level < k[:, None]
-            cover = (y[levels.order] * inside).sum(axis=1)
-            short = (k < levels.n_levels - 1) & (cover < 1.0 - COVER_TOL)
-            logger.info("LP round %d: %d rows, LP bound %.10g, %d customers not covered within "
-                        "their radius", r, model.data.value.n_rows, outcome.objective, short.sum())
-            if not short.any():
-                break
-            k = np.where(short, self._grown(levels, k), k)
         return levels.partition(k), self.greedy_point(data, start)
+
+    def lower_bound(self, outcome, partition, data, lifted=None) -> float | None:
+        """The larger of the aggregated MIP's dual bound and the cutting-plane LP's optimum
+        (the LP relaxation of the original problem, or a relaxation of it)."""
+        bounds = [b for b in (super().lower_bound(outcome, partition, data, lifted),
+                              self._proven(data, getattr(data, "_lp_bound", None)))
+                  if b is not None]
+        return max(bounds) if bounds else None
 
     def aggregate(self, data, partition: Partition, previous: Iterate | None = None):
         levels = CostLevels.of(data)

@@ -1,0 +1,164 @@
+r"""The LP relaxation of the radius formulation by per-customer cuts (a Benders projection).
+
+For open-site fractions :math:`y`, customer :math:`i`'s cost in the LP relaxation of the radius
+formulation (García, Labbé & Marín 2011; Elloumi 2010) is
+
+.. math:: \varphi_i(y) = \max_{D \in \{D_i^0, D_i^1, \dots\}} \Big( D - \sum_{j:\, c_{ij} < D}
+          (D - c_{ij})\, y_j \Big),
+
+a concave piecewise-linear function whose maximum is at the first level :math:`D` where the
+fractions of the sites cheaper than or as cheap as :math:`D` reach 1. Each term is a valid
+inequality :math:`\theta_i + \sum_{c_{ij} < D} (D - c_{ij}) y_j \ge D` (a Benders cut), and the
+one at the maximizing level is tight at :math:`y`. So the LP
+
+.. math:: \min \; \textstyle\sum_i w_i \theta_i + f'y \quad \text{s.t.} \quad \text{cuts},\;
+          \textstyle\sum_j y_j = p \text{ (or } \ge 1),\; 0 \le y \le 1,\; \theta_i \ge D_i^0
+
+solved by adding, round after round, the most violated cut of every customer (Kelley's
+cutting planes, each round a warm dual-simplex re-solve in one HiGHS instance) reaches the LP
+relaxation of the full radius formulation without ever building its :math:`\sum_i G_i` rows.
+Separation is one pass over each customer's sorted sites. :func:`radii_by_cuts` turns the final
+:math:`y` into the radii at which every customer is covered within its radius, the start of the
+MIP phase (:class:`~aidopt.decomposition.plugins.facility_radius.FacilityRadiusProblem`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["CutLP", "lp_by_cuts", "radii_by_cuts"]
+
+#: a cut is added when it is violated by more than this, relative to the customer's cost scale
+VIOLATION_TOL = 1e-9
+
+
+@dataclass
+class CutLP:
+    """What :func:`lp_by_cuts` ends with.
+
+    Attributes
+    ----------
+    y : ndarray (s,)
+        Open-site fractions of the last master LP.
+    value : float
+        Its objective: the LP relaxation's optimum when ``status == "optimal"`` (within
+        :data:`VIOLATION_TOL`), else a value of a relaxation of it.
+    status : str
+        ``"optimal"`` (no violated cut), ``"time_limit"``, ``"round_limit"`` or HiGHS's status.
+    rounds, cuts : int
+        Master LPs solved and cuts added.
+    """
+
+    y: np.ndarray
+    value: float
+    status: str
+    rounds: int
+    cuts: int
+
+
+def _separate(levels, y):
+    """Per customer: the maximizing level's cost ``D*`` (sorted position of the first level where
+    the fractions reach 1) and :math:`\\varphi_i(y)`."""
+    ys = y[levels.order]
+    cum = np.cumsum(ys, axis=1)
+    q = np.argmax(cum >= 1.0 - 1e-12, axis=1)  # first position where the fractions reach 1
+    q[cum[:, -1] < 1.0 - 1e-12] = cum.shape[1] - 1
+    rows = np.arange(levels.n)
+    D = levels.sorted_costs[rows, q]
+    below = levels.sorted_costs < D[:, None]
+    phi = D - ((D[:, None] - levels.sorted_costs) * ys * below).sum(axis=1)
+    return D, below, phi
+
+
+def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_rounds: int = 1000,
+               threads: int | None = None) -> CutLP:
+    """The LP relaxation of the radius formulation by cutting planes (module docstring).
+
+    Parameters
+    ----------
+    levels : CostLevels
+        The customers' sorted costs (:class:`~.facility_radius.CostLevels`).
+    w : ndarray (n,)
+        Demands of the model customers.
+    fixed : ndarray (s,) or None
+        Opening costs (UFL), or None (p-median).
+    p : int or None
+        Sites to open (p-median), or None (UFL).
+    time_limit : float, optional
+        Seconds for all rounds.
+    max_rounds : int
+        Master LPs at most.
+    threads : int, optional
+        HiGHS threads.
+    """
+    import highspy
+
+    from aidopt.solvers.highs import new_highs
+
+    start = time.perf_counter()
+    n, s = levels.sorted_costs.shape
+    h = new_highs(threads=threads)
+    inf = highspy.kHighsInf
+    site_cost = np.zeros(s) if fixed is None else np.asarray(fixed, dtype=float)
+    h.addVars(s, np.zeros(s), np.ones(s))
+    h.addVars(n, levels.sorted_costs[:, 0].astype(float), np.full(n, inf))
+    h.changeColsCost(s + n, np.arange(s + n, dtype=np.int32),
+                     np.concatenate([site_cost, np.asarray(w, dtype=float)]))
+    lower, upper = (float(p), float(p)) if p is not None else (1.0, inf)
+    h.addRow(lower, upper, s, np.arange(s, dtype=np.int32), np.ones(s))
+    y = np.full(s, (p if p is not None else 1.0) / s)
+    scale = np.maximum(np.abs(levels.sorted_costs[:, -1]), np.finfo(float).tiny)
+    theta = levels.sorted_costs[:, 0].astype(float)
+    rounds = cuts = 0
+    status, value = "round_limit", -math.inf
+    for rounds in range(1, max_rounds + 1):
+        D, below, phi = _separate(levels, y)
+        violated = np.flatnonzero(phi - theta > VIOLATION_TOL * scale)
+        if violated.size == 0 and rounds > 1:
+            status = "optimal"
+            break
+        starts, index, value_of = [0], [], []
+        for i in violated:  # theta_i + sum_{c_ij < D} (D - c_ij) y_j >= D
+            q = np.flatnonzero(below[i])
+            index.append(levels.order[i, q])
+            index.append(np.array([s + i]))
+            value_of.append(D[i] - levels.sorted_costs[i, q])
+            value_of.append(np.ones(1))
+            starts.append(starts[-1] + q.size + 1)
+        if violated.size:
+            h.addRows(violated.size, D[violated], np.full(violated.size, inf),
+                      starts[-1], np.asarray(starts[:-1], dtype=np.int32),
+                      np.concatenate(index).astype(np.int32), np.concatenate(value_of))
+            cuts += violated.size
+        if time_limit is not None:
+            left = time_limit - (time.perf_counter() - start)
+            if left <= 0:
+                status = "time_limit"
+                break
+            h.setOptionValue("time_limit", float(left))
+        h.run()
+        model_status = h.getModelStatus()
+        if model_status != highspy.HighsModelStatus.kOptimal:
+            status = ("time_limit" if model_status == highspy.HighsModelStatus.kTimeLimit
+                      else h.modelStatusToString(model_status))
+            break
+        sol = h.getSolution()
+        col = np.asarray(sol.col_value)
+        y, theta = np.clip(col[:s], 0.0, 1.0), col[s:]
+        value = float(h.getInfo().objective_function_value)
+    return CutLP(y, value, status, rounds, cuts)
+
+
+def radii_by_cuts(levels, y: np.ndarray) -> np.ndarray:
+    """The radius at which each customer is covered by ``y`` within its radius: one level past
+    the level where its fractions reach 1 (the far price is then above the LP's level)."""
+    ys = y[levels.order]
+    cum = np.cumsum(ys, axis=1)
+    q = np.argmax(cum >= 1.0 - 1e-7, axis=1)
+    q[cum[:, -1] < 1.0 - 1e-7] = cum.shape[1] - 1
+    k = levels.level[np.arange(levels.n), q].astype(np.int64) + 1
+    return np.minimum(k, levels.n_levels - 1)
