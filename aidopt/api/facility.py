@@ -55,8 +55,9 @@ FACILITY = Family(
     Param("grow", 2.0,
           "``aggregation=\"radius\"``: a violating customer's far price grows at least this "
           "factor (:class:`~aidopt.decomposition.plugins.facility_radius.FacilityRadiusProblem`)."),
-    Param("lp_rounds", 50,
-          "``aggregation=\"radius\"``: LP relaxations that grow the radii before the first MIP."),
+    Param("lp_rounds", 200,
+          "``aggregation=\"radius\"``: most rounds of the cutting-plane LP that bounds the "
+          "problem and sets the radii before the first MIP (0: no LP phase; docs/facility.md)."),
     Param("max_children", 8,
           "``aggregation=\"sites\"``: most clusters a split makes of one cluster "
           "(:class:`aidopt.decomposition.plugins.facility.FacilityProblem`)."),

@@ -23,11 +23,10 @@ the customer's *radius*. Sites are never merged: every site keeps its own ``y``.
   beyond its cost in the aggregated solution (which is then priced exactly). Every split adds a
   level, so AID ends, at the latest with every level its own cluster: the full radius
   formulation, as strong as the textbook model.
-* **Start**: the radius at which a greedy solution is priced exactly, then (``lp_rounds``) the
-  LP relaxation of the aggregated model solved and the radius of every customer that the LP does
-  not fully cover within its radius grown the same way, until the LP relaxation is exact: then
-  its value is the LP bound of the original problem (García, Labbé and Marín 2011 grow the radius
-  in the same two phases).
+* **Start**: the LP relaxation of the original problem by per-customer cuts
+  (:mod:`~aidopt.decomposition.plugins.facility_cuts`, at most ``lp_rounds`` rounds): its value is
+  a bound reported with every iteration's, and the radii start where each customer is covered by
+  its solution (without it, where a greedy solution is priced exactly).
 """
 
 from __future__ import annotations
@@ -174,14 +173,15 @@ class FacilityRadiusProblem(FacilityBase):
     grow : float
         A violating customer's far price grows at least this many times (>= 1; 1: one level).
     lp_rounds : int
-        At most this many LP relaxations grow the radius before the first MIP (0: none).
+        At most this many rounds of the cutting-plane LP (:mod:`.facility_cuts`) before the
+        first MIP (0: no LP phase: the greedy solution's radii).
     """
 
     name = "facility-radius"
     element = "customer-site pairs"
 
     def __init__(self, mip_gap: float = 1e-7, improve: int = 3, grow: float = 2.0,
-                 lp_rounds: int = 50):
+                 lp_rounds: int = 200):
         super().__init__(mip_gap=mip_gap, improve=improve)
         if not (isinstance(grow, float | int) and not isinstance(grow, bool) and grow >= 1):
             raise ValueError(f"grow must be a number >= 1, got {grow!r}")
@@ -203,9 +203,9 @@ class FacilityRadiusProblem(FacilityBase):
 
     def initial_partition(self, data, n_clusters, rng, solve) -> tuple[Partition, Lifted]:
         """Radii at which a greedy solution is priced exactly (at least ``n_clusters / n - 1``
-        levels each), grown by LP relaxations until the LP is exact (``lp_rounds``) or their
-        share of the clock is spent; and that greedy solution, improved (the run's answer if
-        it stops before its first iterate)."""
+        levels each), or where the cutting-plane LP's solution covers each customer when that LP
+        finishes (``lp_rounds``, within the phase's share of the clock); and the greedy
+        solution, improved (the run's answer if it stops before its first iterate)."""
         if data.capacity is not None:
             raise SolverError("capacitated facility location is solved directly (aid=False); "
                               "AID's lift does not handle capacities (docs/facility.md)")

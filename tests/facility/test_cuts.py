@@ -1,0 +1,97 @@
+"""The radius formulation's LP relaxation by per-customer cuts (facility_cuts.py) against the
+full radius LP built as a Pyomo model and solved by HiGHS."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from aidopt.decomposition.plugins.facility_cuts import _separate, lp_by_cuts, radii_by_cuts
+from aidopt.decomposition.plugins.facility_radius import CostLevels, FacilityRadiusProblem
+from aidopt.instances.facility import orlib_pmed
+from aidopt.models import facility_radius as rmodel
+
+import aidopt
+from aidopt import solvers
+from aidopt.data.facility import as_facility_data, euclidean_costs
+
+
+def _full_lp(data):
+    levels = CostLevels.of(data)
+    w = data.demand[levels.customers]
+    k = np.maximum(levels.n_levels - 1, 0)
+    model = rmodel.create_instance(FacilityRadiusProblem.model_data(levels, k, w, data), relax=True)
+    out = solvers.solve_model(model, "highs", problem_class=solvers.ProblemClass.LP)
+    assert out.status == "optimal"
+    return out.objective
+
+
+def _ufl(n, s, seed):
+    rng = np.random.default_rng(seed)
+    costs = euclidean_costs(rng.random((n, 2)) * 100, rng.random((s, 2)) * 100, round_to=0)
+    return as_facility_data(costs, fixed_costs=rng.uniform(50, 400, s),
+                            demand=rng.integers(0, 4, n).astype(float))
+
+
+@pytest.mark.parametrize("name", ["pmed1", "pmed6"])
+def test_cut_lp_equals_the_full_radius_lp_p_median(name):
+    costs, p, _ = orlib_pmed(name)
+    data = as_facility_data(costs, p=p)
+    levels = CostLevels.of(data)
+    lp = lp_by_cuts(levels, data.demand[levels.customers], None, p)
+    assert lp.status == "optimal"
+    assert lp.value == pytest.approx(_full_lp(data), rel=1e-9)
+    assert lp.y.sum() == pytest.approx(p)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_cut_lp_equals_the_full_radius_lp_ufl_with_zero_demands(seed):
+    data = _ufl(60, 25, seed)
+    levels = CostLevels.of(data)
+    lp = lp_by_cuts(levels, data.demand[levels.customers], data.fixed, None)
+    assert lp.status == "optimal"
+    assert lp.value == pytest.approx(_full_lp(data), rel=1e-9)
+
+
+def test_separation_is_the_customers_lp_cost():
+    """phi_i(y) = sum over the customer's levels of (D^k - D^{k-1}) max(0, 1 - Y^k), with
+    Y^k the fractions of the sites strictly cheaper than D^k (the radius LP's z at fixed y)."""
+    costs, p, _ = orlib_pmed("pmed1")
+    data = as_facility_data(costs, p=p)
+    levels = CostLevels.of(data)
+    rng = np.random.default_rng(3)
+    y = rng.random(costs.shape[1])
+    y *= p / y.sum()
+    y = np.minimum(y, 1.0)
+    _, _, phi = _separate(levels, y)
+    for i in rng.choice(levels.n, 10, replace=False):
+        c = costs[levels.customers[i]]
+        D = np.unique(c)
+        direct = D[0] + sum((D[k] - D[k - 1]) * max(0.0, 1.0 - y[c < D[k]].sum())
+                            for k in range(1, D.size))
+        assert phi[i] == pytest.approx(direct, rel=1e-12)
+
+
+def test_a_stopped_cut_lp_is_still_a_bound_and_radii_cover_y():
+    costs, p, opt = orlib_pmed("pmed6")
+    data = as_facility_data(costs, p=p)
+    levels = CostLevels.of(data)
+    w = data.demand[levels.customers]
+    first = lp_by_cuts(levels, w, None, p, max_rounds=2)
+    full = lp_by_cuts(levels, w, None, p)
+    assert first.status == "round_limit" and first.value <= full.value + 1e-9 <= opt
+    k = radii_by_cuts(levels, full.y)
+    inside = levels.level < k[:, None]
+    cover = (full.y[levels.order] * inside).sum(axis=1)
+    assert np.all((cover >= 1 - 1e-7) | (k == levels.n_levels - 1))
+
+
+def test_run_reports_the_lp_bound():
+    """pmed1: the first iteration's bound is at least the cut LP's optimum (rounded up: the
+    costs are integers), and the run certifies OR-Library's optimum."""
+    costs, p, opt = orlib_pmed("pmed1")
+    r = aidopt.solve_facility_location(costs, p=p, log=False)
+    data = as_facility_data(costs, p=p)
+    levels = CostLevels.of(data)
+    lp = lp_by_cuts(levels, data.demand[levels.customers], None, p)
+    assert r.certified and r.objective == opt
+    assert r.history[0].lower_bound >= np.ceil(lp.value - 1e-6)
