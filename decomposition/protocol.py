@@ -217,7 +217,8 @@ class AIDProblem:
 
         ``solve(model, need_duals=..., solver=None)`` solves a model of the plug-in's own (e.g.
         on a random sample) under the run's clock and fallback policy; ``solve.remaining()``
-        (when present) gives the seconds left for this phase, for work without a Pyomo model. A plug-in that found a
+        gives the seconds left for this phase (None: no limit), for work without a Pyomo model
+        (:class:`~.run.PluginSolve`). A plug-in that found a
         solution of the original problem on the way (the sample fit) may return it too, as
         ``(partition, lifted)``: the driver evaluates and returns it, uncertified, only when the
         run stops (time limit, Ctrl-C, failure) before its first iterate finishes. The driver

@@ -216,9 +216,8 @@ class FacilityRadiusProblem(FacilityBase):
         k = levels.level_of(costs[:, start].min(axis=1))
         floor = max(0, int(n_clusters) // max(1, levels.n) - 1)
         if self.lp_rounds:
-            remaining = getattr(solve, "remaining", None)  # the phase's share of the clock
             lp = lp_by_cuts(levels, w, data.fixed, data.p, max_rounds=self.lp_rounds,
-                            time_limit=remaining() if remaining is not None else None)
+                            time_limit=solve.remaining())  # the phase's share of the clock
             logger.info("cutting-plane LP: %s after %d rounds, %d cuts, LP bound %.10g",
                         lp.status, lp.rounds, lp.cuts, lp.value)
             if lp.status == "optimal":  # radii that cover the LP optimum (else the greedy's)
