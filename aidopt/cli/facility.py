@@ -29,7 +29,7 @@ from aidopt.data.facility import auto_fixed_costs
 __all__ = ["add_arguments", "cmd_facility", "run_bench", "load_problem", "auto_fixed_costs",
            "BENCH_METHODS"]
 
-BENCH_METHODS = ["aid", "aid-sites", "highs", "aidopt-direct", "spopt", "gurobi", "cplex", "xpress"]
+BENCH_METHODS = ["aid", "benders", "aid-sites", "highs", "aidopt-direct", "spopt", "gurobi", "cplex", "xpress"]
 
 
 def _csv(path, header: bool = False) -> np.ndarray:

@@ -258,6 +258,12 @@ NATIVE_METHODS: dict[str, SolverSpec] = {
         extra="", module="aidopt.numerics.smo",
         notes="warm-started SMO on the dense dual in double precision (aidopt.numerics.smo)",
         backend="native"),
+    "benders": SolverSpec(
+        name="benders", pyomo_name="", classes=frozenset({ProblemClass.MILP}), duals=False,
+        extra="scip", module="pyscipopt",
+        notes="branch-and-Benders-cut in SCIP, per-customer cuts separated lazily "
+              "(aidopt.decomposition.plugins.facility_benders)",
+        backend="native"),
     "libsvm": SolverSpec(
         name="libsvm", pyomo_name="", classes=frozenset({ProblemClass.QP}), duals=True,
         extra="scikit-learn", module="sklearn",

@@ -51,6 +51,9 @@ class CutLP:
         ``"optimal"`` (no violated cut), ``"time_limit"``, ``"round_limit"`` or HiGHS's status.
     rounds, cuts : int
         Master LPs solved and cuts added.
+    binding : (ndarray, ndarray)
+        ``(customer, level value D)`` of the cuts with a nonzero dual in the last master LP:
+        a starting cut set for :func:`~.facility_benders.solve_benders`.
     """
 
     y: np.ndarray
@@ -58,6 +61,7 @@ class CutLP:
     status: str
     rounds: int
     cuts: int
+    binding: tuple = (np.zeros(0, dtype=np.int64), np.zeros(0))
 
 
 def _separate(levels, y):
@@ -114,6 +118,7 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
     scale = np.maximum(np.abs(levels.sorted_costs[:, -1]), np.finfo(float).tiny)
     theta = levels.sorted_costs[:, 0].astype(float)
     rounds = cuts = 0
+    cut_customer, cut_level = [], []
     status, value = "round_limit", -math.inf
     for rounds in range(1, max_rounds + 1):
         D, below, phi = _separate(levels, y)
@@ -134,6 +139,8 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
                       starts[-1], np.asarray(starts[:-1], dtype=np.int32),
                       np.concatenate(index).astype(np.int32), np.concatenate(value_of))
             cuts += violated.size
+            cut_customer.append(violated)
+            cut_level.append(D[violated])
         if time_limit is not None:
             left = time_limit - (time.perf_counter() - start)
             if left <= 0:
@@ -150,7 +157,12 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
         col = np.asarray(sol.col_value)
         y, theta = np.clip(col[:s], 0.0, 1.0), col[s:]
         value = float(h.getInfo().objective_function_value)
-    return CutLP(y, value, status, rounds, cuts)
+    binding = (np.zeros(0, dtype=np.int64), np.zeros(0))
+    if cuts and value > -math.inf:
+        dual = np.asarray(h.getSolution().row_dual)[1:]  # row 0 is the number of sites
+        keep = np.flatnonzero(np.abs(dual) > 1e-12) if dual.size == cuts else np.arange(cuts)
+        binding = (np.concatenate(cut_customer)[keep], np.concatenate(cut_level)[keep])
+    return CutLP(y, value, status, rounds, cuts, binding)
 
 
 def radii_by_cuts(levels, y: np.ndarray) -> np.ndarray:
