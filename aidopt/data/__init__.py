@@ -11,7 +11,7 @@ _EXPORTS = {name: "aidopt.data.validate" for name in (
     "load_table", "read_svmlight", "store_inputs", "resolve_engine")}
 _EXPORTS.update({name: "aidopt.data.facility" for name in (
     "FacilityData", "as_facility_data", "euclidean_costs", "graph_costs", "read_orlib_pmed",
-    "read_tsplib", "auto_fixed_costs")})
+    "read_tsplib", "tsplib_costs", "read_orlib_cap", "auto_fixed_costs")})
 _EXPORTS["ChunkedMatrix"] = "aidopt.data.chunked"
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = sorted(_EXPORTS)

@@ -16,7 +16,8 @@ import numpy as np
 
 from aidopt.data.validate import _check_finite
 
-__all__ = ['FacilityData', 'as_facility_data', 'euclidean_costs', 'graph_costs', 'read_orlib_pmed', 'read_tsplib']
+__all__ = ['FacilityData', 'as_facility_data', 'euclidean_costs', 'graph_costs', 'read_orlib_cap',
+           'read_orlib_pmed', 'read_tsplib', 'tsplib_costs']
 
 
 class FacilityData:
@@ -327,6 +328,157 @@ def read_tsplib(path):
     if dim != len(coords):
         raise ValueError(f"{path}: DIMENSION {dim} but {len(coords)} coordinates")
     return np.asarray(coords, dtype=float), header.get("EDGE_WEIGHT_TYPE", "EUC_2D")
+
+
+#: EDGE_WEIGHT_FORMATs of TSPLIB's EXPLICIT files read by :func:`tsplib_costs`: the order in
+#: which a symmetric matrix's entries are listed (``*_COL`` lists the transpose's ``*_ROW``)
+_EXPLICIT_FORMATS = ("FULL_MATRIX", "UPPER_ROW", "LOWER_ROW", "UPPER_DIAG_ROW", "LOWER_DIAG_ROW",
+                     "UPPER_COL", "LOWER_COL", "UPPER_DIAG_COL", "LOWER_DIAG_COL")
+
+
+def _tsplib_sections(path):
+    """``(header, coordinates, explicit weights)`` of a TSPLIB file (the latter two may be empty)."""
+    header, coords, weights, section = {}, [], [], None
+    for line in Path(path).read_text(errors="replace").splitlines():
+        s = line.strip()
+        if not s:
+            continue
+        upper = s.upper()
+        if upper.startswith("EOF"):
+            break
+        if upper.startswith(("NODE_COORD_SECTION", "EDGE_WEIGHT_SECTION", "DISPLAY_DATA_SECTION",
+                             "DEPOT_SECTION", "DEMAND_SECTION", "FIXED_EDGES_SECTION")):
+            section = upper.split()[0].rstrip(":")
+            continue
+        if section is not None and (s[0].isdigit() or s[0] in "+-."):
+            if section == "NODE_COORD_SECTION":
+                parts = s.split()
+                coords.append([float(parts[1]), float(parts[2])])
+            elif section == "EDGE_WEIGHT_SECTION":
+                weights.extend(float(v) for v in s.split())
+            continue
+        if ":" in s:
+            section = None
+            key, value = s.split(":", 1)
+            header[key.strip().upper()] = value.strip()
+    return header, np.asarray(coords, dtype=float).reshape(-1, 2), np.asarray(weights)
+
+
+def _explicit_matrix(weights, n, fmt, path):
+    """The full symmetric matrix of an EXPLICIT TSPLIB file's listed entries."""
+    transpose = {"UPPER_COL": "LOWER_ROW", "LOWER_COL": "UPPER_ROW",
+                 "UPPER_DIAG_COL": "LOWER_DIAG_ROW", "LOWER_DIAG_COL": "UPPER_DIAG_ROW"}
+    fmt = transpose.get(fmt, fmt)
+    if fmt == "FULL_MATRIX":
+        expected = n * n
+    elif fmt in ("UPPER_ROW", "LOWER_ROW"):
+        expected = n * (n - 1) // 2
+    else:
+        expected = n * (n + 1) // 2
+    if weights.size != expected:
+        raise ValueError(f"{path}: EDGE_WEIGHT_FORMAT {fmt} with DIMENSION {n} needs {expected} "
+                         f"weights, found {weights.size}")
+    if fmt == "FULL_MATRIX":
+        return weights.reshape(n, n).copy()
+    out = np.zeros((n, n))
+    diag = fmt.endswith("DIAG_ROW")
+    if fmt.startswith("UPPER"):
+        rows, cols = np.triu_indices(n, 0 if diag else 1)
+    else:
+        rows, cols = np.tril_indices(n, 0 if diag else -1)
+    out[rows, cols] = weights
+    out[cols, rows] = weights
+    return out
+
+
+def tsplib_costs(path, *, rounding: str | None = None) -> np.ndarray:
+    """The n x n cost matrix of a TSPLIB file by its ``EDGE_WEIGHT_TYPE`` (TSPLIB 95, §2):
+
+    * ``EUC_2D``: Euclidean distance rounded to the nearest integer (``rounding`` ``"floor"``,
+      ``"ceil"`` or ``"exact"`` overrides it: the exact p-median papers truncate);
+    * ``CEIL_2D``: rounded up; ``ATT``: the pseudo-Euclidean distance
+      ``r = sqrt((dx^2 + dy^2) / 10)``, ``t = nint(r)``, ``t + 1`` when ``t < r``;
+    * ``GEO``: coordinates as DDD.MM (degrees, minutes) on a sphere of radius 6378.388 km,
+      ``int(RRR acos(...) + 1)`` as TSPLIB defines it, with pi = 3.141592;
+    * ``EXPLICIT``: the ``EDGE_WEIGHT_SECTION`` in any of the symmetric formats
+      (``FULL_MATRIX``, ``UPPER_ROW``, ``LOWER_DIAG_ROW``, ...).
+    """
+    header, xy, weights = _tsplib_sections(path)
+    kind = header.get("EDGE_WEIGHT_TYPE", "EUC_2D").upper()
+    n = int(header.get("DIMENSION", len(xy)))
+    if kind == "EXPLICIT":
+        fmt = header.get("EDGE_WEIGHT_FORMAT", "FULL_MATRIX").upper()
+        if fmt not in _EXPLICIT_FORMATS:
+            raise ValueError(f"{path}: EDGE_WEIGHT_FORMAT {fmt} is not supported "
+                             f"({', '.join(_EXPLICIT_FORMATS)})")
+        return _explicit_matrix(weights, n, fmt, path)
+    if len(xy) != n or n == 0:
+        raise ValueError(f"{path}: DIMENSION {n} but {len(xy)} coordinates")
+    if kind in ("EUC_2D", "CEIL_2D"):
+        mode = rounding or ("nint" if kind == "EUC_2D" else "ceil")
+        if mode == "exact":
+            return euclidean_costs(xy)
+        return euclidean_costs(xy, round_to=0, rounding=mode)
+    if rounding is not None:
+        raise ValueError(f"{path}: rounding applies to EUC_2D files only, this one is {kind}")
+    dx = xy[:, None, 0] - xy[None, :, 0]
+    dy = xy[:, None, 1] - xy[None, :, 1]
+    if kind == "ATT":
+        r = np.sqrt((dx * dx + dy * dy) / 10.0)
+        t = np.floor(r + 0.5)
+        return np.where(t < r, t + 1.0, t)
+    if kind == "GEO":
+        pi, rrr = 3.141592, 6378.388
+        deg = np.trunc(xy)
+        rad = pi * (deg + 5.0 * (xy - deg) / 3.0) / 180.0
+        lat, lon = rad[:, 0], rad[:, 1]
+        q1 = np.cos(lon[:, None] - lon[None, :])
+        q2 = np.cos(lat[:, None] - lat[None, :])
+        q3 = np.cos(lat[:, None] + lat[None, :])
+        arg = np.clip(0.5 * ((1.0 + q1) * q2 - (1.0 - q1) * q3), -1.0, 1.0)
+        d = np.trunc(rrr * np.arccos(arg) + 1.0)
+        np.fill_diagonal(d, 0.0)
+        return d
+    raise ValueError(f"{path}: EDGE_WEIGHT_TYPE {kind} is not supported "
+                     "(EUC_2D, CEIL_2D, ATT, GEO, EXPLICIT)")
+
+
+def read_orlib_cap(path) -> dict:
+    """An OR-Library uncapacitated/capacitated warehouse location file (Beasley's ``cap*``
+    format): ``dict(costs, fixed_costs, demand, capacity)``.
+
+    The file lists ``m n`` (warehouses, customers); then per warehouse its capacity and fixed
+    cost; then per customer its demand followed by its ``m`` allocation costs, each the cost of
+    serving the customer's *whole* demand from that warehouse. ``costs`` are per unit of demand
+    (the listed cost divided by the demand), so that ``demand * costs`` is the listed cost and
+    :func:`solve_facility_location` (``sum_i w_i c_ij``) minimises the file's objective; a
+    customer of zero demand keeps the listed costs. Capacities are read as given (the UFL uses
+    none; the capb/capc files write the capacity as the word ``capacity``, read as ``inf``)."""
+    tokens = Path(path).read_text(errors="replace").split()
+    pos = 0
+
+    def take(count):
+        nonlocal pos
+        if pos + count > len(tokens):
+            raise ValueError(f"{path}: the file ends early (OR-Library cap format)")
+        out = tokens[pos:pos + count]
+        pos += count
+        return out
+
+    m, n = (int(v) for v in take(2))
+    capacity, fixed = np.empty(m), np.empty(m)
+    for j in range(m):
+        cap, f = take(2)
+        capacity[j] = math.inf if cap.lower() == "capacity" else float(cap)
+        fixed[j] = float(f)
+    demand, listed = np.empty(n), np.empty((n, m))
+    for i in range(n):
+        demand[i] = float(take(1)[0])
+        listed[i] = [float(v) for v in take(m)]
+    if pos != len(tokens):
+        raise ValueError(f"{path}: {len(tokens) - pos} values after the last customer")
+    per_unit = np.divide(listed, demand[:, None], out=listed.copy(), where=demand[:, None] > 0)
+    return {"costs": per_unit, "fixed_costs": fixed, "demand": demand, "capacity": capacity}
 
 
 def auto_fixed_costs(costs, demand=None) -> np.ndarray:

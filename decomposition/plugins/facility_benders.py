@@ -150,6 +150,12 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
 
     n, s = levels.order.shape
     w = np.asarray(w, dtype=float)
+    # SCIP sees costs divided by the largest one (its tolerances are absolute below 1): the
+    # same answer at any unit of cost
+    scale = float(np.max(levels.sorted_costs[:, -1], initial=0.0))
+    if fixed is not None:
+        scale = max(scale, float(np.max(fixed, initial=0.0)))
+    scale = scale if scale > 0 and math.isfinite(scale) else 1.0
     m = ps.Model()
     m.hideOutput(not log)
     m.setParam("numerics/feastol", FEASIBILITY_TOL)
@@ -162,23 +168,23 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
     m.setParam("misc/usesymmetry", 0)
     m.setParam("presolving/maxrounds", 0)
     m.setParam("presolving/maxrestarts", 0)
-    y = [m.addVar(vtype="B", name=f"y{j}", obj=0.0 if fixed is None else float(fixed[j]))
-         for j in range(s)]
-    theta = [m.addVar(lb=float(levels.sorted_costs[i, 0]), obj=float(w[i]), name=f"theta{i}")
-             for i in range(n)]
+    y = [m.addVar(vtype="B", name=f"y{j}",
+                  obj=0.0 if fixed is None else float(fixed[j]) / scale) for j in range(s)]
+    theta = [m.addVar(lb=float(levels.sorted_costs[i, 0]) / scale, obj=float(w[i]),
+                      name=f"theta{i}") for i in range(n)]
     if p is not None:
         m.addCons(ps.quicksum(y) == p, name="open_p")
     else:
         m.addCons(ps.quicksum(y) >= 1, name="open_one")
 
     def add_cut(i: int, D: float, width: int, forced: bool) -> None:
-        row = m.createEmptyRowUnspec(name=f"cut{i}", lhs=float(D), rhs=None, local=False,
-                                     modifiable=False, removable=True)
+        row = m.createEmptyRowUnspec(name=f"cut{i}", lhs=float(D) / scale, rhs=None,
+                                     local=False, modifiable=False, removable=True)
         m.cacheRowExtensions(row)
         m.addVarToRow(row, theta[i], 1.0)
         sites = levels.order[i, :width]
-        coef = D - levels.sorted_costs[i, :width]
-        for j, a in zip(sites.tolist(), coef.tolist()):
+        coef = (D - levels.sorted_costs[i, :width]) / scale
+        for j, a in zip(sites.tolist(), coef.tolist(), strict=True):
             m.addVarToRow(row, y[j], a)
         m.flushRowExtensions(row)
         m.addCut(row, forcecut=forced)
@@ -193,7 +199,8 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
             yv = np.clip(np.array([m.getSolVal(sol, v) for v in y]), 0.0, 1.0)
             tv = np.array([m.getSolVal(sol, v) for v in theta])
             D, width, phi = separate(levels, yv, cap)
-            bad = np.flatnonzero(phi - tv > FEASIBILITY_TOL * np.maximum(1.0, np.abs(D)))
+            bad = np.flatnonzero(phi / scale - tv
+                                 > FEASIBILITY_TOL * np.maximum(1.0, np.abs(D) / scale))
             self.calls += 1
             self.seconds += time.perf_counter() - t0
             return bad, D, width
@@ -210,7 +217,7 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
         def consinitlp(self, constraints):
             if root_cuts is not None:
                 t0 = time.perf_counter()
-                for i, D in zip(*root_cuts):
+                for i, D in zip(*root_cuts, strict=True):
                     width = int(np.count_nonzero(levels.sorted_costs[i] < D))
                     add_cut(int(i), float(D), width, True)
                 self.seconds += time.perf_counter() - t0
@@ -252,7 +259,7 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
             m.setSolVal(sol, y[j], 1.0 if is_open[j] else 0.0)
         D, _, phi = separate(levels, is_open.astype(float), cap)
         for i in range(n):
-            m.setSolVal(sol, theta[i], float(phi[i]))
+            m.setSolVal(sol, theta[i], float(phi[i]) / scale)
         m.addSol(sol, free=True)
     m.optimize()
     status = str(m.getStatus())
@@ -263,8 +270,8 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
     objective = math.inf
     if best is not None:
         values = np.array([m.getSolVal(best, v) for v in y]) > 0.5
-        objective = float(m.getSolObjVal(best))
-    bound = float(m.getDualbound())
+        objective = float(m.getSolObjVal(best)) * scale
+    bound = float(m.getDualbound()) * scale
     result = BendersResult(values.astype(float) if values is not None else None, objective, bound,
                            status, int(m.getNNodes()), handler.calls, handler.cuts,
                            handler.seconds)

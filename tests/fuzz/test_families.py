@@ -5,7 +5,8 @@ campaign. Each property checks: nothing is certified that differs from the refer
 no reported lower bound lies above it, and every run with a time limit returns within
 ``time_limit + 10`` s. The references never use aidopt's models:
 
-* facility location: brute force over the open sets (p-median and UFL), costs at scales
+* facility location: brute force over the open sets (p-median and UFL; AID over radii or sites,
+  and branch-and-Benders-cut), costs at scales
   1e-9 ... 1e9 and with ties (small integer ranges);
 * LP chunking: SciPy's ``linprog`` (HiGHS behind SciPy's own interface), bounded, unbounded and
   infeasible LPs, ``c`` and ``b`` at several scales;
@@ -67,9 +68,12 @@ def check(result, optimum, rel=1e-6, floor=1e-300):
 # --------------------------------------------------------------------------- facility
 @SETTINGS
 @given(seed=st.integers(0, 10**6), scale=st.sampled_from(SCALES), ufl=st.booleans(),
-       spread=st.sampled_from([3, 10, 100]), aggregation=st.sampled_from(["radius", "sites"]),
-       far=st.booleans())
+       spread=st.sampled_from([3, 10, 100]),
+       aggregation=st.sampled_from(["radius", "sites", "benders"]), far=st.booleans())
 def test_facility_against_brute_force(seed, scale, ufl, spread, aggregation, far):
+    """``aggregation="benders"``: the radius plug-in with ``solver="benders"``."""
+    extra = {"solver": "benders"} if aggregation == "benders" else {}
+    aggregation = "radius" if aggregation == "benders" else aggregation
     rng = np.random.default_rng(seed)
     n, s = int(rng.integers(3, 25)), int(rng.integers(2, 9))
     D = rng.integers(0, spread, (n, s)).astype(float) * scale
@@ -78,12 +82,12 @@ def test_facility_against_brute_force(seed, scale, ufl, spread, aggregation, far
         best = min(D[:, list(S)].min(1).sum() + f[list(S)].sum()
                    for k in range(1, s + 1) for S in itertools.combinations(range(s), k))
         r = timed(aidopt.solve_facility_location, D, fixed_costs=f, aggregation=aggregation,
-                  far=far and aggregation == "sites")
+                  far=far and aggregation == "sites", **extra)
     else:
         p = int(rng.integers(1, min(3, s) + 1))
         best = min(D[:, list(S)].min(1).sum() for S in itertools.combinations(range(s), p))
         r = timed(aidopt.solve_facility_location, D, p=p, aggregation=aggregation,
-                  far=far and aggregation == "sites")
+                  far=far and aggregation == "sites", **extra)
     check(r, best)
 
 
