@@ -5,7 +5,8 @@ The master problem has one binary :math:`y_j` per site and one continuous :math:
 customer (its cost):
 
 .. math:: \min \textstyle\sum_i w_i \theta_i + f'y \quad \text{s.t.} \quad
-          \textstyle\sum_j y_j = p \text{ (UFL: } \ge 1),\quad y \in \{0, 1\}^s,\quad
+          \textstyle\sum_j y_j = p \text{ (UFL: } \ge 1;\ \text{both: } 1 \le \cdot \le p),\quad
+          y \in \{0, 1\}^s,\quad
           \theta_i \ge D_i^0,
 
 and the cuts :math:`\theta_i + \sum_{j:\, c_{ij} < D} (D - c_{ij})\, y_j \ge D` for every level
@@ -172,8 +173,11 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
                   obj=0.0 if fixed is None else float(fixed[j]) / scale) for j in range(s)]
     theta = [m.addVar(lb=float(levels.sorted_costs[i, 0]) / scale, obj=float(w[i]),
                       name=f"theta{i}") for i in range(n)]
-    if p is not None:
+    if p is not None and fixed is None:  # as good as "at most p": no site costs to open
         m.addCons(ps.quicksum(y) == p, name="open_p")
+    elif p is not None:
+        m.addCons(ps.quicksum(y) <= p, name="open_at_most_p")
+        m.addCons(ps.quicksum(y) >= 1, name="open_one")
     else:
         m.addCons(ps.quicksum(y) >= 1, name="open_one")
 

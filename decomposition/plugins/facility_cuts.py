@@ -112,7 +112,12 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
     h.addVars(n, levels.sorted_costs[:, 0].astype(float), np.full(n, inf))
     h.changeColsCost(s + n, np.arange(s + n, dtype=np.int32),
                      np.concatenate([site_cost, np.asarray(w, dtype=float)]))
-    lower, upper = (float(p), float(p)) if p is not None else (1.0, inf)
+    # p-median: exactly p (as good as at most p when no site costs to open); with opening
+    # costs, between 1 and p; UFL: at least 1
+    if p is None:
+        lower, upper = 1.0, inf
+    else:
+        lower, upper = (float(p) if fixed is None else 1.0), float(p)
     h.addRow(lower, upper, s, np.arange(s, dtype=np.int32), np.ones(s))
     y = np.full(s, (p if p is not None else 1.0) / s)
     scale = np.maximum(np.abs(levels.sorted_costs[:, -1]), np.finfo(float).tiny)

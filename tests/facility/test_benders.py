@@ -119,3 +119,21 @@ def test_benders_rejects_unknown_options():
     with pytest.raises(ValueError, match="log"):
         aidopt.solve_facility_location(inst["costs"], p=2, solver="benders",
                                        solver_options={"threads": 2}, log=False)
+
+
+@pytest.mark.parametrize("solver", ["benders", "highs"])
+@pytest.mark.parametrize("seed", range(4))
+def test_p_median_with_opening_costs_opens_at_most_p(seed, solver):
+    """Opening costs and p together: at most p sites. Large opening costs make the optimum open
+    fewer than p: forcing exactly p in the cut LP or the master would give a bound above it."""
+    inst = small_instance(seed, kind="ufl", n=14, s=8)
+    fixed = inst["fixed_costs"] * 20
+    from tests.facility._helpers import brute_force
+
+    optimum = brute_force(inst["costs"], 4, fixed, inst["demand"])
+    res = aidopt.solve_facility_location(inst["costs"], p=4, fixed_costs=fixed,
+                                         demand=inst["demand"], solver=solver, log=False)
+    assert res.lower_bound <= optimum + 1e-9
+    assert res.termination == "certified_optimal"
+    assert res.objective == pytest.approx(optimum, rel=1e-9)
+    assert 1 <= len(res.solution["open"]) <= 4

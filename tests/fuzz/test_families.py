@@ -5,8 +5,8 @@ campaign. Each property checks: nothing is certified that differs from the refer
 no reported lower bound lies above it, and every run with a time limit returns within
 ``time_limit + 10`` s. The references never use aidopt's models:
 
-* facility location: brute force over the open sets (p-median and UFL; AID over radii or sites,
-  and branch-and-Benders-cut), costs at scales
+* facility location: brute force over the open sets (p-median, UFL, and UFL with at most p
+  open; AID over radii or sites, and branch-and-Benders-cut), costs at scales
   1e-9 ... 1e9 and with ties (small integer ranges);
 * LP chunking: SciPy's ``linprog`` (HiGHS behind SciPy's own interface), bounded, unbounded and
   infeasible LPs, ``c`` and ``b`` at several scales;
@@ -71,17 +71,20 @@ def check(result, optimum, rel=1e-6, floor=1e-300):
        spread=st.sampled_from([3, 10, 100]),
        aggregation=st.sampled_from(["radius", "sites", "benders"]), far=st.booleans())
 def test_facility_against_brute_force(seed, scale, ufl, spread, aggregation, far):
-    """``aggregation="benders"``: the radius plug-in with ``solver="benders"``."""
-    extra = {"solver": "benders"} if aggregation == "benders" else {}
+    """``aggregation="benders"``: the radius plug-in with ``solver="benders"`` (its default);
+    ``"radius"``: the same plug-in's outer AID loop with HiGHS."""
+    extra = {"solver": "benders" if aggregation == "benders" else "highs"}
     aggregation = "radius" if aggregation == "benders" else aggregation
     rng = np.random.default_rng(seed)
     n, s = int(rng.integers(3, 25)), int(rng.integers(2, 9))
     D = rng.integers(0, spread, (n, s)).astype(float) * scale
     if ufl:
         f = rng.integers(0, spread * 3, s).astype(float) * scale
+        # half of them with at most p open as well (the p-median with opening costs)
+        p = int(rng.integers(1, s + 1)) if seed % 2 else None
         best = min(D[:, list(S)].min(1).sum() + f[list(S)].sum()
-                   for k in range(1, s + 1) for S in itertools.combinations(range(s), k))
-        r = timed(aidopt.solve_facility_location, D, fixed_costs=f, aggregation=aggregation,
+                   for k in range(1, (p or s) + 1) for S in itertools.combinations(range(s), k))
+        r = timed(aidopt.solve_facility_location, D, p=p, fixed_costs=f, aggregation=aggregation,
                   far=far and aggregation == "sites", **extra)
     else:
         p = int(rng.integers(1, min(3, s) + 1))
