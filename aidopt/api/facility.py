@@ -26,7 +26,8 @@ from aidopt.api import _front
 from aidopt.api._params import Family, Param
 from aidopt.data.facility import as_facility_data
 from aidopt.decomposition.plugins.facility import FacilityProblem
-from aidopt.decomposition.plugins.facility_radius import FacilityRadiusProblem
+from aidopt.decomposition.plugins.facility_benders import FacilityBendersProblem
+from aidopt.decomposition.plugins.facility_radius import FacilityRadiusProblem, check_grow
 from aidopt.decomposition.run import RunConfig
 from aidopt.results import AIDResult
 
@@ -89,9 +90,11 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
 
     Parameters
     ----------
-    costs : array-like (n_customers, n_sites)
+    costs : array-like (n_customers, n_sites) or EuclideanCosts
         Assignment cost per unit of demand, finite and non-negative (helpers in
-        :mod:`aidopt.data.facility`: ``euclidean_costs``, ``graph_costs``, ``read_orlib_pmed``).
+        :mod:`aidopt.data.facility`: ``euclidean_costs``, ``graph_costs``, ``read_orlib_pmed``,
+        ``tsplib_costs``); or :class:`~aidopt.data.facility.EuclideanCosts` (coordinates: the
+        costs are computed when needed, never held as a matrix; ``solver="benders"`` only).
     p : int, optional
         p-median: at most ``p`` sites open (OR-Library's "exactly p" has the same optimum; the
         returned solution opens exactly p whenever the lift can use them).
@@ -137,7 +140,17 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
         raise ValueError("capacitated facility location is solved directly: pass aid=False "
                          "(AID's lift does not handle capacities, docs/facility.md)")
     mip_gap = min(1e-7, config.tol / 10.0) if opts.mip_gap is None else opts.mip_gap
-    if opts.aggregation == "radius" and capacity is None:
+    check_grow(opts.grow)  # every option is checked, also those the chosen method does not use
+    if config.solver == "benders":
+        if capacity is not None or opts.aggregation != "radius":
+            raise ValueError("solver='benders' separates the radius formulation's cuts of an "
+                             "uncapacitated problem: use aggregation='radius' and no capacity")
+        problem = FacilityBendersProblem(mip_gap=mip_gap, improve=opts.improve,
+                                         lp_rounds=opts.lp_rounds)
+    elif not data.dense:
+        raise ValueError("costs given by coordinates (EuclideanCosts) are solved by "
+                         "solver='benders' only (the other methods need the cost matrix)")
+    elif opts.aggregation == "radius" and capacity is None:
         problem = FacilityRadiusProblem(mip_gap=mip_gap, improve=opts.improve, grow=opts.grow,
                                         lp_rounds=opts.lp_rounds)
     else:  # the site clusters; with capacities its trivial partition is the direct textbook model

@@ -16,7 +16,8 @@ import numpy as np
 
 from aidopt.data.validate import _check_finite
 
-__all__ = ['FacilityData', 'as_facility_data', 'euclidean_costs', 'graph_costs', 'read_orlib_cap',
+__all__ = ['EuclideanCosts', 'FacilityData', 'as_facility_data', 'euclidean_costs', 'graph_costs',
+           'read_orlib_cap',
            'read_orlib_pmed', 'read_tsplib', 'tsplib_costs']
 
 
@@ -52,8 +53,41 @@ class FacilityData:
         self.customer_xy = customer_xy
         self.site_xy = site_xy
         self.name = name
-        values = [costs, demand] + [a for a in (fixed,) if a is not None]
-        self.integral = bool(all(np.array_equal(a, np.round(a)) for a in values))
+        values = [demand] + [a for a in (fixed,) if a is not None]
+        integral_costs = costs.integral if not self.dense else np.array_equal(costs, np.round(costs))
+        self.integral = bool(integral_costs and all(np.array_equal(a, np.round(a)) for a in values))
+
+    @property
+    def dense(self) -> bool:
+        """The costs are a matrix (else a :class:`EuclideanCosts` oracle computing them)."""
+        return isinstance(self.costs, np.ndarray)
+
+    def cost_columns(self, sites) -> np.ndarray:
+        """``costs[:, sites]`` (n_customers x len(sites))."""
+        sites = np.asarray(sites, dtype=np.int64)
+        return self.costs[:, sites] if self.dense else self.costs.columns(sites)
+
+    def cost_rows(self, customers) -> np.ndarray:
+        """``costs[customers]`` (len(customers) x n_sites)."""
+        customers = np.asarray(customers, dtype=np.int64)
+        return self.costs[customers] if self.dense else self.costs.rows(customers)
+
+    def cost_pairs(self, customers, sites) -> np.ndarray:
+        """``costs[customers, sites]`` element by element."""
+        customers = np.asarray(customers, dtype=np.int64)
+        sites = np.asarray(sites, dtype=np.int64)
+        return self.costs[customers, sites] if self.dense else self.costs.pairs(customers, sites)
+
+    def cost_row_extremes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each customer's cheapest and dearest cost (computed once, kept)."""
+        cached = getattr(self, "_row_extremes", None)
+        if cached is None:
+            if self.dense:
+                cached = (self.costs.min(axis=1), self.costs.max(axis=1))
+            else:
+                cached = self.costs.row_extremes()
+            self._row_extremes = cached
+        return cached
 
     @property
     def n_customers(self) -> int:
@@ -71,7 +105,7 @@ class FacilityData:
 
     def objective(self, open_sites, assign) -> float:
         """Cost of opening ``open_sites`` and serving customer i at ``assign[i]``."""
-        total = float(np.dot(self.demand, self.costs[np.arange(self.n_customers), assign]))
+        total = float(np.dot(self.demand, self.cost_pairs(np.arange(self.n_customers), assign)))
         if self.fixed is not None:
             total += float(self.fixed[np.asarray(open_sites, dtype=np.int64)].sum())
         return total
@@ -116,6 +150,9 @@ def as_facility_data(costs, *, p=None, fixed_costs=None, demand=None, capacity=N
         ``fixed_costs``; ``p`` not an integer in ``1..n_sites``; vectors of the wrong length or
         with negative / non-finite entries; total demand 0; capacities below total demand.
     """
+    if isinstance(costs, EuclideanCosts):  # coordinates, validated by the oracle itself
+        return _checked(costs, costs.shape, p, fixed_costs, demand, capacity, customer_xy,
+                        site_xy, name)
     if hasattr(costs, "toarray"):
         costs = costs.toarray()
     arr = np.asarray(costs)
@@ -133,7 +170,12 @@ def as_facility_data(costs, *, p=None, fixed_costs=None, demand=None, capacity=N
     if arr.min() < 0:
         i, j = (int(v) for v in np.unravel_index(int(arr.argmin()), arr.shape))
         raise ValueError(f"costs must be non-negative; costs[{i}, {j}] = {arr[i, j]:g}")
-    n, s = arr.shape
+    return _checked(arr, arr.shape, p, fixed_costs, demand, capacity, customer_xy, site_xy, name)
+
+
+def _checked(costs, shape, p, fixed_costs, demand, capacity, customer_xy, site_xy, name):
+    """The checks of every input but the costs (:func:`as_facility_data`)."""
+    n, s = shape
     if p is None and fixed_costs is None:
         raise ValueError("give p (p-median: at most p sites open) or fixed_costs (uncapacitated "
                          "facility location), or both")
@@ -153,7 +195,7 @@ def as_facility_data(costs, *, p=None, fixed_costs=None, demand=None, capacity=N
     cap = _vector(capacity, "capacity", s, positive=True)
     if cap is not None and cap.sum() < w.sum():
         raise ValueError(f"total capacity {cap.sum():g} is below total demand {w.sum():g}: infeasible")
-    return FacilityData(arr, w, fixed, p, cap, _coords(customer_xy, "customer_xy", n),
+    return FacilityData(costs, w, fixed, p, cap, _coords(customer_xy, "customer_xy", n),
                         _coords(site_xy, "site_xy", s), name=name)
 
 
@@ -184,17 +226,124 @@ def euclidean_costs(customers, sites=None, *, metric: str = "euclidean", round_t
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"{label} coordinates contain NaN or infinite values")
     d = cdist(a, b, metric=metric)
-    if round_to is not None:
-        scale = 10.0 ** round_to
-        shifted = d * scale
-        if rounding == "nint":
-            shifted = np.floor(shifted + 0.5)
-        elif rounding == "floor":
-            shifted = np.floor(shifted)
-        else:
-            shifted = np.ceil(shifted)
-        d = shifted / scale
+    return d if round_to is None else _discrete(d, round_to, rounding)
+
+
+def _discrete(d: np.ndarray, round_to: int, rounding: str) -> np.ndarray:
+    """``d`` made discrete at ``round_to`` decimals by ``rounding`` (in place)."""
+    scale = 10.0 ** round_to
+    d *= scale
+    if rounding == "nint":
+        d += 0.5
+        np.floor(d, out=d)
+    elif rounding == "floor":
+        np.floor(d, out=d)
+    else:
+        np.ceil(d, out=d)
+    d /= scale
     return d
+
+
+class EuclideanCosts:
+    """Euclidean costs computed from coordinates when needed, never held as a matrix: pass it as
+    ``costs`` to :func:`~aidopt.api.facility.solve_facility_location` (``solver="benders"``)
+    for instances whose n x s matrix does not fit in memory.
+
+    Parameters
+    ----------
+    customer_xy : array-like (n, d)
+    site_xy : array-like (s, d), optional
+        Default: the customers (every customer a candidate site).
+    round_to : int, optional
+        Decimals the costs are made discrete at (None: exact distances), by ``rounding``:
+        ``"nint"``, ``"floor"`` or ``"ceil"`` as in :func:`euclidean_costs`, which makes the
+        same numbers as a matrix.
+    block : int
+        Rows computed at a time (bounds the temporary memory: ``block x s`` floats).
+
+    Each customer's nearest sites come from a k-d tree (:meth:`nearest`); the rest (columns of
+    open sites, single pairs, each customer's extremes) from distances computed block by block.
+    """
+
+    def __init__(self, customer_xy, site_xy=None, *, round_to: int | None = None,
+                 rounding: str = "nint", block: int = 512):
+        if rounding not in ROUNDINGS:
+            raise ValueError(f"rounding must be one of {ROUNDINGS}, got {rounding!r}")
+        a = np.ascontiguousarray(customer_xy, dtype=float)
+        b = a if site_xy is None else np.ascontiguousarray(site_xy, dtype=float)
+        if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1] or not len(a) or not len(b):
+            raise ValueError(f"coordinates must be non-empty 2-d arrays with the same number of "
+                             f"columns, got {a.shape} and {b.shape}")
+        for arr, label in ((a, "customer_xy"), (b, "site_xy")):
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"{label} contains NaN or infinite values")
+        if not (isinstance(block, numbers.Integral) and block >= 1):
+            raise ValueError(f"block must be a positive integer, got {block!r}")
+        self.customer_xy, self.site_xy = a, b
+        self.round_to, self.rounding, self.block = round_to, rounding, int(block)
+        self._tree = None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self.customer_xy), len(self.site_xy))
+
+    @property
+    def integral(self) -> bool:
+        """Every cost is an integer (rounded at 0 decimals or fewer)."""
+        return self.round_to is not None and self.round_to <= 0
+
+    def _finish(self, d: np.ndarray) -> np.ndarray:
+        return d if self.round_to is None else _discrete(d, self.round_to, self.rounding)
+
+    def _between(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Distances of broadcast coordinate arrays, one formula for every method (so the
+        nearest sites, columns and pairs agree to the last bit)."""
+        diff = a - b
+        return self._finish(np.sqrt((diff * diff).sum(axis=-1)))
+
+    def columns(self, sites) -> np.ndarray:
+        sites = np.asarray(sites, dtype=np.int64)
+        return self._between(self.customer_xy[:, None, :], self.site_xy[sites][None, :, :])
+
+    def rows(self, customers) -> np.ndarray:
+        customers = np.asarray(customers, dtype=np.int64)
+        return self._between(self.customer_xy[customers][:, None, :], self.site_xy[None, :, :])
+
+    def pairs(self, customers, sites) -> np.ndarray:
+        return self._between(self.customer_xy[np.asarray(customers, dtype=np.int64)],
+                             self.site_xy[np.asarray(sites, dtype=np.int64)])
+
+    def row_extremes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each customer's cheapest and dearest cost, block by block."""
+        n = self.shape[0]
+        lo, hi = np.empty(n), np.empty(n)
+        for start in range(0, n, self.block):
+            d = self.rows(np.arange(start, min(n, start + self.block)))
+            lo[start:start + len(d)] = d.min(axis=1)
+            hi[start:start + len(d)] = d.max(axis=1)
+        return lo, hi
+
+    def nearest(self, customers, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(order, costs)``: each customer's ``k`` cheapest sites in non-decreasing cost
+        (int32 and float64 arrays of shape (len(customers), k))."""
+        from scipy.spatial import cKDTree
+
+        if self._tree is None:
+            self._tree = cKDTree(self.site_xy)
+        customers = np.asarray(customers, dtype=np.int64)
+        k = int(min(k, self.shape[1]))
+        order = np.empty((customers.size, k), dtype=np.int32)
+        costs = np.empty((customers.size, k))
+        step = max(1, (self.block * 256) // max(k, 1))
+        for start in range(0, customers.size, step):
+            rows = customers[start:start + step]
+            idx = self._tree.query(self.customer_xy[rows], k=k)[1].reshape(len(rows), k)
+            # the tree's distances may differ from ours in the last bit: recompute and re-sort
+            d = self._between(self.customer_xy[rows][:, None, :], self.site_xy[idx])
+            resort = np.argsort(d, axis=1, kind="stable")
+            order[start:start + len(rows)] = np.take_along_axis(idx, resort, axis=1)
+            costs[start:start + len(rows)] = np.take_along_axis(d, resort, axis=1)
+        return order, costs
 
 
 def graph_costs(graph, customers=None, sites=None, *, weight: str = "weight", method: str = "scipy"):

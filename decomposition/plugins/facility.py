@@ -169,7 +169,7 @@ class FacilityBase(AIDProblem):
         """:data:`~.protocol.GAP_FLOOR` times the cost of serving every customer from its
         dearest site (plus every opening cost): scale-invariant, so costs in any unit certify
         alike (with a floor of 1, costs x 1e-9 certified any solution within 1e-6 absolute)."""
-        worst = float(np.dot(data.demand, data.costs.max(axis=1)))
+        worst = float(np.dot(data.demand, data.cost_row_extremes()[1]))
         if data.fixed is not None:
             worst += float(data.fixed.sum())
         return max(GAP_FLOOR * worst, np.finfo(float).tiny)
@@ -203,7 +203,7 @@ class FacilityBase(AIDProblem):
     def initial_bound(self, data) -> float:
         """Every customer served at its cheapest site, plus the cheapest opening cost when
         sites cost to open (at least one opens): a bound from the data alone."""
-        bound = float(np.dot(data.demand, data.costs.min(axis=1)))
+        bound = float(np.dot(data.demand, data.cost_row_extremes()[0]))
         if data.fixed is not None:
             bound += float(data.fixed.min())
         return bound
@@ -227,22 +227,23 @@ class FacilityBase(AIDProblem):
         """Assign every customer to its cheapest open site; for the p-median add sites greedily
         up to p; then ``improve`` rounds of the alternating heuristic (move each open site to the
         best site for the customers it serves). Never increases the cost."""
-        costs, w = data.costs, data.demand
+        w = data.demand
         open_sites = np.asarray(open_sites, dtype=np.int64)
-        if data.p is not None and data.fixed is None and open_sites.size < data.p:
-            open_sites = _greedy_fill(costs, w, open_sites, data.p)
-        assign = open_sites[np.argmin(costs[:, open_sites], axis=1)]
+        if (data.p is not None and data.fixed is None and open_sites.size < data.p
+                and data.dense):  # (costs from coordinates: fewer than p stay feasible)
+            open_sites = _greedy_fill(data.costs, w, open_sites, data.p)
+        assign = open_sites[np.argmin(data.cost_columns(open_sites), axis=1)]
         cost = data.objective(open_sites, assign)
         for _ in range(self.improve):
             moved = np.empty_like(open_sites)
             for r, j in enumerate(open_sites):
-                mine = assign == j
-                total = w[mine] @ costs[mine]
+                mine = np.flatnonzero(assign == j)
+                total = w[mine] @ data.cost_rows(mine)
                 if data.fixed is not None:
                     total = total + data.fixed
                 moved[r] = int(np.argmin(total)) if total[j] > total.min() else j
             moved = np.unique(moved)
-            new_assign = moved[np.argmin(costs[:, moved], axis=1)]
+            new_assign = moved[np.argmin(data.cost_columns(moved), axis=1)]
             new_cost = data.objective(moved, new_assign)
             if not new_cost < cost - REL_TOL * abs(cost):
                 break

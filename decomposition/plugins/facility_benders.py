@@ -19,24 +19,34 @@ on a model that holds only the cuts found so far. For an integral :math:`y` the 
 the customer's nearest open site, so a candidate that violates no cut is priced exactly:
 SCIP's optimum is the original optimum, and its dual bound a bound on it.
 
-Radii (:mod:`~aidopt.decomposition.plugins.facility_radius`) cap the levels separated: with
-customer :math:`i`'s levels up to :math:`D_i^{k_i}` only, the master is the aggregated radius
-problem, so the same code solves an AID iterate; at full radii (what
-:class:`~aidopt.decomposition.plugins.facility_radius.FacilityRadiusProblem` uses with
-``solver="benders"``) it is the original problem. The run starts from the cuts binding at the
-optimum of the cutting-plane LP (:func:`~aidopt.decomposition.plugins.facility_cuts.lp_by_cuts`)
-and from a feasible solution (SCIP keeps the better of it and its own).
+The plug-in :class:`FacilityBendersProblem` puts it on the AID contract: its elements are the
+customers, its partition the trivial one (the separation inside the tree replaces AID's outer
+loop over radii, :mod:`~aidopt.decomposition.plugins.facility_radius`), its start the
+cutting-plane LP (:func:`~aidopt.decomposition.plugins.facility_cuts.lp_by_cuts`: the binding
+cuts are the first LP's rows) and a feasible solution (SCIP keeps the better of it and its
+own), its one iterate SCIP's incumbent, lifted and improved, with SCIP's bound. The customers'
+sorted sites come from :class:`~aidopt.decomposition.plugins.facility_cuts.NearestSites`, so
+costs given by coordinates are never held as a matrix.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
+from aidopt.decomposition.partition import Partition
+from aidopt.decomposition.plugins.facility import FacilityBase, _greedy
+from aidopt.decomposition.plugins.facility_cuts import CutLP, NearestSites, lp_by_cuts, separate
+from aidopt.decomposition.protocol import Iterate, Lifted, Split
 
-__all__ = ["BendersResult", "separate", "solve_benders"]
+from aidopt.solvers import SolveOutcome, SolverError, SolveStatus
+
+__all__ = ["BendersResult", "FacilityBendersProblem", "solve_benders"]
+
+logger = logging.getLogger("aidopt.facility")
 
 #: a cut is added (a candidate rejected) when it is violated by more than this, relative to
 #: ``max(1, |D|)`` (SCIP's own feasibility tolerance is set to the same)
@@ -52,8 +62,7 @@ class BendersResult:
     y : ndarray (s,) or None
         The best solution's open sites (0/1), ``None`` when SCIP has none.
     objective, bound : float
-        Its objective in the master (the aggregated objective at the radii given) and SCIP's
-        dual bound on the master's optimum.
+        Its objective and SCIP's dual bound on the optimum.
     status : str
         ``"optimal"``, ``"time_limit"``, ``"interrupted"`` or SCIP's own status.
     nodes, calls, cuts : int
@@ -72,71 +81,27 @@ class BendersResult:
     separation_seconds: float
 
 
-def critical_positions(levels, y: np.ndarray, cap: np.ndarray | None = None) -> np.ndarray:
-    """Per customer, the first sorted position where the fractions ``y`` of its sites reach 1
-    (the last position when they never do), at most ``cap[i]``. Reads only as many sorted
-    positions as needed: a prefix that grows fourfold for the customers not yet covered."""
-    n, s = levels.order.shape
-    q = np.full(n, s - 1, dtype=np.int64)
-    rows = np.arange(n)
-    width, done = min(s, 32), 0
-    carried = np.zeros(n)
-    while rows.size:
-        block = y[levels.order[rows, done:width]]
-        cum = carried[rows, None] + np.cumsum(block, axis=1)
-        reached = cum[:, -1] >= 1.0 - 1e-12
-        first = np.argmax(cum >= 1.0 - 1e-12, axis=1)
-        q[rows[reached]] = done + first[reached]
-        if width == s:
-            break
-        carried[rows] = cum[:, -1]
-        rows = rows[~reached]
-        done, width = width, min(s, 4 * width)
-    return q if cap is None else np.minimum(q, cap)
-
-
-def separate(levels, y: np.ndarray, cap: np.ndarray | None = None):
-    """The most violated cut of each customer at ``y``: ``(D, width, phi)``.
-
-    ``D[i]`` is the cut's level, the cut's sites are customer ``i``'s sorted positions
-    ``0 .. width[i] - 1`` (those cheaper than ``D[i]``) with coefficients ``D[i] - c``, and
-    ``phi[i]`` is the cut's right-hand side minus its ``y`` part: the customer's cost in the
-    LP relaxation at ``y`` (:math:`\\varphi_i(y)` of :mod:`.facility_cuts`), or at radii
-    ``cap`` (sorted positions where each customer's levels stop) in the aggregated one.
-    """
-    q = critical_positions(levels, y, cap)
-    rows = np.arange(levels.n)
-    D = levels.sorted_costs[rows, q]
-    span = int(q.max()) + 1
-    prefix = levels.sorted_costs[:, :span]
-    below = prefix < D[:, None]
-    width = below.sum(axis=1)
-    phi = D - ((D[:, None] - prefix) * y[levels.order[:, :span]] * below).sum(axis=1)
-    return D, width, phi
-
-
 def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None, *,
-                  cap: np.ndarray | None = None, root_cuts=None, start: np.ndarray | None = None,
+                  cost_scale: float, root_cuts=None, start: np.ndarray | None = None,
                   time_limit: float | None = None, mip_gap: float = 1e-7,
                   log: bool = False) -> BendersResult:
     """Solve the master of the module docstring by branch and cut in SCIP.
 
     Parameters
     ----------
-    levels : CostLevels
-        The model customers' sorted costs (:class:`~.facility_radius.CostLevels`).
+    levels : NearestSites
+        The model customers' sorted sites.
     w : ndarray (n,)
         Their demands.
     fixed : ndarray (s,) or None
         Opening costs (UFL), or None (p-median).
     p : int or None
-        Sites to open (p-median), or None (UFL).
-    cap : ndarray of int (n,), optional
-        Last sorted position each customer's cuts may use (the first position of its level
-        :math:`k_i`); None: every level (the original problem).
-    root_cuts : (ndarray, ndarray), optional
-        ``(customer, level value D)`` pairs of cuts to put in the first LP (the cutting-plane
-        LP's binding cuts).
+        Sites to open (p-median; at most p with opening costs), or None (UFL).
+    cost_scale : float
+        The largest cost: SCIP sees every cost divided by it.
+    root_cuts : (ndarray, ndarray, ndarray), optional
+        ``(customer, level D, width)`` of cuts to put in the first LP (the cutting-plane LP's
+        binding cuts).
     start : ndarray of int, optional
         Open sites of a feasible solution, given to SCIP as its first incumbent.
     time_limit : float, optional
@@ -149,11 +114,11 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
     import pyscipopt as ps
     from pyscipopt import SCIP_RESULT, Conshdlr
 
-    n, s = levels.order.shape
+    n, s = levels.n, levels.n_sites
     w = np.asarray(w, dtype=float)
     # SCIP sees costs divided by the largest one (its tolerances are absolute below 1): the
     # same answer at any unit of cost
-    scale = float(np.max(levels.sorted_costs[:, -1], initial=0.0))
+    scale = float(cost_scale)
     if fixed is not None:
         scale = max(scale, float(np.max(fixed, initial=0.0)))
     scale = scale if scale > 0 and math.isfinite(scale) else 1.0
@@ -163,9 +128,9 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
     m.setParam("limits/gap", float(mip_gap))
     if time_limit is not None:
         m.setParam("limits/time", max(0.0, float(time_limit)))
-    # the cuts SCIP does not see must not be reasoned away: no symmetry handling or dual
-    # reductions over an incomplete model (the handler's locks cover the rest), no presolve
-    # that would replace the variables the handler adds cuts on
+    # the cuts SCIP does not see must not be reasoned away: no symmetry handling over an
+    # incomplete model (the handler's locks keep dual reductions valid), no presolve that
+    # would replace the variables the handler adds cuts on
     m.setParam("misc/usesymmetry", 0)
     m.setParam("presolving/maxrounds", 0)
     m.setParam("presolving/maxrestarts", 0)
@@ -202,7 +167,7 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
             t0 = time.perf_counter()
             yv = np.clip(np.array([m.getSolVal(sol, v) for v in y]), 0.0, 1.0)
             tv = np.array([m.getSolVal(sol, v) for v in theta])
-            D, width, phi = separate(levels, yv, cap)
+            D, width, phi = separate(levels, yv)
             bad = np.flatnonzero(phi / scale - tv
                                  > FEASIBILITY_TOL * np.maximum(1.0, np.abs(D) / scale))
             self.calls += 1
@@ -221,9 +186,9 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
         def consinitlp(self, constraints):
             if root_cuts is not None:
                 t0 = time.perf_counter()
-                for i, D in zip(*root_cuts, strict=True):
-                    width = int(np.count_nonzero(levels.sorted_costs[i] < D))
-                    add_cut(int(i), float(D), width, True)
+                levels.ensure(int(np.max(root_cuts[2], initial=0)))
+                for i, D, width in zip(*root_cuts, strict=True):
+                    add_cut(int(i), float(D), int(width), True)
                 self.seconds += time.perf_counter() - t0
             return {"infeasible": False}
 
@@ -261,7 +226,7 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
         is_open[np.asarray(start, dtype=np.int64)] = True
         for j in range(s):
             m.setSolVal(sol, y[j], 1.0 if is_open[j] else 0.0)
-        D, _, phi = separate(levels, is_open.astype(float), cap)
+        phi = separate(levels, is_open.astype(float))[2]
         for i in range(n):
             m.setSolVal(sol, theta[i], float(phi[i]) / scale)
         m.addSol(sol, free=True)
@@ -281,3 +246,182 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
                            handler.seconds)
     m.freeProb()
     return result
+
+
+@dataclass
+class BendersStart:
+    """What the start phase found, kept with the data for the iteration (like its sorted
+    sites): the cutting-plane LP (its value bounds the optimum; its binding cuts seed the branch
+    and cut) and the best feasible solution's open sites."""
+
+    lp: CutLP | None
+    open: np.ndarray
+
+
+@dataclass
+class AggregatedBenders:
+    """The problem the branch and cut solves: the original one (the partition is trivial) and
+    a feasible start."""
+
+    data: object
+    start: np.ndarray
+
+
+class FacilityBendersProblem(FacilityBase):
+    """p-median / UFL by branch-and-Benders-cut on the AID contract (module docstring).
+
+    Parameters
+    ----------
+    mip_gap, improve
+        See :class:`~aidopt.decomposition.plugins.facility.FacilityBase`.
+    lp_rounds : int
+        At most this many rounds of the cutting-plane LP before the branch and cut (0: none).
+    """
+
+    name = "facility-benders"
+    element = "customers"
+    native_methods = ("benders",)
+
+    def __init__(self, mip_gap: float = 1e-7, improve: int = 3, lp_rounds: int = 200):
+        super().__init__(mip_gap=mip_gap, improve=improve)
+        if not (isinstance(lp_rounds, int) and not isinstance(lp_rounds, bool) and lp_rounds >= 0):
+            raise ValueError(f"lp_rounds must be a non-negative integer, got {lp_rounds!r}")
+        self.lp_rounds = int(lp_rounds)
+
+    # ----------------------------------------------------------------- contract
+    def size(self, data) -> int:
+        return int(data.n_customers)
+
+    def default_r0(self, size: int, data) -> float:
+        return 1.0
+
+    def min_clusters(self, data) -> int:
+        return int(data.n_customers)
+
+    def fallbacks(self, solver: str) -> list[tuple[str, str | None]]:
+        """None: a failed branch and cut is reported (with its incumbent and bound when it
+        has them), not re-solved as a full MIP that costs given by coordinates cannot build."""
+        return []
+
+    def initial_partition(self, data, n_clusters, rng, solve) -> tuple[Partition, Lifted]:
+        """The trivial partition; the cutting-plane LP (``lp_rounds``, within the phase's share
+        of the clock) and the better of the greedy solution (cost matrices) and the LP's
+        rounding, each improved (the run's answer if it stops before the branch and cut)."""
+        if data.capacity is not None:
+            raise SolverError("solver='benders' solves uncapacitated problems; capacitated "
+                              "facility location is solved directly (aid=False, a MIP solver)")
+        levels = NearestSites.of(data)
+        lp = None
+        if self.lp_rounds:
+            lp = lp_by_cuts(levels, data.demand[levels.customers], data.fixed, data.p,
+                            max_rounds=self.lp_rounds, time_limit=solve.remaining())
+            logger.info("cutting-plane LP: %s after %d rounds, %d cuts, LP bound %.10g",
+                        lp.status, lp.rounds, lp.cuts, lp.value)
+        point = self._start(data, lp)
+        data._benders_start = BendersStart(lp, np.asarray(point.solution["open"]))
+        return self.trivial_partition(data), point
+
+    def aggregate(self, data, partition: Partition, previous: Iterate | None = None):
+        if partition.n_clusters != partition.n:
+            raise ValueError("the branch and cut solves the original problem: its partition is "
+                             "the trivial one (every customer its own cluster)")
+        if previous is not None:
+            start = np.asarray(previous.lifted.solution["open"])
+        else:
+            kept = getattr(data, "_benders_start", None)
+            start = kept.open if kept is not None else self._start(data, None).solution["open"]
+        return AggregatedBenders(data, start)
+
+    def build(self, aggregated: AggregatedBenders, form=None):
+        """The radius formulation at every level (the problem the branch and cut solves, with
+        all its cuts written out): what ``write_models`` writes. Cost matrices only."""
+        from aidopt.decomposition.plugins.facility_radius import CostLevels, FacilityRadiusProblem
+        from aidopt.models import facility_radius as rmodel
+
+        data = aggregated.data
+        if not data.dense:
+            raise SolverError("no Pyomo model is built from coordinates (EuclideanCosts): the "
+                              "full radius formulation would hold every customer-site pair")
+        levels = CostLevels.of(data)
+        return rmodel.create_instance(FacilityRadiusProblem.model_data(
+            levels, levels.n_levels - 1, data.demand[levels.customers], data))
+
+    def solve_native(self, method, aggregated: AggregatedBenders, previous, partition, *, tol,
+                     time_limit, options):
+        """``"benders"``: :func:`solve_benders` from the cutting-plane LP's binding cuts and the
+        best solution so far. ``options``: ``log`` (SCIP's output)."""
+        unknown = set(options) - {"log"}
+        if unknown:
+            raise ValueError(f"solver='benders' takes the option 'log' only, got {sorted(unknown)}")
+        data = aggregated.data
+        levels = NearestSites.of(data)
+        kept = getattr(data, "_benders_start", None)
+        root = kept.lp.binding if kept is not None and kept.lp is not None else None
+        res = solve_benders(levels, data.demand[levels.customers], data.fixed, data.p,
+                            cost_scale=float(np.max(data.cost_row_extremes()[1])),
+                            root_cuts=root, start=aggregated.start, time_limit=time_limit,
+                            mip_gap=self.mip_gap, log=bool(options.get("log", False)))
+        status = {"optimal": SolveStatus.OPTIMAL, "time_limit": SolveStatus.TIME_LIMIT,
+                  "interrupted": SolveStatus.INTERRUPTED}.get(res.status, SolveStatus.ERROR)
+        has = res.y is not None
+        outcome = SolveOutcome(status, res.objective if has else None, None, has, "benders", "",
+                               0.0, message=res.status,
+                               extra={"nodes": res.nodes, "separations": res.calls,
+                                      "cuts": res.cuts, "sorted_sites": levels.width,
+                                      "separation_seconds": res.separation_seconds},
+                               bound=res.bound if math.isfinite(res.bound) else None)
+        return res.y, outcome
+
+    def lift(self, model, outcome, partition, aggregated: AggregatedBenders, data) -> Lifted:
+        open_sites = np.flatnonzero(np.asarray(model) > 0.5)
+        if open_sites.size == 0:
+            raise SolverError("the branch and cut opened no site")
+        final_open, assign = self._improve(data, open_sites)
+        mip_gap = math.nan
+        if outcome.objective is not None and outcome.bound is not None and math.isfinite(outcome.bound):
+            mip_gap = max(0.0, outcome.objective - outcome.bound) / max(
+                self.gap_floor(data), abs(outcome.objective))
+        info = {"mip_gap": mip_gap, "open_sites": float(final_open.size)}
+        info.update({k: float(v) for k, v in outcome.extra.items()})
+        return Lifted({"open": final_open, "assign": assign}, None, info)
+
+    def lower_bound(self, outcome, partition, data, lifted=None) -> float | None:
+        """The larger of SCIP's dual bound and the cutting-plane LP's value."""
+        kept = getattr(data, "_benders_start", None)
+        lp_value = kept.lp.value if kept is not None and kept.lp is not None else None
+        bounds = [b for b in (super().lower_bound(outcome, partition, data, lifted),
+                              self._proven(data, lp_value)) if b is not None]
+        return max(bounds) if bounds else None
+
+    def split(self, partition: Partition, data, lifted: Lifted) -> Split:
+        """Nothing is aggregated: the branch and cut's bound is on the original problem."""
+        return Split(None, 0)
+
+    # ----------------------------------------------------------------- helpers
+    def _start(self, data, lp: CutLP | None) -> Lifted:
+        """The cheapest of the improved greedy solution (cost matrices) and the improved
+        rounding of the LP's ``y`` (the p largest; UFL: those at 1/2 or more, at least one)."""
+        candidates = []
+        if data.dense:
+            served = data.demand > 0
+            candidates.append(_greedy(data.costs[served], data.demand[served], data.fixed, data.p))
+        if lp is not None and np.isfinite(lp.value):
+            candidates.append(_rounded(lp.y, data.p, data.fixed))
+        if not candidates:  # coordinates and no LP: p (UFL: one) sites spread over the indices
+            k = data.p if data.p is not None and data.fixed is None else 1
+            candidates.append(np.unique(np.linspace(0, data.n_sites - 1, k).astype(np.int64)))
+        points = [self.greedy_point(data, c) for c in candidates]
+        return min(points, key=lambda pt: data.objective(pt.solution["open"],
+                                                         pt.solution["assign"]))
+
+
+def _rounded(y: np.ndarray, p: int | None, fixed) -> np.ndarray:
+    """Open sites from LP fractions: the ``p`` largest (p-median); with opening costs those at
+    1/2 or more (at most ``p``, at least the largest)."""
+    order = np.argsort(-y, kind="stable")
+    if p is not None and fixed is None:
+        return np.sort(order[:p])
+    keep = order[y[order] >= 0.5]
+    if p is not None:
+        keep = keep[:p]
+    return np.sort(keep if keep.size else order[:1])

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CutLP", "lp_by_cuts", "radii_by_cuts"]
+__all__ = ["CutLP", "NearestSites", "critical_positions", "lp_by_cuts", "radii_by_cuts", "separate"]
 
 #: a cut is added when it is violated by more than this, relative to the customer's cost scale
 VIOLATION_TOL = 1e-9
@@ -51,9 +51,10 @@ class CutLP:
         ``"optimal"`` (no violated cut), ``"time_limit"``, ``"round_limit"`` or HiGHS's status.
     rounds, cuts : int
         Master LPs solved and cuts added.
-    binding : (ndarray, ndarray)
-        ``(customer, level value D)`` of the cuts with a nonzero dual in the last master LP:
-        a starting cut set for :func:`~.facility_benders.solve_benders`.
+    binding : (ndarray, ndarray, ndarray)
+        ``(customer, level value D, width)`` of the cuts with a nonzero dual in the last master
+        LP (``width``: its sites, the customer's first sorted positions): a starting cut set
+        for :func:`~.facility_benders.solve_benders`.
     """
 
     y: np.ndarray
@@ -61,21 +62,113 @@ class CutLP:
     status: str
     rounds: int
     cuts: int
-    binding: tuple = (np.zeros(0, dtype=np.int64), np.zeros(0))
+    binding: tuple = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64))
 
 
-def _separate(levels, y):
-    """Per customer: the maximizing level's cost ``D*`` (sorted position of the first level where
-    the fractions reach 1) and :math:`\\varphi_i(y)`."""
-    ys = y[levels.order]
-    cum = np.cumsum(ys, axis=1)
-    q = np.argmax(cum >= 1.0 - 1e-12, axis=1)  # first position where the fractions reach 1
-    q[cum[:, -1] < 1.0 - 1e-12] = cum.shape[1] - 1
-    rows = np.arange(levels.n)
-    D = levels.sorted_costs[rows, q]
-    below = levels.sorted_costs < D[:, None]
-    phi = D - ((D[:, None] - levels.sorted_costs) * ys * below).sum(axis=1)
-    return D, below, phi
+class NearestSites:
+    """Each model customer's sites in non-decreasing cost: the cheapest ``width`` of them,
+    grown on demand (:meth:`ensure`), so that costs given by coordinates
+    (:class:`~aidopt.data.facility.EuclideanCosts`) never make an n x s matrix. For a cost
+    matrix every site is sorted at once.
+
+    Attributes
+    ----------
+    customers : ndarray of int64 (n,)
+        The customers in the model (positive demand), indices into the data.
+    order : ndarray of int32 (n, width)
+        ``order[i, q]``: the site at sorted position ``q`` of customer ``i``.
+    sorted_costs : ndarray (n, width)
+        Their costs, non-decreasing along each row.
+    n_sites : int
+    """
+
+    def __init__(self, data, width: int = 64):
+        self.data = data
+        self.customers = np.flatnonzero(data.demand > 0)
+        self.n_sites = int(data.n_sites)
+        if data.dense:
+            costs = data.costs[self.customers]
+            self.order = np.argsort(costs, axis=1, kind="stable").astype(np.int32)
+            self.sorted_costs = np.take_along_axis(costs, self.order, axis=1)
+        else:
+            self.order, self.sorted_costs = data.costs.nearest(self.customers,
+                                                               min(width, self.n_sites))
+
+    @classmethod
+    def of(cls, data) -> NearestSites:
+        """The data's (computed once, kept with it like the radius plug-in's cost levels)."""
+        cached = getattr(data, "_nearest_sites", None)
+        if cached is None:
+            cached = data._nearest_sites = cls(data)
+        return cached
+
+    @property
+    def n(self) -> int:
+        return int(self.customers.size)
+
+    @property
+    def width(self) -> int:
+        return int(self.order.shape[1])
+
+    def ensure(self, width: int) -> None:
+        """At least ``width`` sorted sites per customer (at least doubling when it grows)."""
+        if width > self.width:
+            new = min(self.n_sites, max(int(width), 2 * self.width))
+            self.order, self.sorted_costs = self.data.costs.nearest(self.customers, new)
+
+
+def critical_positions(levels, y: np.ndarray) -> np.ndarray:
+    """Per customer, the first sorted position where the fractions ``y`` of its sites reach 1
+    (the last position when they never do). Reads only as many sorted positions as needed: a
+    prefix that grows fourfold for the customers not yet covered (``levels.ensure``)."""
+    n, s = levels.n, levels.n_sites
+    q = np.full(n, s - 1, dtype=np.int64)
+    rows = np.arange(n)
+    width, done = min(s, 32), 0
+    carried = np.zeros(n)
+    while rows.size:
+        levels.ensure(width)
+        block = y[levels.order[rows, done:width]]
+        cum = carried[rows, None] + np.cumsum(block, axis=1)
+        reached = cum[:, -1] >= 1.0 - 1e-12
+        first = np.argmax(cum >= 1.0 - 1e-12, axis=1)
+        q[rows[reached]] = done + first[reached]
+        if width == s:
+            break
+        carried[rows] = cum[:, -1]
+        rows = rows[~reached]
+        done, width = width, min(s, 4 * width)
+    return q
+
+
+#: entries of a customers x sorted-sites block that :func:`separate` handles at a time
+BLOCK_ENTRIES = 1 << 22
+
+
+def separate(levels, y: np.ndarray):
+    """The most violated cut of each customer at ``y``: ``(D, width, phi)``.
+
+    ``D[i]`` is the cut's level (the cost at the first sorted position where the fractions of
+    customer ``i``'s cheaper-or-equal sites reach 1), the cut's sites are its sorted positions
+    ``0 .. width[i] - 1`` (those cheaper than ``D[i]``) with coefficients ``D[i] - c``, and
+    ``phi[i]`` is the cut's right-hand side minus its ``y`` part: the customer's cost
+    :math:`\\varphi_i(y)` in the LP relaxation at ``y``. Row blocks bound the memory used.
+    """
+    q = critical_positions(levels, y)
+    n = levels.n
+    D = levels.sorted_costs[np.arange(n), q]
+    width = np.empty(n, dtype=np.int64)
+    phi = np.empty(n)
+    step = max(1, BLOCK_ENTRIES // (int(q.max()) + 1))
+    for start in range(0, n, step):
+        rows = slice(start, min(n, start + step))
+        span = int(q[rows].max()) + 1
+        prefix = levels.sorted_costs[rows, :span]
+        Dr = D[rows, None]
+        below = prefix < Dr
+        width[rows] = below.sum(axis=1)
+        phi[rows] = D[rows] - ((Dr - prefix) * y[levels.order[rows, :span]] * below).sum(axis=1)
+    return D, width, phi
 
 
 def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_rounds: int = 1000,
@@ -84,8 +177,9 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
 
     Parameters
     ----------
-    levels : CostLevels
-        The customers' sorted costs (:class:`~.facility_radius.CostLevels`).
+    levels : NearestSites or CostLevels
+        The customers' sorted sites (:class:`NearestSites`, or the radius plug-in's
+        :class:`~.facility_radius.CostLevels`).
     w : ndarray (n,)
         Demands of the model customers.
     fixed : ndarray (s,) or None
@@ -104,7 +198,7 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
     from aidopt.solvers.highs import new_highs
 
     start = time.perf_counter()
-    n, s = levels.sorted_costs.shape
+    n, s = levels.n, levels.n_sites
     h = new_highs(threads=threads)
     inf = highspy.kHighsInf
     site_cost = np.zeros(s) if fixed is None else np.asarray(fixed, dtype=float)
@@ -120,25 +214,25 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
         lower, upper = (float(p) if fixed is None else 1.0), float(p)
     h.addRow(lower, upper, s, np.arange(s, dtype=np.int32), np.ones(s))
     y = np.full(s, (p if p is not None else 1.0) / s)
-    scale = np.maximum(np.abs(levels.sorted_costs[:, -1]), np.finfo(float).tiny)
     theta = levels.sorted_costs[:, 0].astype(float)
     rounds = cuts = 0
-    cut_customer, cut_level = [], []
+    cut_customer, cut_level, cut_width = [], [], []
     status, value = "round_limit", -math.inf
     for rounds in range(1, max_rounds + 1):
-        D, below, phi = _separate(levels, y)
-        violated = np.flatnonzero(phi - theta > VIOLATION_TOL * scale)
+        D, width, phi = separate(levels, y)
+        violated = np.flatnonzero(phi - theta > VIOLATION_TOL * np.maximum(np.abs(D),
+                                                                           np.finfo(float).tiny))
         if violated.size == 0 and rounds > 1:
             status = "optimal"
             break
         starts, index, value_of = [0], [], []
         for i in violated:  # theta_i + sum_{c_ij < D} (D - c_ij) y_j >= D
-            q = np.flatnonzero(below[i])
-            index.append(levels.order[i, q])
+            q = int(width[i])
+            index.append(levels.order[i, :q])
             index.append(np.array([s + i]))
-            value_of.append(D[i] - levels.sorted_costs[i, q])
+            value_of.append(D[i] - levels.sorted_costs[i, :q])
             value_of.append(np.ones(1))
-            starts.append(starts[-1] + q.size + 1)
+            starts.append(starts[-1] + q + 1)
         if violated.size:
             h.addRows(violated.size, D[violated], np.full(violated.size, inf),
                       starts[-1], np.asarray(starts[:-1], dtype=np.int32),
@@ -146,6 +240,7 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
             cuts += violated.size
             cut_customer.append(violated)
             cut_level.append(D[violated])
+            cut_width.append(width[violated])
         if time_limit is not None:
             left = time_limit - (time.perf_counter() - start)
             if left <= 0:
@@ -162,11 +257,12 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
         col = np.asarray(sol.col_value)
         y, theta = np.clip(col[:s], 0.0, 1.0), col[s:]
         value = float(h.getInfo().objective_function_value)
-    binding = (np.zeros(0, dtype=np.int64), np.zeros(0))
+    binding = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64))
     if cuts and value > -math.inf:
         dual = np.asarray(h.getSolution().row_dual)[1:]  # row 0 is the number of sites
         keep = np.flatnonzero(np.abs(dual) > 1e-12) if dual.size == cuts else np.arange(cuts)
-        binding = (np.concatenate(cut_customer)[keep], np.concatenate(cut_level)[keep])
+        binding = tuple(np.concatenate(part)[keep] for part in (cut_customer, cut_level,
+                                                                 cut_width))
     return CutLP(y, value, status, rounds, cuts, binding)
 
 

@@ -27,12 +27,9 @@ the customer's *radius*. Sites are never merged: every site keeps its own ``y``.
   (:mod:`~aidopt.decomposition.plugins.facility_cuts`, at most ``lp_rounds`` rounds): its value is
   a bound reported with every iteration's, and the radii start where each customer is covered by
   its solution (without it, where a greedy solution is priced exactly).
-* **In-tree separation** (``solver="benders"``, the native method): the aggregated problem is
-  solved by branch-and-Benders-cut (:mod:`~aidopt.decomposition.plugins.facility_benders`), whose
-  model grows only by the cuts it needs; the radii then start at every level (the original
-  problem), so the first iterate is certified or ends at the time limit with SCIP's incumbent
-  and bound. The same contract drives both: the outer AID loop over radii (a Pyomo MIP solver)
-  and the separation inside one branch and cut.
+* **In-tree separation** instead of this outer loop: the same cuts separated inside one branch
+  and cut, :mod:`~aidopt.decomposition.plugins.facility_benders` (``solver="benders"``, the
+  default of :func:`~aidopt.api.facility.solve_facility_location`).
 """
 
 from __future__ import annotations
@@ -44,17 +41,22 @@ from dataclasses import dataclass
 import numpy as np
 from aidopt.decomposition.partition import Partition
 from aidopt.decomposition.plugins.facility import FacilityBase, _greedy
-from aidopt.decomposition.plugins.facility_benders import solve_benders
 from aidopt.decomposition.plugins.facility_cuts import CutLP, lp_by_cuts, radii_by_cuts
 from aidopt.decomposition.protocol import Iterate, Lifted, Split
 from aidopt.models import facility_radius as rmodel
 
-from aidopt.solvers import SolveOutcome, SolverError, SolveStatus
+from aidopt.solvers import SolverError
 
-__all__ = ["FacilityRadiusProblem", "CostLevels", "RadiusState"]
+__all__ = ["FacilityRadiusProblem", "CostLevels", "RadiusState", "check_grow"]
 
 logger = logging.getLogger("aidopt.facility")
 
+
+
+def check_grow(grow) -> None:
+    """``grow`` must be a number >= 1 (checked by every facility method, used by this one)."""
+    if not (isinstance(grow, float | int) and not isinstance(grow, bool) and grow >= 1):
+        raise ValueError(f"grow must be a number >= 1, got {grow!r}")
 
 
 @dataclass
@@ -110,6 +112,16 @@ class CostLevels:
     def n(self) -> int:
         return int(self.customers.size)
 
+    @property
+    def n_sites(self) -> int:
+        return int(self.sorted_costs.shape[1])
+
+    width = n_sites
+
+    def ensure(self, width: int) -> None:
+        """Every site is sorted already (the interface of
+        :class:`~aidopt.decomposition.plugins.facility_cuts.NearestSites`)."""
+
     def level_of(self, values: np.ndarray) -> np.ndarray:
         """For each customer, the number of its distinct costs below ``values[i]``: the radius at
         which a site at cost ``values[i]`` is priced exactly."""
@@ -161,27 +173,11 @@ class RadiusStart:
 
 @dataclass
 class AggregatedRadius:
-    """One aggregated problem: the radii, the far prices, the data (for the model's arrays,
-    made when a Pyomo model is built) and a feasible start (open sites)."""
+    """One aggregated problem: the radii, the far prices and the model's arrays."""
 
     k: np.ndarray
     price: np.ndarray
-    data: object
-    start: np.ndarray
-
-    @property
-    def model(self) -> rmodel.RadiusModelData:
-        cached = getattr(self, "_model", None)
-        if cached is None:
-            levels = CostLevels.of(self.data)
-            cached = self._model = FacilityRadiusProblem.model_data(
-                levels, self.k, self.data.demand[levels.customers], self.data)
-        return cached
-
-    @property
-    def full(self) -> bool:
-        """Every customer at its last level: the original problem."""
-        return bool(np.all(self.k >= CostLevels.of(self.data).n_levels - 1))
+    model: rmodel.RadiusModelData
 
 
 @dataclass
@@ -212,23 +208,15 @@ class FacilityRadiusProblem(FacilityBase):
 
     name = "facility-radius"
     element = "customer-site pairs"
-    native_methods = ("benders",)
 
     def __init__(self, mip_gap: float = 1e-7, improve: int = 3, grow: float = 2.0,
                  lp_rounds: int = 200):
         super().__init__(mip_gap=mip_gap, improve=improve)
-        if not (isinstance(grow, float | int) and not isinstance(grow, bool) and grow >= 1):
-            raise ValueError(f"grow must be a number >= 1, got {grow!r}")
+        check_grow(grow)
         if not (isinstance(lp_rounds, int) and not isinstance(lp_rounds, bool) and lp_rounds >= 0):
             raise ValueError(f"lp_rounds must be a non-negative integer, got {lp_rounds!r}")
         self.grow = float(grow)
         self.lp_rounds = int(lp_rounds)
-        self.in_tree = False
-
-    def configure(self, solver_spec) -> None:
-        """``solver="benders"``: the radii start at every level (the separation inside the
-        branch and cut replaces the outer loop); any other solver: the outer AID loop."""
-        self.in_tree = solver_spec is not None and solver_spec.name == "benders"
 
     # ----------------------------------------------------------------- contract
     def size(self, data) -> int:
@@ -264,8 +252,6 @@ class FacilityRadiusProblem(FacilityBase):
             if lp.status == "optimal":  # radii that cover the LP optimum (else the greedy's)
                 k = radii_by_cuts(levels, lp.y)
         k = np.minimum(np.maximum(k, floor), levels.n_levels - 1)
-        if self.in_tree:
-            k = levels.n_levels - 1
         point = self.greedy_point(data, start)
         # any master LP solved to optimality relaxes the full LP: a bound of the data, kept
         # with the cost levels (lower_bound reports it with each iteration's)
@@ -285,41 +271,8 @@ class FacilityRadiusProblem(FacilityBase):
     def aggregate(self, data, partition: Partition, previous: Iterate | None = None):
         levels = CostLevels.of(data)
         k = levels.radii(partition)
-        if previous is not None:
-            start = np.asarray(previous.lifted.solution["open"])
-        else:
-            kept = getattr(data, "_radius_start", None)
-            start = kept.open if kept is not None else self.greedy_point(data).solution["open"]
-        return AggregatedRadius(k, levels.price(k), data, start)
-
-    def solve_native(self, method, aggregated: AggregatedRadius, previous, partition, *, tol,
-                     time_limit, options):
-        """``"benders"``: the aggregated problem by branch-and-Benders-cut in SCIP
-        (:func:`~.facility_benders.solve_benders`), its cuts capped at the radii, from the
-        cutting-plane LP's binding cuts and the best solution so far. ``options``: ``log``
-        (SCIP's output)."""
-        data = aggregated.data
-        levels = CostLevels.of(data)
-        kept = getattr(data, "_radius_start", None)
-        root = kept.lp.binding if kept is not None and kept.lp is not None else None
-        cap = None if aggregated.full else np.count_nonzero(
-            levels.level < aggregated.k[:, None], axis=1)
-        unknown = set(options) - {"log"}
-        if unknown:
-            raise ValueError(f"solver='benders' takes the option 'log' only, got {sorted(unknown)}")
-        res = solve_benders(levels, data.demand[levels.customers], data.fixed, data.p, cap=cap,
-                            root_cuts=root, start=aggregated.start, time_limit=time_limit,
-                            mip_gap=self.mip_gap, log=bool(options.get("log", False)))
-        status = {"optimal": SolveStatus.OPTIMAL, "time_limit": SolveStatus.TIME_LIMIT,
-                  "interrupted": SolveStatus.INTERRUPTED}.get(res.status, SolveStatus.ERROR)
-        has = res.y is not None
-        outcome = SolveOutcome(status, res.objective if has else None, None, has, "benders", "",
-                               0.0, message=res.status,
-                               extra={"nodes": res.nodes, "separations": res.calls,
-                                      "cuts": res.cuts,
-                                      "separation_seconds": res.separation_seconds},
-                               bound=res.bound if math.isfinite(res.bound) else None)
-        return res.y, outcome
+        w = data.demand[levels.customers]
+        return AggregatedRadius(k, levels.price(k), self.model_data(levels, k, w, data))
 
     @staticmethod
     def model_data(levels: CostLevels, k: np.ndarray, w: np.ndarray, data) -> rmodel.RadiusModelData:
@@ -348,7 +301,7 @@ class FacilityRadiusProblem(FacilityBase):
 
     def lift(self, model, outcome, partition, aggregated: AggregatedRadius, data) -> Lifted:
         levels = CostLevels.of(data)
-        y = model if isinstance(model, np.ndarray) else rmodel.solution_from(model)[0]
+        y = rmodel.solution_from(model)[0]
         open_sites = np.flatnonzero(y > 0.5)
         if open_sites.size == 0:
             raise SolverError("the aggregated MIP opened no site")
@@ -360,13 +313,9 @@ class FacilityRadiusProblem(FacilityBase):
         if outcome.objective is not None and outcome.bound is not None and math.isfinite(outcome.bound):
             mip_gap = max(0.0, outcome.objective - outcome.bound) / max(
                 self.gap_floor(data), abs(outcome.objective))
-        info = {"mip_gap": mip_gap, "open_sites": float(final_open.size),
-                "violating": float(violating.sum())}
-        if isinstance(model, np.ndarray):
-            info.update({k: float(v) for k, v in outcome.extra.items()})
-        else:
-            d = aggregated.model
-            info.update({"rows": float(d.n_rows), "nonzeros": float(d.nnz)})
+        d = aggregated.model
+        info = {"mip_gap": mip_gap, "rows": float(d.n_rows), "nonzeros": float(d.nnz),
+                "open_sites": float(final_open.size), "violating": float(violating.sum())}
         state = RadiusState(aggregated.k, nearest, lifted, violating)
         return Lifted({"open": final_open, "assign": assign}, state, info)
 

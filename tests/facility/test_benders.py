@@ -1,26 +1,26 @@
-"""Branch-and-Benders-cut (``solver="benders"``): separation against its definition, the
-solve against brute force, the direct MIP and the OR-Library optima, the aggregated (capped)
-master against the radius MIP, scale invariance, and a stopped run's answer."""
+"""Branch-and-Benders-cut (``solver="benders"``): separation against its definition (also on
+a prefix of sorted sites that grows), the solve against brute force and the OR-Library optima,
+costs from coordinates against the same costs as a matrix, scale invariance, and a stopped
+run's answer."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from aidopt.decomposition.plugins.facility_benders import critical_positions, separate, solve_benders
-from aidopt.decomposition.plugins.facility_radius import CostLevels, FacilityRadiusProblem
+from aidopt.decomposition.plugins.facility_cuts import NearestSites, critical_positions, separate
+from aidopt.decomposition.plugins.facility_radius import CostLevels
 from aidopt.instances.facility import ORLIB_PMED, orlib_pmed
 
 import aidopt
+from aidopt.data.facility import EuclideanCosts, as_facility_data, euclidean_costs
 from tests.facility._helpers import data_of, small_instance
 
 
-def _phi_by_definition(levels, y, i, cap_level=None):
-    """max over customer i's levels D (up to cap_level) of D - sum_{c_ij < D} (D - c_ij) y_j."""
+def _phi_by_definition(levels, y, i):
+    """max over customer i's levels D of D - sum_{c_ij < D} (D - c_ij) y_j."""
     costs = levels.sorted_costs[i]
     sites = levels.order[i]
     values = np.unique(costs)
-    if cap_level is not None:
-        values = values[: cap_level + 1]
     return max(D - float(((D - costs) * y[sites] * (costs < D)).sum()) for D in values)
 
 
@@ -35,12 +35,6 @@ def test_separation_is_the_lp_cost_by_definition(seed):
     for i in range(levels.n):
         assert phi[i] == pytest.approx(_phi_by_definition(levels, y, i), abs=1e-9)
         assert width[i] == np.count_nonzero(levels.sorted_costs[i] < D[i])
-    # capped at each customer's level k_i: the aggregated problem's cost
-    k = rng.integers(0, levels.n_levels)
-    cap = np.count_nonzero(levels.level < k[:, None], axis=1)
-    _, _, phi_k = separate(levels, y, cap)
-    for i in range(levels.n):
-        assert phi_k[i] == pytest.approx(_phi_by_definition(levels, y, i, int(k[i])), abs=1e-9)
 
 
 def test_critical_positions_equal_the_dense_cumsum():
@@ -82,23 +76,38 @@ def test_benders_is_scale_invariant(scale):
     assert res.objective == pytest.approx(inst["optimum"] * scale, rel=1e-9)
 
 
-def test_capped_master_equals_the_aggregated_radius_mip():
-    """At radii k the master is the aggregated radius problem: its optimum equals the radius
-    model's (HiGHS through Pyomo) at the same radii."""
-    from aidopt.solvers import solve_model
+def test_a_growing_prefix_of_sorted_sites_separates_like_the_full_sort():
+    """Costs from coordinates: NearestSites starts with 64 sorted sites and grows on demand;
+    its cuts are those of the full sort (the dense matrix)."""
+    rng = np.random.default_rng(4)
+    n, p = 2000, 40
+    xy = rng.random((n, 2)) * 1000
+    dense = NearestSites(as_facility_data(euclidean_costs(xy, round_to=0), p=p))
+    lazy = NearestSites(as_facility_data(EuclideanCosts(xy, round_to=0), p=p))
+    assert lazy.width == 64
+    integral = np.zeros(n)
+    integral[rng.choice(n, p, replace=False)] = 1.0
+    for y in (np.full(n, p / n), rng.dirichlet(np.ones(n)) * p, integral):
+        D1, w1, phi1 = separate(dense, y)
+        D2, w2, phi2 = separate(lazy, y)
+        assert np.array_equal(D1, D2) and np.array_equal(w1, w2)
+        assert np.allclose(phi1, phi2, rtol=1e-12, atol=1e-9)
+    assert 64 < lazy.width < n  # grew, but not to every site
 
-    inst = small_instance(5, kind="p-median", n=25, s=15, p=3)
-    data = data_of(inst)
-    levels = CostLevels.of(data)
-    k = np.minimum(np.full(levels.n, 2), levels.n_levels - 1)
-    cap = np.count_nonzero(levels.level < k[:, None], axis=1)
-    res = solve_benders(levels, data.demand[levels.customers], None, 3, cap=cap)
-    assert res.status == "optimal"
-    problem = FacilityRadiusProblem()
-    agg = problem.aggregate(data, levels.partition(k))
-    out = solve_model(problem.build(agg), solver="highs", options={"mip_rel_gap": 1e-9})
-    assert res.objective == pytest.approx(out.objective, rel=1e-9)
-    assert res.bound <= out.objective * (1 + 1e-9)
+
+@pytest.mark.parametrize("p", [3, 25])
+def test_coordinates_solve_like_the_matrix(p):
+    rng = np.random.default_rng(p)
+    xy = rng.random((500, 2)) * 1000
+    a = aidopt.solve_facility_location(euclidean_costs(xy, round_to=0, rounding="floor"), p=p,
+                                       log=False)
+    b = aidopt.solve_facility_location(EuclideanCosts(xy, round_to=0, rounding="floor"), p=p,
+                                       log=False)
+    assert a.termination == b.termination == "certified_optimal"
+    assert a.objective == b.objective
+    assert b.solver == "benders"
+    with pytest.raises(ValueError, match="solver='benders' only"):
+        aidopt.solve_facility_location(EuclideanCosts(xy), p=p, solver="highs", log=False)
 
 
 def test_a_stopped_benders_run_returns_its_incumbent_and_a_bound():

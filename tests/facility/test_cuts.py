@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from aidopt.decomposition.plugins.facility_cuts import _separate, lp_by_cuts, radii_by_cuts
+from aidopt.decomposition.plugins.facility_cuts import lp_by_cuts, radii_by_cuts, separate
 from aidopt.decomposition.plugins.facility_radius import CostLevels, FacilityRadiusProblem
 from aidopt.instances.facility import orlib_pmed
 from aidopt.models import facility_radius as rmodel
@@ -62,7 +62,7 @@ def test_separation_is_the_customers_lp_cost():
     y = rng.random(costs.shape[1])
     y *= p / y.sum()
     y = np.minimum(y, 1.0)
-    _, _, phi = _separate(levels, y)
+    _, _, phi = separate(levels, y)
     for i in rng.choice(levels.n, 10, replace=False):
         c = costs[levels.customers[i]]
         D = np.unique(c)

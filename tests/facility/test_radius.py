@@ -163,15 +163,21 @@ def test_model_data_rows_and_nonzeros():
 
 
 # ---------------------------------------------------------------------------- front door
-def test_front_door_default_is_radius_and_agrees_with_sites():
+def test_front_door_default_is_benders_and_agrees_with_radius_and_sites():
     inst = small_instance(seed=3, kind="ufl", n=30, s=15)
     kw = dict(fixed_costs=inst["fixed_costs"], demand=inst["demand"], log=False, tol=1e-6)
-    radius = solve_facility_location(inst["costs"], **kw)
+    default = solve_facility_location(inst["costs"], **kw)
+    radius = solve_facility_location(inst["costs"], solver="highs", **kw)
     sites = solve_facility_location(inst["costs"], aggregation="sites", **kw)
+    assert default.problem == "facility-benders" and default.solver == "benders"
     assert radius.problem == "facility-radius" and sites.problem == "facility"
-    assert radius.termination is sites.termination is Termination.CERTIFIED_OPTIMAL
+    assert default.termination is radius.termination is sites.termination \
+        is Termination.CERTIFIED_OPTIMAL
+    assert default.objective == pytest.approx(radius.objective)
     assert radius.objective == pytest.approx(sites.objective)
     assert radius.objective == pytest.approx(inst["optimum"])
+    with pytest.raises(ValueError, match="uncapacitated"):
+        solve_facility_location(inst["costs"], aggregation="sites", solver="benders", **kw)
 
 
 def test_time_limited_run_keeps_an_honest_bound():
