@@ -257,15 +257,16 @@ class _Loop:
         elif self.bound_iterate is None or self.bound_iterate.bound is None:
             self.bound_iterate = it  # no bound proved yet: the latest iterate's duals
 
-    def _initial_iterate(self) -> Iterate | None:
+    def _initial_iterate(self, best: Iterate | None) -> Iterate | None:
         """The plug-in's initial point as the answer of a run that stopped before its first
-        iterate: evaluated on the full data, never certified (no bound proves anything);
-        ``None`` when Ctrl-C stops the evaluation too."""
+        iterate finished, when it is better than ``best`` (the incumbent of a stopped solve, or
+        None): evaluated on the full data, never certified (no bound proves anything);
+        ``best`` when it is not better or Ctrl-C stops the evaluation too."""
         E = None
         with self.run.guard():
             E = self.problem.evaluate(self.data, self.initial_point)
-        if E is None:
-            return None
+        if E is None or (best is not None and not E < best.E_t):
+            return best
         self.message += (f"; returned the initial sample fit, E = {E:.9g} (not certified: the "
                          "run stopped before its first iterate)")
         return Iterate(t=0, partition=None, aggregated=None, lifted=self.initial_point,
@@ -279,8 +280,8 @@ class _Loop:
             unfinished = sum(run.take_seconds().values())
             if unfinished:
                 self.history[-1].seconds["unfinished"] = round(unfinished, 6)
-        if best is None and self.initial_point is not None:
-            best = self.best = self._initial_iterate()
+        if self.initial_point is not None:  # no iterate finished: the better of the two
+            best = self.best = self._initial_iterate(best)
         if best is not None and self.bound_iterate is not None:
             with run.guard():
                 try:

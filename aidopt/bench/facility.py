@@ -24,7 +24,9 @@ bound, the relative gap and its peak resident memory. Methods:
 Instances (names for ``--instances``): ``pmed1`` ... ``pmed15`` (shipped OR-Library
 files); ``orl{n}-p{p}`` (OR-Library-style random graph, :func:`aidopt.instances.facility.orlib_style_pmed`);
 ``euclid-ufl-{n}x{s}`` and ``euclid-pmed-{n}x{s}-p{p}`` (:func:`~aidopt.instances.facility.euclidean_instance`);
-``fl1400-p{p}``, ``u1432-p{p}`` (shipped), ``d493-p{p}``, ``d493-ufl`` (TSPLIB coordinates,
+``xy-{n}-p{p}`` (n uniform points in a 1000 x 1000 square, every point a customer and a site,
+nearest-integer distances given as :class:`aidopt.data.facility.EuclideanCosts`: no cost
+matrix; ``benders`` only); ``fl1400-p{p}``, ``u1432-p{p}`` (shipped), ``d493-p{p}``, ``d493-ufl`` (TSPLIB coordinates,
 every city a customer and a site, TSPLIB's nearest-integer distances; a ``-floor`` suffix, e.g.
 ``fl1400-p5-floor``, truncates instead; UFL opening costs by
 :func:`aidopt.data.facility.auto_fixed_costs`);
@@ -71,6 +73,13 @@ def load_instance(name: str, seed: int = 0) -> dict:
         d = inst.euclidean_instance(int(m[2]), int(m[3]), kind=kind,
                                     p=int(m[4]) if m[4] else None, seed=seed)
         out.update(d)
+        return out
+    m = re.fullmatch(r"xy-(\d+)-p(\d+)", name)
+    if m:  # uniform points in a 1000 x 1000 square, nearest-integer distances, no matrix
+        from aidopt.data.facility import EuclideanCosts
+
+        xy = np.random.default_rng(seed).random((int(m[1]), 2)) * 1000.0
+        out.update(costs=EuclideanCosts(xy, round_to=0), p=int(m[2]))
         return out
     m = re.fullmatch(r"sf-p(\d+)", name)
     if m:

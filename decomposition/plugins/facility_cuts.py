@@ -35,6 +35,12 @@ __all__ = ["CutLP", "NearestSites", "critical_positions", "lp_by_cuts", "radii_b
 #: a cut is added when it is violated by more than this, relative to the customer's cost scale
 VIOLATION_TOL = 1e-9
 
+#: a cut slack (zero dual) in this many consecutive master LPs is deleted, in the first
+#: PURGE_ROUNDS rounds (deleting only zero-dual rows keeps each master's optimum, so the LP
+#: value never decreases; stopping after PURGE_ROUNDS rules out cycling)
+PURGE_AFTER = 2
+PURGE_ROUNDS = 50
+
 
 @dataclass
 class CutLP:
@@ -171,6 +177,22 @@ def separate(levels, y: np.ndarray):
     return D, width, phi
 
 
+def cut_values(levels, D: np.ndarray, width: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Each customer's cut ``(D[i], width[i])`` (of :func:`separate`) evaluated at ``y``: its
+    right-hand side minus its ``y`` part, the bound it puts on :math:`\\theta_i` there."""
+    n = levels.n
+    out = np.empty(n)
+    step = max(1, BLOCK_ENTRIES // (int(width.max(initial=0)) + 1))
+    for start in range(0, n, step):
+        rows = slice(start, min(n, start + step))
+        span = int(width[rows].max(initial=0))
+        inside = np.arange(span)[None, :] < width[rows, None]
+        prefix = levels.sorted_costs[rows, :span]
+        out[rows] = D[rows] - ((D[rows, None] - prefix) * y[levels.order[rows, :span]]
+                               * inside).sum(axis=1)
+    return out
+
+
 def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_rounds: int = 1000,
                threads: int | None = None) -> CutLP:
     """The LP relaxation of the radius formulation by cutting planes (module docstring).
@@ -216,15 +238,27 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
     y = np.full(s, (p if p is not None else 1.0) / s)
     theta = levels.sorted_costs[:, 0].astype(float)
     rounds = cuts = 0
-    cut_customer, cut_level, cut_width = [], [], []
+    # the cuts in the LP, row by row after the count row: customer, level, width, and the
+    # rounds each has been slack (zero dual) in a row
+    pool = [np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64),
+            np.zeros(0, dtype=np.int64)]
     status, value = "round_limit", -math.inf
+    center = y.copy()  # the stability centre of the in-out separation (interior: all p / s)
     for rounds in range(1, max_rounds + 1):
-        D, width, phi = separate(levels, y)
-        violated = np.flatnonzero(phi - theta > VIOLATION_TOL * np.maximum(np.abs(D),
-                                                                           np.finfo(float).tiny))
+        # in-out (Ben-Ameur & Neto 2007): cuts separated half-way between the LP point and a
+        # centre, kept when they cut the LP point off; else Kelley's cuts at the LP point
+        tiny = np.finfo(float).tiny
+        point = 0.5 * (y + center) if rounds > 1 else y
+        D, width, _ = separate(levels, point)
+        at_lp = cut_values(levels, D, width, y)
+        violated = np.flatnonzero(at_lp - theta > VIOLATION_TOL * np.maximum(np.abs(D), tiny))
+        center = point
         if violated.size == 0 and rounds > 1:
-            status = "optimal"
-            break
+            D, width, phi = separate(levels, y)
+            violated = np.flatnonzero(phi - theta > VIOLATION_TOL * np.maximum(np.abs(D), tiny))
+            if violated.size == 0:
+                status = "optimal"
+                break
         starts, index, value_of = [0], [], []
         for i in violated:  # theta_i + sum_{c_ij < D} (D - c_ij) y_j >= D
             q = int(width[i])
@@ -238,9 +272,9 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
                       starts[-1], np.asarray(starts[:-1], dtype=np.int32),
                       np.concatenate(index).astype(np.int32), np.concatenate(value_of))
             cuts += violated.size
-            cut_customer.append(violated)
-            cut_level.append(D[violated])
-            cut_width.append(width[violated])
+            pool = [np.concatenate([a, b]) for a, b in
+                    zip(pool, (violated, D[violated], width[violated],
+                               np.zeros(violated.size, dtype=np.int64)), strict=True)]
         if time_limit is not None:
             left = time_limit - (time.perf_counter() - start)
             if left <= 0:
@@ -257,12 +291,21 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
         col = np.asarray(sol.col_value)
         y, theta = np.clip(col[:s], 0.0, 1.0), col[s:]
         value = float(h.getInfo().objective_function_value)
+        slack = np.abs(np.asarray(sol.row_dual)[1:]) <= 1e-12  # row 0 is the number of sites
+        pool[3] = np.where(slack, pool[3] + 1, 0)
+        if rounds <= PURGE_ROUNDS:  # drop cuts slack for PURGE_AFTER rounds: the LP stays small
+            drop = np.flatnonzero(pool[3] >= PURGE_AFTER)
+            if drop.size:
+                h.deleteRows(drop.size, (drop + 1).astype(np.int32))
+                keep = np.ones(pool[3].size, dtype=bool)
+                keep[drop] = False
+                pool = [part[keep] for part in pool]
     binding = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64))
-    if cuts and value > -math.inf:
-        dual = np.asarray(h.getSolution().row_dual)[1:]  # row 0 is the number of sites
-        keep = np.flatnonzero(np.abs(dual) > 1e-12) if dual.size == cuts else np.arange(cuts)
-        binding = tuple(np.concatenate(part)[keep] for part in (cut_customer, cut_level,
-                                                                 cut_width))
+    if pool[0].size and value > -math.inf:
+        dual = np.asarray(h.getSolution().row_dual)[1:]
+        keep = (np.flatnonzero(np.abs(dual) > 1e-12) if dual.size == pool[0].size
+                else np.arange(pool[0].size))
+        binding = tuple(part[keep] for part in pool[:3])
     return CutLP(y, value, status, rounds, cuts, binding)
 
 

@@ -124,3 +124,19 @@ def test_plugin_conforms(factory, make_data, solver, convex, config, method):
         assert not aid.certified and aid.lower_bound == -math.inf
         assert direct.termination is Termination.CERTIFIED_OPTIMAL
         assert direct.certificate.method == "mip_bound"
+
+
+def test_benders_plugin_conforms():
+    """The branch and cut on the contract: its partition is the trivial one, so AID and the
+    direct solve are the same single iterate (the separation inside the tree replaces the
+    outer loop); everything else the suite checks holds as for the other plug-ins."""
+    from aidopt.decomposition.plugins.facility_benders import FacilityBendersProblem
+
+    for make_data in (facility_data, lambda s: facility_data(s, "ufl")):
+        report = check_plugin(FacilityBendersProblem, make_data(0), "benders",
+                              other_data=make_data(1), convex=True, config={})
+        for run in (report.aid, report.direct):
+            assert run.termination is Termination.CERTIFIED_OPTIMAL, run.summary()
+            assert run.certificate.method == "mip_bound"
+            assert len(run.history) == 1
+        assert report.aid.objective == pytest.approx(report.direct.objective)

@@ -57,3 +57,31 @@ def test_ufl_bound_from_the_data_counts_one_opening():
     assert r.lower_bound == pytest.approx(D.min(axis=1).sum() + 500.0)
     full = aidopt.solve_facility_location(D, fixed_costs=f, log=False)
     assert full.certified and r.lower_bound <= full.objective <= r.objective
+
+
+def test_a_stopped_solve_worse_than_the_start_does_not_replace_it(monkeypatch):
+    """Driver: when no iterate finishes, the answer is the better of the initial point and the
+    stopped solve's incumbent (a canned stopped outcome with a poor open set here)."""
+    from aidopt.decomposition.plugins.facility_benders import FacilityBendersProblem
+
+    import aidopt
+    from aidopt.solvers import SolveOutcome, SolveStatus
+
+    rng = np.random.default_rng(0)
+    pts = rng.random((200, 2))
+    costs = np.round(np.sqrt(((pts[:, None] - pts[None]) ** 2).sum(-1)) * 1000)
+    poor = np.zeros(200)
+    poor[np.argsort(costs.sum(axis=1))[-5:]] = 1.0  # the five most remote points
+
+    def stopped(self, method, aggregated, previous, partition, **kw):
+        return poor, SolveOutcome(SolveStatus.TIME_LIMIT, 1e12, None, True, "benders", "", 0.0,
+                                  bound=0.0)
+
+    monkeypatch.setattr(FacilityBendersProblem, "solve_native", stopped)
+    res = aidopt.solve_facility_location(costs, p=5, log=False, raise_on_failure=False,
+                                         improve=0)
+    poor_cost = costs[:, np.flatnonzero(poor)].min(axis=1).sum()
+    assert res.objective < poor_cost
+    assert "initial" in res.message
+    # (the cut LP's bound may prove the start optimal: then the run is certified, honestly)
+    assert res.termination in ("time_limit", "certified_optimal")
