@@ -223,6 +223,13 @@ class FacilityBase(AIDProblem):
         sol["assign"] = np.asarray(sol["assign"], dtype=np.int64)
         return sol
 
+    def _mip_gap(self, outcome, data) -> float:
+        """The solve's own relative gap (incumbent vs its dual bound; NaN when unknown)."""
+        if outcome.objective is None or outcome.bound is None or not math.isfinite(outcome.bound):
+            return math.nan
+        return max(0.0, outcome.objective - outcome.bound) / max(self.gap_floor(data),
+                                                                 abs(outcome.objective))
+
     def _improve(self, data, open_sites: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Assign every customer to its cheapest open site; for the p-median add sites greedily
         up to p; then ``improve`` rounds of the alternating heuristic (move each open site to the
@@ -406,10 +413,7 @@ class FacilityProblem(FacilityBase):
 
     def lift(self, model, outcome, partition, aggregated: AggregatedFacility, data) -> Lifted:
         y, x = fmodel.solution_from(model)
-        mip_gap = math.nan
-        if outcome.objective is not None and outcome.bound is not None and math.isfinite(outcome.bound):
-            mip_gap = max(0.0, outcome.objective - outcome.bound) / max(
-                self.gap_floor(data), abs(outcome.objective))
+        mip_gap = self._mip_gap(outcome, data)
         d = model.data.value
         info = {"mip_gap": mip_gap, "pairs": float(d.n_pairs),
                 "pruned": float(aggregated.cbar.size - d.n_pairs)}

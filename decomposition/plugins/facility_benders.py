@@ -377,10 +377,7 @@ class FacilityBendersProblem(FacilityBase):
         if open_sites.size == 0:
             raise SolverError("the branch and cut opened no site")
         final_open, assign = self._improve(data, open_sites)
-        mip_gap = math.nan
-        if outcome.objective is not None and outcome.bound is not None and math.isfinite(outcome.bound):
-            mip_gap = max(0.0, outcome.objective - outcome.bound) / max(
-                self.gap_floor(data), abs(outcome.objective))
+        mip_gap = self._mip_gap(outcome, data)
         info = {"mip_gap": mip_gap, "open_sites": float(final_open.size)}
         info.update({k: float(v) for k, v in outcome.extra.items()})
         return Lifted({"open": final_open, "assign": assign}, None, info)

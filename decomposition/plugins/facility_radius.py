@@ -35,7 +35,6 @@ the customer's *radius*. Sites are never merged: every site keeps its own ``y``.
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -309,10 +308,7 @@ class FacilityRadiusProblem(FacilityBase):
         violating = levels.level_of(nearest) > aggregated.k  # beyond the far price (exact)
         final_open, assign = self._improve(data, open_sites)
         lifted = data.costs[levels.customers, assign[levels.customers]]
-        mip_gap = math.nan
-        if outcome.objective is not None and outcome.bound is not None and math.isfinite(outcome.bound):
-            mip_gap = max(0.0, outcome.objective - outcome.bound) / max(
-                self.gap_floor(data), abs(outcome.objective))
+        mip_gap = self._mip_gap(outcome, data)
         d = aggregated.model
         info = {"mip_gap": mip_gap, "rows": float(d.n_rows), "nonzeros": float(d.nnz),
                 "open_sites": float(final_open.size), "violating": float(violating.sum())}
