@@ -146,3 +146,12 @@ def test_p_median_with_opening_costs_opens_at_most_p(seed, solver):
     assert res.termination == "certified_optimal"
     assert res.objective == pytest.approx(optimum, rel=1e-9)
     assert 1 <= len(res.solution["open"]) <= 4
+
+
+def test_direct_solve_without_the_lp_phase():
+    """``aid=False`` skips the start phase: no cut LP, the greedy start, SCIP separates every
+    cut itself; same optimum."""
+    costs, p, optimum = orlib_pmed("pmed6")
+    res = aidopt.solve_facility_location(costs, p=p, aid=False, log=False)
+    assert res.problem == "facility-benders" and res.solver == "benders"
+    assert res.termination == "certified_optimal" and res.objective == optimum
