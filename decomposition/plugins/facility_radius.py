@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from aidopt.decomposition.partition import Partition
 from aidopt.decomposition.plugins.facility import FacilityBase, _greedy
-from aidopt.decomposition.plugins.facility_cuts import CutLP, lp_by_cuts, radii_by_cuts
+from aidopt.decomposition.plugins.facility_cuts import lp_by_cuts, radii_by_cuts
 from aidopt.decomposition.protocol import Iterate, Lifted, Split
 from aidopt.models import facility_radius as rmodel
 
@@ -161,16 +161,6 @@ class CostLevels:
 
 
 @dataclass
-class RadiusStart:
-    """What the start phase found, kept with the data for the iterations (like the cost
-    levels): the cutting-plane LP (its value bounds the original optimum; its binding cuts seed
-    the branch and cut) and the improved greedy solution's open sites."""
-
-    lp: CutLP | None
-    open: np.ndarray
-
-
-@dataclass
 class AggregatedRadius:
     """One aggregated problem: the radii, the far prices and the model's arrays."""
 
@@ -251,19 +241,16 @@ class FacilityRadiusProblem(FacilityBase):
             if lp.status == "optimal":  # radii that cover the LP optimum (else the greedy's)
                 k = radii_by_cuts(levels, lp.y)
         k = np.minimum(np.maximum(k, floor), levels.n_levels - 1)
-        point = self.greedy_point(data, start)
         # any master LP solved to optimality relaxes the full LP: a bound of the data, kept
         # with the cost levels (lower_bound reports it with each iteration's)
-        data._radius_start = RadiusStart(lp, np.asarray(point.solution["open"]))
-        return levels.partition(k), point
+        data._radius_lp_bound = None if lp is None else lp.value
+        return levels.partition(k), self.greedy_point(data, start)
 
     def lower_bound(self, outcome, partition, data, lifted=None) -> float | None:
         """The larger of the aggregated MIP's dual bound and the cutting-plane LP's optimum
         (the LP relaxation of the original problem, or a relaxation of it)."""
-        start = getattr(data, "_radius_start", None)
-        lp_value = start.lp.value if start is not None and start.lp is not None else None
         bounds = [b for b in (super().lower_bound(outcome, partition, data, lifted),
-                              self._proven(data, lp_value))
+                              self._proven(data, getattr(data, "_radius_lp_bound", None)))
                   if b is not None]
         return max(bounds) if bounds else None
 
