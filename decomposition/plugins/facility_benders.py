@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from aidopt.decomposition.partition import Partition
-from aidopt.decomposition.plugins.facility import FacilityBase, _greedy
+from aidopt.decomposition.plugins.facility import FacilityBase, _greedy, swap_search
 from aidopt.decomposition.plugins.facility_cuts import CutLP, NearestSites, lp_by_cuts, separate
 from aidopt.decomposition.protocol import Iterate, Lifted, Split
 
@@ -51,6 +51,13 @@ logger = logging.getLogger("aidopt.facility")
 #: a cut is added (a candidate rejected) when it is violated by more than this, relative to
 #: ``max(1, |D|)`` (SCIP's own feasibility tolerance is set to the same)
 FEASIBILITY_TOL = 1e-9
+
+#: the start's swap search works on a customers x candidate-sites cost matrix of at most this
+#: many entries (every site when they fit; else the LP's best sites)
+SWAP_ENTRIES = 1 << 22
+
+#: the share of the start phase's time left after the LP that the swap search may use
+SWAP_SHARE = 0.5
 
 
 @dataclass
@@ -317,7 +324,8 @@ class FacilityBendersProblem(FacilityBase):
                             max_rounds=self.lp_rounds, time_limit=solve.remaining())
             logger.info("cutting-plane LP: %s after %d rounds, %d cuts, LP bound %.10g",
                         lp.status, lp.rounds, lp.cuts, lp.value)
-        point = self._start(data, lp)
+        left = solve.remaining()
+        point = self._start(data, lp, None if left is None else SWAP_SHARE * left)
         data._benders_start = BendersStart(lp, np.asarray(point.solution["open"]))
         return self.trivial_partition(data), point
 
@@ -395,9 +403,11 @@ class FacilityBendersProblem(FacilityBase):
         return Split(None, 0)
 
     # ----------------------------------------------------------------- helpers
-    def _start(self, data, lp: CutLP | None) -> Lifted:
+    def _start(self, data, lp: CutLP | None, seconds: float | None = None) -> Lifted:
         """The cheapest of the improved greedy solution (cost matrices) and the improved
-        rounding of the LP's ``y`` (the p largest; UFL: those at 1/2 or more, at least one)."""
+        rounding of the LP's ``y`` (the p largest; UFL: those at 1/2 or more, at least one);
+        for the p-median then improved by swaps (:func:`swap_search`, within ``seconds``)
+        among the candidate sites of :func:`swap_candidates`."""
         candidates = []
         if data.dense:
             served = data.demand > 0
@@ -408,8 +418,36 @@ class FacilityBendersProblem(FacilityBase):
             k = data.p if data.p is not None and data.fixed is None else 1
             candidates.append(np.unique(np.linspace(0, data.n_sites - 1, k).astype(np.int64)))
         points = [self.greedy_point(data, c) for c in candidates]
-        return min(points, key=lambda pt: data.objective(pt.solution["open"],
+        best = min(points, key=lambda pt: data.objective(pt.solution["open"],
                                                          pt.solution["assign"]))
+        if data.p is None or data.fixed is not None or data.p < 2:
+            return best
+        served = np.flatnonzero(data.demand > 0)
+        sites = swap_candidates(data, lp, best.solution["open"])
+        if sites.size <= data.p:
+            return best
+        deadline = None if seconds is None else time.perf_counter() + max(0.0, seconds)
+        cols = swap_search(data.cost_columns(sites)[served], data.demand[served],
+                           np.searchsorted(sites, best.solution["open"]), deadline=deadline)
+        swapped = self.greedy_point(data, sites[cols])
+        return min((best, swapped), key=lambda pt: data.objective(pt.solution["open"],
+                                                                  pt.solution["assign"]))
+
+
+def swap_candidates(data, lp: CutLP | None, open_sites: np.ndarray) -> np.ndarray:
+    """The sites :func:`swap_search` may open: every site when the customers x sites matrix has
+    at most :data:`SWAP_ENTRIES` entries; else the open ones and the LP's best (zero reduced
+    cost and largest fraction first; without an LP, the open ones only), as many as fit."""
+    n_served = int(np.count_nonzero(data.demand > 0))
+    room = max(int(data.p) + 1, SWAP_ENTRIES // max(1, n_served))
+    if data.n_sites <= room:
+        return np.arange(data.n_sites)
+    chosen = np.asarray(open_sites, dtype=np.int64)
+    if lp is not None and lp.reduced is not None and np.isfinite(lp.value):
+        order = np.lexsort((-lp.y, lp.reduced))
+        want = min(room, max(2 * int(np.count_nonzero(lp.y > 1e-9)), 4 * int(data.p)))
+        chosen = np.concatenate([chosen, order[:max(0, want - chosen.size)]])
+    return np.unique(chosen)
 
 
 def _rounded(y: np.ndarray, p: int | None, fixed) -> np.ndarray:

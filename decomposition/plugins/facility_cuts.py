@@ -69,6 +69,7 @@ class CutLP:
     rounds: int
     cuts: int
     binding: tuple = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64))
+    reduced: np.ndarray | None = None
 
 
 class NearestSites:
@@ -301,12 +302,13 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
                 keep[drop] = False
                 pool = [part[keep] for part in pool]
     binding = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64))
+    reduced = np.asarray(h.getSolution().col_dual)[:s].copy() if value > -math.inf else None
     if pool[0].size and value > -math.inf:
         dual = np.asarray(h.getSolution().row_dual)[1:]
         keep = (np.flatnonzero(np.abs(dual) > 1e-12) if dual.size == pool[0].size
                 else np.arange(pool[0].size))
         binding = tuple(part[keep] for part in pool[:3])
-    return CutLP(y, value, status, rounds, cuts, binding)
+    return CutLP(y, value, status, rounds, cuts, binding, reduced)
 
 
 def radii_by_cuts(levels, y: np.ndarray) -> np.ndarray:

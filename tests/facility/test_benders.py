@@ -155,3 +155,63 @@ def test_direct_solve_without_the_lp_phase():
     res = aidopt.solve_facility_location(costs, p=p, aid=False, log=False)
     assert res.problem == "facility-benders" and res.solver == "benders"
     assert res.termination == "certified_optimal" and res.objective == optimum
+
+
+def _cost(C, w, cols):
+    return float(w @ C[:, cols].min(axis=1))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_swap_search_ends_where_no_swap_improves(seed):
+    """At the end no single swap (checked one by one, by definition) lowers the cost, the number
+    of open columns is kept and the cost never rises."""
+    from aidopt.decomposition.plugins.facility import swap_search
+
+    rng = np.random.default_rng(seed)
+    n, m, p = 30, 12, int(rng.integers(2, 6))
+    C = rng.integers(0, 20, size=(n, m)).astype(float) if seed % 2 else rng.random((n, m))
+    w = rng.integers(0, 4, size=n).astype(float)
+    start = rng.choice(m, size=p, replace=False)
+    end = swap_search(C, w, start)
+    assert end.size == p and np.unique(end).size == p
+    assert _cost(C, w, end) <= _cost(C, w, start) + 1e-12
+    best = _cost(C, w, end)
+    for r in range(p):
+        for c in np.setdiff1d(np.arange(m), end):
+            other = np.append(np.delete(end, r), c)
+            assert _cost(C, w, other) >= best - 1e-9 * max(1.0, best)
+
+
+def test_swap_search_makes_the_best_swap_first():
+    """One step (max_swaps=1) makes the swap of least cost among all swaps."""
+    from aidopt.decomposition.plugins.facility import swap_search
+
+    rng = np.random.default_rng(7)
+    C, w = rng.random((40, 15)), rng.random(40)
+    start = np.array([0, 1, 2])
+    one = swap_search(C, w, start, max_swaps=1)
+    costs = [_cost(C, w, np.append(np.delete(start, r), c))
+             for r in range(3) for c in range(3, 15)]
+    assert _cost(C, w, one) == pytest.approx(min(costs), abs=1e-12)
+
+
+def test_swap_candidates_keep_the_open_sites_and_the_lp_support(monkeypatch):
+    """Past the size where every site fits, the candidates are the open sites and the LP's
+    support (zero reduced cost first), no more than fit."""
+    from aidopt.decomposition.plugins import facility_benders as fb
+    from aidopt.decomposition.plugins.facility_cuts import CutLP
+
+    xy = np.random.default_rng(3).random((60, 2))
+    data = as_facility_data(EuclideanCosts(xy), p=3)
+    monkeypatch.setattr(fb, "SWAP_ENTRIES", 60 * 20)
+    y = np.zeros(60)
+    y[[5, 6, 7, 8]] = 0.75
+    reduced = np.linspace(1.0, 2.0, 60)
+    reduced[[5, 6, 7, 8]] = 0.0
+    lp = CutLP(y, 1.0, "optimal", 1, 1, reduced=reduced)
+    sites = fb.swap_candidates(data, lp, np.array([40, 50, 59]))
+    assert {5, 6, 7, 8, 40, 50, 59} <= set(sites.tolist())
+    assert sites.size <= 20
+    assert np.array_equal(fb.swap_candidates(data, None, np.array([1, 2, 3])), [1, 2, 3])
+    monkeypatch.setattr(fb, "SWAP_ENTRIES", 60 * 60)
+    assert np.array_equal(fb.swap_candidates(data, lp, np.array([1, 2, 3])), np.arange(60))
