@@ -44,7 +44,7 @@ from aidopt.numerics.fm import FMResult, ferris_munson
 from aidopt.results import Certificate
 from aidopt.solvers import ProblemClass, SolverError
 
-__all__ = ["SVMProblem", "AggregatedSVM", "SVMState", "certificate", "hinge_certificate", "regularizer_value",
+__all__ = ["SVMProblem", "AggregatedSVM", "SVMState", "certificate", "hinge_certificate", "polished_dual", "regularizer_value",
            "solve_fm", "NORMS"]
 
 SIGN_TOL = 1e-9
@@ -292,6 +292,13 @@ class SVMProblem(AIDProblem):
             vertex = check(*self._lifted_dual(bound, data, solve))
             if vertex.certified or vertex.relative_gap < cert.relative_gap:
                 cert = vertex
+        if not cert.certified and self.norm == "l1":
+            refined = polished_dual(data, best.lifted.solution["w"], cert.dual_values["alpha"],
+                                    C=self.C, weights=self.feature_weights)
+            if refined is not None:
+                again = check(refined, cert.method + "+polished")
+                if again.certified or again.relative_gap < cert.relative_gap:
+                    cert = again
         return cert
 
     def public_solution(self, best: Iterate, certificate: Certificate | None) -> dict:
@@ -463,6 +470,44 @@ def certificate(
         tol=tol, feasibility_tol=feasibility_tol, method=method, sign_condition=sign_condition,
         balanced=not regularized, floor=gap_floor(data, C, norm),
     )
+
+
+#: :func:`polished_dual` solves its system only when it has at most this many entries
+POLISH_ENTRIES = 4_000_000
+
+
+def polished_dual(data, w, alpha, *, C: float, weights=None, rel: float = 1e-9):
+    r"""The 1-norm SVM's dual vertex recomputed from its optimality conditions (an exact final
+    step for an ill-conditioned basis).
+
+    At an optimal vertex every column ``j`` with :math:`w_j \ne 0` has
+    :math:`g_j = \sum_i \alpha_i y_i x_{ij} = r_j \operatorname{sign}(w_j)` (:math:`r_j`: the
+    feature weight, 1 by default) and :math:`\sum_i \alpha_i y_i = 0`, with the rows strictly
+    inside the box (:math:`0 < \alpha_i < C s_i`) free. A solver's duals meet those equations
+    to the conditioning of its basis, not to its tolerance (the checkerboard's rank-28 kernel:
+    :math:`\|g\|_\infty - 1 = 2.4 \cdot 10^{-6}`, which the certificate's scaling charges to the
+    bound). The free rows' least-squares correction to the residuals of those equations, clipped
+    to the box, is returned; :func:`certificate` then checks it like any dual point (so it is
+    only as good as the bound it gives, never wrong). None when there is nothing to solve or the
+    system has more than :data:`POLISH_ENTRIES` entries.
+    """
+    w = np.asarray(w, dtype=float)
+    alpha = np.asarray(alpha, dtype=float)
+    cap = C * data.s
+    J = np.flatnonzero(np.abs(w) > rel * max(float(np.abs(w).max(initial=0.0)), np.finfo(float).tiny))
+    B = np.flatnonzero((alpha > rel * cap) & (alpha < (1.0 - rel) * cap))
+    if J.size == 0 or B.size == 0 or (J.size + 1) * B.size > POLISH_ENTRIES:
+        return None
+    XJ = data.X[:, J]
+    XJ = XJ.toarray() if hasattr(XJ, "toarray") else np.asarray(XJ)
+    r = np.ones(J.size) if weights is None else np.asarray(weights, dtype=float)[J]
+    ay = alpha * data.y
+    residual = np.concatenate([r * np.sign(w[J]) - XJ.T @ ay, [-float(ay.sum())]])
+    system = np.vstack([(XJ[B] * data.y[B, None]).T, data.y[B][None, :]])
+    step = np.linalg.lstsq(system, residual, rcond=None)[0]
+    out = alpha.copy()
+    out[B] = np.clip(alpha[B] + step, 0.0, cap[B])
+    return out
 
 
 def gap_floor(data, C: float, norm: str = "l2") -> float:
