@@ -44,8 +44,8 @@ from aidopt.numerics.fm import FMResult, ferris_munson
 from aidopt.results import Certificate
 from aidopt.solvers import ProblemClass, SolverError
 
-__all__ = ["SVMProblem", "AggregatedSVM", "SVMState", "certificate", "hinge_certificate", "polished_dual", "regularizer_value",
-           "solve_fm", "NORMS"]
+__all__ = ["SVMProblem", "AggregatedSVM", "SVMState", "certificate", "hinge_certificate",
+           "polished_dual", "regularizer_value", "solve_fm", "NORMS"]
 
 SIGN_TOL = 1e-9
 #: relative gap of the interior-point solve on the random sample that gives the initial plane

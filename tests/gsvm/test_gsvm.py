@@ -175,8 +175,9 @@ def test_fig_1_2_lp_u_is_certified_at_the_default_tolerance():
 def test_polished_dual_restores_the_vertex_equations():
     """Perturbed vertex duals of a 1-norm SVM come back to g_j = sign(w_j) on the support and
     sum alpha y = 0; the bound they give never exceeds the LP optimum."""
-    from aidopt.data.validate import as_classification_data
     from aidopt.decomposition.plugins.svm import certificate, polished_dual
+
+    from aidopt.data.validate import as_classification_data
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(80, 6))
