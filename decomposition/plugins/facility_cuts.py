@@ -41,6 +41,10 @@ VIOLATION_TOL = 1e-9
 PURGE_AFTER = 2
 PURGE_ROUNDS = 50
 
+#: a round adds at most this many nonzeros (the cuts of largest weighted violation first), so
+#: the master LP's memory stays bounded when each cut holds thousands of sites (small p)
+ROUND_NONZEROS = 1 << 22
+
 
 @dataclass
 class CutLP:
@@ -124,6 +128,10 @@ class NearestSites:
             self.order, self.sorted_costs = self.data.costs.nearest(self.customers, new)
 
 
+#: entries of a customers x sorted-sites block that :func:`critical_positions` and :func:`separate` handle at a time
+BLOCK_ENTRIES = 1 << 22
+
+
 def critical_positions(levels, y: np.ndarray) -> np.ndarray:
     """Per customer, the first sorted position where the fractions ``y`` of its sites reach 1
     (the last position when they never do). Reads only as many sorted positions as needed: a
@@ -135,21 +143,21 @@ def critical_positions(levels, y: np.ndarray) -> np.ndarray:
     carried = np.zeros(n)
     while rows.size:
         levels.ensure(width)
-        block = y[levels.order[rows, done:width]]
-        cum = carried[rows, None] + np.cumsum(block, axis=1)
-        reached = cum[:, -1] >= 1.0 - 1e-12
-        first = np.argmax(cum >= 1.0 - 1e-12, axis=1)
-        q[rows[reached]] = done + first[reached]
+        reached = np.zeros(rows.size, dtype=bool)
+        step = max(1, BLOCK_ENTRIES // (width - done))
+        for start in range(0, rows.size, step):  # row blocks bound the temporaries
+            part = rows[start:start + step]
+            cum = carried[part, None] + np.cumsum(y[levels.order[part, done:width]], axis=1)
+            hit = cum[:, -1] >= 1.0 - 1e-12
+            first = np.argmax(cum >= 1.0 - 1e-12, axis=1)
+            q[part[hit]] = done + first[hit]
+            carried[part] = cum[:, -1]
+            reached[start:start + step] = hit
         if width == s:
             break
-        carried[rows] = cum[:, -1]
         rows = rows[~reached]
         done, width = width, min(s, 4 * width)
     return q
-
-
-#: entries of a customers x sorted-sites block that :func:`separate` handles at a time
-BLOCK_ENTRIES = 1 << 22
 
 
 def separate(levels, y: np.ndarray):
@@ -251,15 +259,22 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
         tiny = np.finfo(float).tiny
         point = 0.5 * (y + center) if rounds > 1 else y
         D, width, _ = separate(levels, point)
-        at_lp = cut_values(levels, D, width, y)
-        violated = np.flatnonzero(at_lp - theta > VIOLATION_TOL * np.maximum(np.abs(D), tiny))
+        excess = cut_values(levels, D, width, y) - theta
+        violated = np.flatnonzero(excess > VIOLATION_TOL * np.maximum(np.abs(D), tiny))
         center = point
         if violated.size == 0 and rounds > 1:
             D, width, phi = separate(levels, y)
-            violated = np.flatnonzero(phi - theta > VIOLATION_TOL * np.maximum(np.abs(D), tiny))
+            excess = phi - theta
+            violated = np.flatnonzero(excess > VIOLATION_TOL * np.maximum(np.abs(D), tiny))
             if violated.size == 0:
                 status = "optimal"
                 break
+        if int(width[violated].sum()) > ROUND_NONZEROS:  # the most violated cuts first
+            gap = excess[violated] * np.asarray(w, dtype=float)[violated]
+            by_gap = violated[np.argsort(-gap, kind="stable")]
+            room = np.cumsum(width[by_gap] + 1) <= ROUND_NONZEROS
+            room[0] = True
+            violated = np.sort(by_gap[room])
         starts, index, value_of = [0], [], []
         for i in violated:  # theta_i + sum_{c_ij < D} (D - c_ij) y_j >= D
             q = int(width[i])

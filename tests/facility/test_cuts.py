@@ -95,3 +95,39 @@ def test_run_reports_the_lp_bound():
     lp = lp_by_cuts(levels, data.demand[levels.customers], None, p)
     assert r.certified and r.objective == opt
     assert r.history[0].lower_bound >= np.ceil(lp.value - 1e-6)
+
+
+def test_a_nonzero_budget_per_round_reaches_the_same_lp(monkeypatch):
+    """With each round capped at a few cuts' nonzeros (the most violated first) the rounds end
+    at the same LP optimum, and the reduced costs are those of a solved LP (>= 0 at y = 0)."""
+    from aidopt.decomposition.plugins import facility_cuts
+
+    costs, p, _ = orlib_pmed("pmed6")
+    data = as_facility_data(costs, p=p)
+    levels = CostLevels.of(data)
+    w = data.demand[levels.customers]
+    from aidopt.solvers import highs as highs_module
+
+    added, real = [], highs_module.new_highs
+
+    class Spy:  # records the nonzeros of every addRows call
+        def __init__(self, h):
+            self._h = h
+
+        def __getattr__(self, name):
+            return getattr(self._h, name)
+
+        def addRows(self, count, lower, upper, nnz, *rest):
+            added.append(nnz)
+            return self._h.addRows(count, lower, upper, nnz, *rest)
+
+    monkeypatch.setattr(highs_module, "new_highs", lambda **kw: Spy(real(**kw)))
+    full = lp_by_cuts(levels, w, None, p)
+    assert max(added) > 2_000  # uncapped, a round adds more
+    added.clear()
+    monkeypatch.setattr(facility_cuts, "ROUND_NONZEROS", 2_000)
+    capped = lp_by_cuts(levels, w, None, p)
+    assert capped.status == "optimal" and max(added) <= 2_000
+    assert capped.value == pytest.approx(full.value, rel=1e-9)
+    at_zero = capped.y < 1e-9
+    assert np.all(capped.reduced[at_zero] >= -1e-7)
