@@ -55,6 +55,12 @@ AGGOUT = Family(
           "1/2 ||w||^2 (the seeds' objectives: an MIQP for SCIP / Gurobi, or a QP) or ||w||_1 "
           "(an MILP / an LP, HiGHS).",
           kind="{\"l2\", \"l1\"}", choices=("l2", "l1")),
+    Param("offset", None,
+          "``\"slaag\"``: how each point's offset b is chosen: ``\"counts\"`` (default) "
+          "re-chooses it, with w fixed, to minimise the aggregate count error "
+          "sum_c |predicted count - y_c| (nearest the solver's b among the minimisers); "
+          "``\"solver\"`` keeps the solved program's b (the seed's literal algorithm).",
+          kind="{\"counts\", \"solver\"}", choices=("counts", "solver")),
     Param("big_M", None,
           "``\"miqp\"``: use this big-M instead of the data-derived one (then no bound is "
           "claimed).",
@@ -211,6 +217,8 @@ def solve_aggregate_outputs(X, collections, counts, *, p, **options) -> AIDResul
     p.C, p.D, p.E = _cost("C", p.C), _cost("D", p.D), _cost("E", p.E)
     if p.norm not in ("l2", "l1"):
         raise ValueError(f"norm must be 'l2' or 'l1', got {p.norm!r}")
+    if p.method == "miqp" and p.offset is not None:
+        raise ValueError("offset is a parameter of method='slaag' (the MIQP's b is its own)")
     if p.method == "slaag" and p.big_M is not None:
         raise ValueError("big_M is a parameter of method='miqp' (SLAAG has no binaries)")
     if p.method == "slaag" and (p.E == 0 or (p.C == 0 and p.D == 0)):
@@ -223,7 +231,7 @@ def solve_aggregate_outputs(X, collections, counts, *, p, **options) -> AIDResul
                                        solver="clarabel" if p.norm == "l2" else "highs")
         C0, D0 = class_costs(data)
         step = SLAAGStep(data, C=C0 if p.C is None else p.C, D=D0 if p.D is None else p.D, E=p.E,
-                         norm=p.norm)
+                         norm=p.norm, offset="counts" if p.offset is None else p.offset)
         config.aid = False
         result = successive_linearization(step, config, dimensions=dimensions,
                                           mode="SLAAG: problem (3), then step-2 programs")

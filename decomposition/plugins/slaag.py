@@ -36,10 +36,55 @@ from aidopt.models import slaag
 
 from aidopt.solvers import ProblemClass, SolverError, TimeLimitReached
 
-__all__ = ["SLAAGStep", "SLAAGPoint", "class_costs"]
+__all__ = ["OFFSETS", "SLAAGStep", "SLAAGPoint", "class_costs", "count_offset"]
 
 RETRY = ("unbounded", "infeasible_or_unbounded", "error")
 """Statuses of a step after which the QP is solved once more, cold, by Clarabel."""
+
+
+#: how SLAAG's points get their offset b (:class:`SLAAGStep`)
+OFFSETS = ("counts", "solver")
+
+
+def count_offset(data, u: np.ndarray, b0: float) -> float:
+    r"""The offset b that minimises the aggregate count error
+    :math:`\sum_c |\hat y_c - y_c|` of the classifier :math:`u_i - b \ge 0` (``u = X w``, w
+    fixed), the one nearest ``b0`` among the minimisers (``b0`` itself when it is one).
+
+    One sweep over the rows in decreasing ``u``: lowering b past a value of u makes its rows
+    class 1, and each changes its collection's error by +1 (count already reached) or -1, so
+    every threshold's error comes from one sort (O(n log n)). The error is constant on each
+    interval :math:`(u_{(k+1)}, u_{(k)}]` between consecutive distinct values (and on
+    :math:`(\max u, \infty)`, where no row is class 1).
+    """
+    u = np.asarray(u, dtype=float)
+    order = np.argsort(-u, kind="stable")
+    values, starts = np.unique(-u[order], return_index=True)
+    values = -values  # distinct u, decreasing
+    ends = np.r_[starts[1:], u.size]
+    count = np.zeros(data.n_collections)
+    error = float(np.sum(data.counts))
+    errors = [error]  # errors[0]: no row in class 1
+    for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+        for c in data.collection[order[start:end]].tolist():
+            error += 1.0 if count[c] >= data.counts[c] else -1.0
+            count[c] += 1.0
+        errors.append(error)
+    errors = np.asarray(errors)
+    upper = np.r_[np.inf, values]  # interval k is (lower[k], upper[k]]
+    lower = np.r_[values, -np.inf]
+    best_b, best_distance = None, np.inf
+    for k in np.flatnonzero(errors == errors.min()).tolist():
+        lo, hi = lower[k], upper[k]
+        if lo < b0 <= hi:
+            return float(b0)
+        if b0 > hi:
+            b = hi
+        else:  # b0 <= lo: the interval's inner point nearest b0
+            b = 0.5 * (lo + hi) if np.isfinite(hi) else lo + 1.0
+        if abs(b - b0) < best_distance:
+            best_b, best_distance = float(b), abs(b - b0)
+    return best_b
 
 
 def class_costs(data) -> tuple[float, float]:
@@ -75,19 +120,30 @@ class SLAAGStep(SLAStep):
         Cost of the linearized step 2.
     norm : {"l2", "l1"}
         The seed's literal QP, or the 1-norm linear program.
+    offset : {"counts", "solver"}
+        ``"counts"``: every point's offset b is re-chosen, with its w, to minimise the aggregate
+        count error (:func:`count_offset`); ``"solver"``: the solved program's b (the seed's
+        literal algorithm).
     """
 
     name = "slaag"
     support_label = "class 1"
 
-    def __init__(self, data, *, C: float, D: float, E: float, norm: str = "l2"):
+    def __init__(self, data, *, C: float, D: float, E: float, norm: str = "l2",
+                 offset: str = "counts"):
+        if offset not in OFFSETS:
+            raise ValueError(f"offset must be one of {OFFSETS}, got {offset!r}")
         self.data, self.C, self.D, self.E, self.norm = data, float(C), float(D), float(E), norm
+        self.offset = offset
         self.problem_class = ProblemClass.QP if norm == "l2" else ProblemClass.LP
         self.handle = self.model = None
         self.steps = self.retries = 0
 
     def point(self, w, b) -> SLAAGPoint:
-        f = self.data.X @ w - b
+        u = self.data.X @ w
+        if self.offset == "counts":
+            b = count_offset(self.data, u, b)
+        f = u - b
         return SLAAGPoint(w, float(b), f, np.maximum(1.0 - f, 0.0), np.maximum(1.0 + f, 0.0),
                           self.data.count_accuracy(f >= 0.0))
 

@@ -45,9 +45,10 @@ CASES = [(11, 80, "l2", 0.2), (3, 80, "l2", 1.0), (4, 120, "l2", 1.0),
 @pytest.mark.parametrize(("seed", "n", "norm", "E"), CASES,
                          ids=[f"seed{s}-n{n}-{nm}-E{e}" for s, n, nm, e in CASES])
 def test_slaag_sequence(seed, n, norm, E):
+    """The seed's literal algorithm (``offset="solver"``): the SLA invariants and step 3."""
     X, _, collections, counts = toy(seed, n=n, randomness=30 if n == 80 else 40)
     res = aidopt.solve_aggregate_outputs(X, collections, counts, method="slaag", norm=norm, E=E,
-                                         log=False, max_iter=500)
+                                         log=False, max_iter=500, offset="solver")
     assert res.termination in ("no_improvement", "stationary"), (res.termination, res.message)
     sol = res.solution
     w, b = np.asarray(sol["w"], dtype=float), float(sol["b"])
@@ -95,7 +96,7 @@ def test_slaag_cases_are_not_trivial():
     for seed, n, norm, E in CASES:
         X, y, collections, counts = toy(seed, n=n, randomness=30 if n == 80 else 40)
         res = aidopt.solve_aggregate_outputs(X, collections, counts, norm=norm, E=E, log=False,
-                                             max_iter=500)
+                                             max_iter=500, offset="solver")
         steps.append(len(res.history))
         assert float(((res.solution["decision"] >= 0) == y).mean()) > 0.75
     assert max(steps) >= 3, steps
@@ -317,3 +318,49 @@ def test_breast_cancer_wisconsin():
     assert X.min() >= 1 and X.max() <= 10
     X, y = breast_cancer_wisconsin(missing="drop")
     assert X.shape == (683, 9)
+
+
+# --------------------------------------------------------------------------- the offset by counts
+def _count_error(data, u, b):
+    predicted = (u - b >= 0).astype(float)
+    counted = np.bincount(data.collection, weights=predicted, minlength=data.n_collections)
+    return float(np.abs(counted - data.counts).sum())
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_count_offset_minimises_the_count_error(seed):
+    """Against every threshold (each distinct u, and above the largest): the chosen b has the
+    least count error, and is the solver's b when that one already has it."""
+    from aidopt.decomposition.plugins.slaag import count_offset
+
+    rng = np.random.default_rng(seed)
+    X, _, collections, counts = toy(seed, n=40, randomness=10)
+    data = as_aggregate_data(X, collections, counts)
+    u = np.round(rng.normal(size=data.n), 1)  # ties in u
+    b0 = float(rng.normal())
+    b = count_offset(data, u, b0)
+    thresholds = np.r_[np.unique(u), u.max() + 1.0]
+    least = min(_count_error(data, u, t) for t in thresholds)
+    assert _count_error(data, u, b) == least
+    if _count_error(data, u, b0) == least:
+        assert b == b0
+    # nearest: no minimiser strictly closer to b0 among the thresholds and midpoints
+    grid = np.unique(np.r_[thresholds, 0.5 * (thresholds[1:] + thresholds[:-1])])
+    closer = [t for t in grid if abs(t - b0) < abs(b - b0) - 1e-12]
+    assert all(_count_error(data, u, t) > least for t in closer)
+
+
+def test_offset_by_counts_is_the_default_and_validated():
+    X, _, collections, counts = toy(3, n=80, randomness=30)
+    data = as_aggregate_data(X, collections, counts)
+    from aidopt.decomposition.plugins.slaag import count_offset
+
+    res = aidopt.solve_aggregate_outputs(X, collections, counts, log=False)
+
+    w, b = np.asarray(res.solution["w"]), float(res.solution["b"])
+    assert count_offset(data, X @ w, b) == b  # the answer's b already minimises the count error
+    with pytest.raises(ValueError, match="offset"):
+        aidopt.solve_aggregate_outputs(X, collections, counts, log=False, offset="mean")
+    with pytest.raises(ValueError, match="offset"):
+        aidopt.solve_aggregate_outputs(X, collections, counts, log=False, method="miqp",
+                                       offset="counts")
