@@ -26,7 +26,7 @@ def _grid():
     return X, y
 
 
-def bench_gsvm(n: int = 1000, seed: int = 0, *, tol: float = 1e-5, output=None, plot=None):
+def bench_gsvm(n: int = 1000, seed: int = 0, *, tol: float = 1e-6, output=None, plot=None):
     """Run the three formulations and SVC; print (and append to ``output``) a markdown table;
     ``plot``: a PNG with the four decision surfaces."""
     from aidopt.api.gsvm import solve_gsvm

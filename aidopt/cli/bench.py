@@ -128,7 +128,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "Table 1")
     p.add_argument("--C", type=float, default=0.1, help="svm: misclassification cost (default 0.1)")
     p.add_argument("--norm", default="l2", choices=["l2", "l1", "linf", "none"], help="svm norm")
-    p.add_argument("--tol", type=float, default=1e-6, help="svm: AID's relative gap (default 1e-6)")
+    p.add_argument("--tol", type=float, default=1e-6, help="svm, gsvm: the relative gap tolerance (default 1e-6)")
     p.add_argument("--kernel", default=None, choices=["rbf", "poly"],
                    help="svm: kernel AID against LIBSVM with the same kernel")
     p.add_argument("--bias", default="free", choices=["free", "regularized"],

@@ -61,5 +61,5 @@ def run_bench(args) -> int:
         bench_gsvm_lp(sizes, args.seed, time_limit=limit, output=args.output)
         return 0
     n = int(args.sizes[0]) if args.sizes_given else 1000
-    bench_gsvm(n, args.seed, output=args.output, plot=args.plot)
+    bench_gsvm(n, args.seed, tol=args.tol, output=args.output, plot=args.plot)
     return 0
