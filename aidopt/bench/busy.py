@@ -7,7 +7,8 @@ machine, then while a background mix runs, and reports the slowdown busy / alone
 
 The panel (:data:`PANEL`): the 2-norm SVM by AID (``fm``) at 3e4 x 30 and, with LIBSVM on the same
 data, at 1e4 x 30; LAD by AID (``fn``) at 2e5 x 50, set B, with R quantreg's ``rq.fit(method="fn")``
-when ``Rscript`` and the package are installed; kernel AID (rbf) at 2e4 x 20 with LIBSVM's rbf SVC.
+when ``Rscript`` and the package are installed; kernel AID (rbf) at 2e4 x 20 with LIBSVM's rbf SVC;
+the p-median by branch-and-Benders-cut (SCIP) on TSPLIB fl1400 (p = 100) and u1432 (p = 50).
 
 The background mix (:func:`start_mix`): ``load`` workers at ``nice 19``, each in a session of its
 own, as jobs started from other terminals are. On Linux with automatic scheduling groups
@@ -30,7 +31,7 @@ import subprocess
 import sys
 import time
 
-from aidopt.bench.lad import _run, environment
+from aidopt.bench.lad import _run, environment, run_json
 
 __all__ = ["PANEL", "bench_busy", "start_mix", "stop_mix"]
 
@@ -47,6 +48,10 @@ PANEL = [
      KERNEL_ARGS),
     ("kernel SVM rbf 2e4 x 20, LIBSVM", "aidopt.bench.svm", "libsvm", 20_000, 20, "gauss",
      KERNEL_ARGS),
+    ("p-median fl1400 p=100 (floor), benders", "aidopt.bench.facility", "benders", 1400, 1400,
+     "fl1400-p100-floor", ()),
+    ("p-median u1432 p=50 (floor), benders", "aidopt.bench.facility", "benders", 1432, 1432,
+     "u1432-p50-floor", ()),
 ]
 
 SHORT_JOB = """
@@ -103,6 +108,9 @@ def _time(entry, seed: int, time_limit: float) -> dict:
     label, module, method, n, m, instance, extra = entry
     if method == "quantreg" and shutil.which("Rscript") is None:
         return {"skipped": "Rscript not installed (apt-get install r-cran-quantreg)"}
+    if module == "aidopt.bench.facility":  # its worker: METHOD NAME TIME_LIMIT TOL SEED
+        return run_json([sys.executable, "-m", module, method, instance, str(time_limit), "1e-06",
+                         str(seed)], time_limit)
     return _run(method, n, m, instance, seed, time_limit, module, extra)
 
 

@@ -195,8 +195,12 @@ def worker(method: str, n: int, m: int, instance_set: str, seed: int, time_limit
 
 def _run(method, n, m, instance_set, seed, time_limit, module="aidopt.bench.lad", extra=()) -> dict:
     """Run ``python -m module method n m set seed time_limit *extra`` and read its JSON line."""
-    cmd = [sys.executable, "-m", module, method, str(n), str(m), instance_set, str(seed),
-           str(time_limit), *map(str, extra)]
+    return run_json([sys.executable, "-m", module, method, str(n), str(m), instance_set, str(seed),
+                     str(time_limit), *map(str, extra)], time_limit)
+
+
+def run_json(cmd: list[str], time_limit: float) -> dict:
+    """Run a benchmark worker's command in a fresh process and read its last (JSON) line."""
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=time_limit + 600)
     except subprocess.TimeoutExpired:

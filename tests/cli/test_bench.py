@@ -105,3 +105,15 @@ def test_busy_bench_times_alone_then_busy(monkeypatch, tmp_path):
     assert row["alone"][0]["certified"] and row["busy"][0]["certified"]
     text = out.read_text()
     assert "| tiny SVM, AID |" in text and "slowdown" in text and "1 workers" in text
+
+
+def test_busy_bench_runs_a_facility_worker(monkeypatch, tmp_path):
+    """The facility entries call the facility worker with its own argument order."""
+    from aidopt.bench import busy
+
+    monkeypatch.setattr(busy, "PANEL", [("pmed1, benders", "aidopt.bench.facility", "benders",
+                                         100, 100, "pmed1", ())])
+    rows = busy.bench_busy(load=1, warmup=0.5, output=str(tmp_path / "busy.md"))
+    (row,) = rows
+    assert row["alone"][0]["termination"] == "certified_optimal"
+    assert row["busy"][0]["objective"] == row["alone"][0]["objective"] == 5819
