@@ -49,6 +49,9 @@ from aidopt.solvers import ProblemClass, SolverError
 __all__ = ["FacilityBase", "FacilityProblem", "AggregatedFacility", "FacilityState", "cluster_minima"]
 
 REL_TOL = 1e-9
+
+#: entries of a customers x candidates block that :func:`swap_search` handles at a time
+SWAP_BLOCK = 1 << 22
 PROFILE_DIM = 32
 
 
@@ -679,15 +682,21 @@ def swap_search(C: np.ndarray, w: np.ndarray, open_cols, *, max_swaps: int = 10_
         d1 = np.where(swap, first[:, 1], first[:, 0])
         d2 = np.where(swap, first[:, 0], first[:, 1])
         cost = float(w @ d1)
-        gain = w @ np.maximum(d1[:, None] - C, 0.0)
-        A = np.minimum(d2[:, None], C)
-        A -= np.minimum(d1[:, None], C)
-        A *= w[:, None]
         owner = sp.csr_matrix((np.ones(n), (r1, np.arange(n))), shape=(S.size, n))
-        delta = np.asarray((owner @ A).T) - gain[:, None]  # (m, |S|): open c, close S[r]
-        delta[S] = np.inf
-        c, r = np.unravel_index(int(np.argmin(delta)), delta.shape)
-        if not delta[c, r] < -REL_TOL * max(abs(cost), 1.0):
+        best, c, r = np.inf, -1, -1
+        step = max(1, SWAP_BLOCK // max(n, 1))
+        for start in range(0, m, step):  # column blocks bound the temporaries
+            block = C[:, start:start + step]
+            gain = w @ np.maximum(d1[:, None] - block, 0.0)
+            A = np.minimum(d2[:, None], block)
+            A -= np.minimum(d1[:, None], block)
+            A *= w[:, None]
+            delta = np.asarray((owner @ A).T) - gain[:, None]  # open start + k, close S[r]
+            delta[S[(S >= start) & (S < start + step)] - start] = np.inf
+            k, rr = np.unravel_index(int(np.argmin(delta)), delta.shape)
+            if delta[k, rr] < best:
+                best, c, r = float(delta[k, rr]), start + int(k), int(rr)
+        if not best < -REL_TOL * max(abs(cost), 1.0):
             break
         S = np.sort(np.append(np.delete(S, r), c))
     return S

@@ -54,7 +54,7 @@ FEASIBILITY_TOL = 1e-9
 
 #: the start's swap search works on a customers x candidate-sites cost matrix of at most this
 #: many entries (every site when they fit; else the LP's best sites)
-SWAP_ENTRIES = 1 << 22
+SWAP_ENTRIES = 1 << 24
 
 #: the share of the start phase's time left after the LP that the swap search may use
 SWAP_SHARE = 0.5

@@ -215,3 +215,16 @@ def test_swap_candidates_keep_the_open_sites_and_the_lp_support(monkeypatch):
     assert np.array_equal(fb.swap_candidates(data, None, np.array([1, 2, 3])), [1, 2, 3])
     monkeypatch.setattr(fb, "SWAP_ENTRIES", 60 * 60)
     assert np.array_equal(fb.swap_candidates(data, lp, np.array([1, 2, 3])), np.arange(60))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_swap_search_in_column_blocks_makes_the_same_swaps(seed, monkeypatch):
+    """Blocks of a few columns (the memory bound) give the same end as one block."""
+    from aidopt.decomposition.plugins import facility
+
+    rng = np.random.default_rng(seed)
+    C, w = rng.random((50, 23)), rng.random(50)
+    start = rng.choice(23, size=4, replace=False)
+    whole = facility.swap_search(C, w, start)
+    monkeypatch.setattr(facility, "SWAP_BLOCK", 50 * 3)
+    assert np.array_equal(facility.swap_search(C, w, start), whole)
