@@ -62,15 +62,15 @@ def count_offset(data, u: np.ndarray, b0: float) -> float:
     values, starts = np.unique(-u[order], return_index=True)
     values = -values  # distinct u, decreasing
     ends = np.r_[starts[1:], u.size]
-    count = np.zeros(data.n_collections)
-    error = float(np.sum(data.counts))
-    errors = [error]  # errors[0]: no row in class 1
-    for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
-        for c in data.collection[order[start:end]].tolist():
-            error += 1.0 if count[c] >= data.counts[c] else -1.0
-            count[c] += 1.0
-        errors.append(error)
-    errors = np.asarray(errors)
+    # the k-th row of a collection to turn class 1 (k = 0, 1, ...) adds 1 to the error once k
+    # reaches the collection's count, else removes 1
+    coll = data.collection[order]
+    by_collection = np.argsort(coll, kind="stable")
+    first = np.searchsorted(coll[by_collection], coll[by_collection])
+    k = np.empty(u.size, dtype=np.int64)
+    k[by_collection] = np.arange(u.size) - first
+    step = np.where(k >= data.counts[coll], 1.0, -1.0)
+    errors = float(np.sum(data.counts)) + np.r_[0.0, np.cumsum(step)[ends - 1]]  # [0]: none
     upper = np.r_[np.inf, values]  # interval k is (lower[k], upper[k]]
     lower = np.r_[values, -np.inf]
     best_b, best_distance = None, np.inf
