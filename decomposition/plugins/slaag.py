@@ -16,6 +16,10 @@ The concave problem behind it is
    one counts better), and at ``max_iter`` or the time limit (then the point of smallest concave
    objective is returned).
 
+With ``offset="counts"`` (the default; not in the seed) every point's b is then re-chosen, w
+fixed, to minimise the aggregate count error (:func:`count_offset`); ``offset="solver"`` keeps
+the solved program's b, the seed's literal algorithm.
+
 A point is a hyperplane (w, b); its slacks are the smallest feasible ones,
 :math:`\xi_j = (1 - f_j)_+`, :math:`z_j = (1 + f_j)_+` (:math:`f_j = w x_j - b`): a slack whose cost
 is 0 in a step is otherwise arbitrary in the solver's answer, and :math:`\min(\xi_j, z_j)` is
@@ -51,9 +55,10 @@ def count_offset(data, u: np.ndarray, b0: float) -> float:
     :math:`\sum_c |\hat y_c - y_c|` of the classifier :math:`u_i - b \ge 0` (``u = X w``, w
     fixed), the one nearest ``b0`` among the minimisers (``b0`` itself when it is one).
 
-    One sweep over the rows in decreasing ``u``: lowering b past a value of u makes its rows
-    class 1, and each changes its collection's error by +1 (count already reached) or -1, so
-    every threshold's error comes from one sort (O(n log n)). The error is constant on each
+    Lowering b past a value of u makes its rows class 1, and the k-th row of a collection to
+    turn (k = 0, 1, ...) changes that collection's error by +1 once k reaches its count, else by
+    -1; so one sort by u, each row's rank within its collection and a cumulative sum give every
+    threshold's error (O(n log n), no loop over rows). The error is constant on each
     interval :math:`(u_{(k+1)}, u_{(k)}]` between consecutive distinct values (and on
     :math:`(\max u, \infty)`, where no row is class 1).
     """
