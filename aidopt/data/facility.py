@@ -89,6 +89,17 @@ class FacilityData:
             self._row_extremes = cached
         return cached
 
+    def with_sites(self, sites) -> FacilityData:
+        """The same customers with only ``sites`` (indices into this data's sites) as
+        candidate sites."""
+        sites = np.asarray(sites, dtype=np.int64)
+        costs = self.costs[:, sites] if self.dense else self.costs.with_sites(sites)
+        return FacilityData(costs, self.demand,
+                            None if self.fixed is None else self.fixed[sites], self.p,
+                            None if self.capacity is None else self.capacity[sites],
+                            self.customer_xy,
+                            None if self.site_xy is None else self.site_xy[sites], self.name)
+
     @property
     def n_customers(self) -> int:
         return int(self.costs.shape[0])
@@ -312,6 +323,11 @@ class EuclideanCosts:
     def pairs(self, customers, sites) -> np.ndarray:
         return self._between(self.customer_xy[np.asarray(customers, dtype=np.int64)],
                              self.site_xy[np.asarray(sites, dtype=np.int64)])
+
+    def with_sites(self, sites) -> EuclideanCosts:
+        """The same customers with only ``sites`` (indices) as sites."""
+        return EuclideanCosts(self.customer_xy, self.site_xy[np.asarray(sites, dtype=np.int64)],
+                              round_to=self.round_to, rounding=self.rounding, block=self.block)
 
     def row_extremes(self) -> tuple[np.ndarray, np.ndarray]:
         """Each customer's cheapest and dearest cost, block by block."""

@@ -39,7 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 from aidopt.decomposition.partition import Partition
 from aidopt.decomposition.plugins.facility import FacilityBase, _greedy, swap_search
-from aidopt.decomposition.plugins.facility_cuts import CutLP, NearestSites, lp_by_cuts, separate
+from aidopt.decomposition.plugins.facility_cuts import (BLOCK_ENTRIES, CutLP, NearestSites,
+                                                       lp_by_cuts, separate)
 from aidopt.decomposition.protocol import Iterate, Lifted, Split
 
 from aidopt.solvers import SolveOutcome, SolverError, SolveStatus
@@ -267,11 +268,12 @@ class BendersStart:
 
 @dataclass
 class AggregatedBenders:
-    """The problem the branch and cut solves: the original one (the partition is trivial) and
-    a feasible start."""
+    """The problem the branch and cut solves: the original one (the partition is trivial), a
+    feasible start and its objective."""
 
     data: object
     start: np.ndarray
+    upper: float = math.inf
 
 
 class FacilityBendersProblem(FacilityBase):
@@ -338,7 +340,9 @@ class FacilityBendersProblem(FacilityBase):
         else:
             kept = getattr(data, "_benders_start", None)
             start = kept.open if kept is not None else self._start(data, None).solution["open"]
-        return AggregatedBenders(data, start)
+        point = self.greedy_point(data, np.asarray(start))
+        return AggregatedBenders(data, np.asarray(point.solution["open"]),
+                                 data.objective(point.solution["open"], point.solution["assign"]))
 
     def build(self, aggregated: AggregatedBenders, form=None):
         """The radius formulation at every level (the problem the branch and cut solves, with
@@ -364,11 +368,26 @@ class FacilityBendersProblem(FacilityBase):
         data = aggregated.data
         levels = NearestSites.of(data)
         kept = getattr(data, "_benders_start", None)
-        root = kept.lp.binding if kept is not None and kept.lp is not None else None
-        res = solve_benders(levels, data.demand[levels.customers], data.fixed, data.p,
+        lp = kept.lp if kept is not None else None
+        root = lp.binding if lp is not None else None
+        sites = kept_sites(lp, aggregated.upper, data.integral, aggregated.start, data.n_sites)
+        start = aggregated.start
+        if sites.size < data.n_sites:  # the branch and cut sees the kept sites only
+            logger.info("reduced-cost fixing: %d of %d sites can be in a solution below %.10g",
+                        sites.size, data.n_sites, aggregated.upper)
+            if root is not None:
+                root = (root[0], root[1], kept_widths(levels, root, sites))
+            levels = NearestSites(data.with_sites(sites))
+            start = np.searchsorted(sites, start)
+        res = solve_benders(levels, data.demand[levels.customers],
+                            None if data.fixed is None else data.fixed[sites], data.p,
                             cost_scale=float(np.max(data.cost_row_extremes()[1])),
-                            root_cuts=root, start=aggregated.start, time_limit=time_limit,
+                            root_cuts=root, start=start, time_limit=time_limit,
                             mip_gap=self.mip_gap, log=bool(options.get("log", False)))
+        if res.y is not None:
+            res.y = _on_sites(res.y, sites, data.n_sites)
+        # a solution opening a removed site costs at least the start's objective
+        res.bound = min(res.bound, aggregated.upper)
         status = {"optimal": SolveStatus.OPTIMAL, "time_limit": SolveStatus.TIME_LIMIT,
                   "interrupted": SolveStatus.INTERRUPTED}.get(res.status, SolveStatus.ERROR)
         has = res.y is not None
@@ -376,6 +395,7 @@ class FacilityBendersProblem(FacilityBase):
                                0.0, message=res.status,
                                extra={"nodes": res.nodes, "separations": res.calls,
                                       "cuts": res.cuts, "sorted_sites": levels.width,
+                                      "sites_kept": sites.size,
                                       "separation_seconds": res.separation_seconds},
                                bound=res.bound if math.isfinite(res.bound) else None)
         return res.y, outcome
@@ -448,6 +468,44 @@ def swap_candidates(data, lp: CutLP | None, open_sites: np.ndarray) -> np.ndarra
         want = min(room, max(2 * int(np.count_nonzero(lp.y > 1e-9)), 4 * int(data.p)))
         chosen = np.concatenate([chosen, order[:max(0, want - chosen.size)]])
     return np.unique(chosen)
+
+
+def kept_sites(lp: CutLP | None, upper: float, integral: bool, open_sites: np.ndarray,
+               n_sites: int) -> np.ndarray:
+    """The sites a solution cheaper than ``upper`` may open (reduced-cost fixing): a solution
+    opening site ``j`` costs at least the LP's bound plus ``j``'s reduced cost (both from the
+    same duals: a Lagrangian bound), so sites where that exceeds ``upper`` (``upper - 1``
+    when every objective value is an integer) are left out. ``open_sites`` (the start's) are
+    always kept; every site without a finished LP."""
+    if lp is None or lp.reduced is None or not (np.isfinite(lp.value) and np.isfinite(upper)):
+        return np.arange(n_sites)
+    better = upper - 1.0 if integral else upper  # the most a better solution costs
+    keep = lp.value + np.maximum(lp.reduced, 0.0) <= better + 1e-9 * max(1.0, abs(upper))
+    keep[np.asarray(open_sites, dtype=np.int64)] = True
+    return np.flatnonzero(keep)
+
+
+def kept_widths(levels, cuts, sites: np.ndarray) -> np.ndarray:
+    """The widths of ``cuts`` ``(customer, level, width)`` over the kept ``sites`` only: how
+    many of each cut's sites are kept (the cut's sites when the others are left out)."""
+    keep = np.zeros(levels.n_sites, dtype=bool)
+    keep[sites] = True
+    cut_i, width = cuts[0], cuts[2]
+    out = np.zeros(cut_i.size, dtype=np.int64)
+    step = max(1, BLOCK_ENTRIES // (int(width.max(initial=0)) + 1))
+    for start in range(0, cut_i.size, step):
+        part = slice(start, start + step)
+        span = int(width[part].max(initial=0))
+        inside = np.arange(span)[None, :] < width[part, None]
+        out[part] = (keep[levels.order[cut_i[part], :span]] & inside).sum(axis=1)
+    return out
+
+
+def _on_sites(y: np.ndarray, sites: np.ndarray, n_sites: int) -> np.ndarray:
+    """``y`` over the kept ``sites`` as a vector over all sites (0 elsewhere)."""
+    out = np.zeros(n_sites)
+    out[sites] = y
+    return out
 
 
 def _rounded(y: np.ndarray, p: int | None, fixed) -> np.ndarray:

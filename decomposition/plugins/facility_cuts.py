@@ -48,6 +48,13 @@ PURGE_ROUNDS = 50
 #: (4.6 GB against 2.8 GB: SCIP then separated 14,474 more cuts), docs/benchmarks.md
 ROUND_NONZEROS = 1 << 24
 
+#: the first master LP holds FIRST_SITES_PER_P sites per site to open plus FIRST_SITES
+#: (:func:`initial_sites`); each round then adds at most max(SITES_PER_ROUND, 2p) of the sites
+#: of negative reduced cost (column generation: a cut's row holds only the LP's sites)
+FIRST_SITES_PER_P = 4
+FIRST_SITES = 32
+SITES_PER_ROUND = 64
+
 
 @dataclass
 class CutLP:
@@ -77,6 +84,7 @@ class CutLP:
     cuts: int
     binding: tuple = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64))
     reduced: np.ndarray | None = None
+    columns: int = 0
 
 
 class NearestSites:
@@ -89,10 +97,12 @@ class NearestSites:
     ----------
     customers : ndarray of int64 (n,)
         The customers in the model (positive demand), indices into the data.
-    order : ndarray of int32 (n, width)
-        ``order[i, q]``: the site at sorted position ``q`` of customer ``i``.
-    sorted_costs : ndarray (n, width)
-        Their costs, non-decreasing along each row.
+    order : ndarray of int16 or int32 (n, width)
+        ``order[i, q]``: the site at sorted position ``q`` of customer ``i`` (int16 when the
+        sites fit).
+    sorted_costs : ndarray of float32 or float64 (n, width)
+        Their costs, non-decreasing along each row (float32 when every cost is an integer
+        below 2^24, so exactly).
     n_sites : int
     """
 
@@ -102,11 +112,19 @@ class NearestSites:
         self.n_sites = int(data.n_sites)
         if data.dense:
             costs = data.costs[self.customers]
-            self.order = np.argsort(costs, axis=1, kind="stable").astype(np.int32)
-            self.sorted_costs = np.take_along_axis(costs, self.order, axis=1)
+            order = np.argsort(costs, axis=1, kind="stable")
+            self._keep(order, np.take_along_axis(costs, order, axis=1))
         else:
-            self.order, self.sorted_costs = data.costs.nearest(self.customers,
-                                                               min(width, self.n_sites))
+            self._keep(*data.costs.nearest(self.customers, min(width, self.n_sites)))
+
+    def _keep(self, order: np.ndarray, sorted_costs: np.ndarray) -> None:
+        """Store the sorted sites compactly: int16 indices when the sites fit, float32 costs
+        when every cost is an integer below 2^24 (both exact)."""
+        self.order = order.astype(np.int16 if self.n_sites <= np.iinfo(np.int16).max
+                                  else np.int32)
+        exact = (self.data.integral and float(np.max(sorted_costs, initial=0.0)) < 2.0 ** 24
+                 and getattr(self, "sorted_costs", np.zeros(0, np.float32)).dtype == np.float32)
+        self.sorted_costs = sorted_costs.astype(np.float32 if exact else np.float64)
 
     @classmethod
     def of(cls, data) -> NearestSites:
@@ -128,7 +146,7 @@ class NearestSites:
         """At least ``width`` sorted sites per customer (at least doubling when it grows)."""
         if width > self.width:
             new = min(self.n_sites, max(int(width), 2 * self.width))
-            self.order, self.sorted_costs = self.data.costs.nearest(self.customers, new)
+            self._keep(*self.data.costs.nearest(self.customers, new))
 
 
 #: entries of a customers x sorted-sites block that :func:`critical_positions` and :func:`separate` handle at a time
@@ -138,7 +156,7 @@ BLOCK_ENTRIES = 1 << 22
 def critical_positions(levels, y: np.ndarray) -> np.ndarray:
     """Per customer, the first sorted position where the fractions ``y`` of its sites reach 1
     (the last position when they never do). Reads only as many sorted positions as needed: a
-    prefix that grows fourfold for the customers not yet covered (``levels.ensure``)."""
+    prefix that doubles for the customers not yet covered (``levels.ensure``)."""
     n, s = levels.n, levels.n_sites
     q = np.full(n, s - 1, dtype=np.int64)
     rows = np.arange(n)
@@ -159,7 +177,7 @@ def critical_positions(levels, y: np.ndarray) -> np.ndarray:
         if width == s:
             break
         rows = rows[~reached]
-        done, width = width, min(s, 4 * width)
+        done, width = width, min(s, 2 * width)
     return q
 
 
@@ -205,9 +223,74 @@ def cut_values(levels, D: np.ndarray, width: np.ndarray, y: np.ndarray) -> np.nd
     return out
 
 
+def initial_sites(levels, count: int) -> np.ndarray:
+    """``count`` sites spread over the customers, farthest first (Gonzalez 1985): each next site
+    is the nearest unchosen one of the customer farthest from the sites chosen so far. The
+    first columns of :func:`lp_by_cuts` (every site when ``count >= n_sites``)."""
+    n, s = levels.n, levels.n_sites
+    if count >= s:
+        return np.arange(s)
+    chosen = np.zeros(s, dtype=bool)
+    far = np.full(n, np.inf)
+    rows = np.arange(n)
+    for _ in range(count):
+        i = int(np.argmax(far))
+        free = np.flatnonzero(~chosen[levels.order[i]])
+        j = int(levels.order[i, free[0]]) if free.size else int(np.flatnonzero(~chosen)[0])
+        chosen[j] = True
+        far = np.minimum(far, pair_costs(levels, rows, np.full(n, j)))
+    return np.flatnonzero(chosen)
+
+
+def pair_costs(levels, rows, sites) -> np.ndarray:
+    """``costs[customers[rows], sites]`` (broadcast) of the levels' data."""
+    return levels.data.cost_pairs(levels.customers[np.asarray(rows, dtype=np.int64)], sites)
+
+
+def _cut_rows(levels, cut_i, D, width, col_of):
+    """The cuts ``(customer, level, width)`` as rows over the LP's columns (theta ``i`` is
+    column ``i``; site ``j`` column ``col_of[j]``, -1 when not in the LP): CSR arrays
+    ``(starts, index, value)``, built in blocks of at most :data:`BLOCK_ENTRIES` entries."""
+    counts, index, value = [], [], []
+    step = max(1, BLOCK_ENTRIES // (int(width.max(initial=0)) + 1))
+    for start in range(0, cut_i.size, step):
+        part = slice(start, start + step)
+        rows, span = cut_i[part], int(width[part].max(initial=0))
+        cols = col_of[levels.order[rows, :span]]
+        take = np.concatenate([np.ones((rows.size, 1), dtype=bool),
+                               (np.arange(span)[None, :] < width[part, None]) & (cols >= 0)],
+                              axis=1)
+        index.append(np.concatenate([rows[:, None], cols], axis=1)[take])
+        value.append(np.concatenate([np.ones((rows.size, 1)),
+                                     D[part, None] - levels.sorted_costs[rows, :span]],
+                                    axis=1)[take])
+        counts.append(take.sum(axis=1))
+    starts = np.concatenate([[0], np.cumsum(np.concatenate(counts))]) if counts else np.zeros(1)
+    return (starts.astype(np.int32), np.concatenate(index).astype(np.int32),
+            np.concatenate(value))
+
+
+def _site_coverage(levels, cut_i, D, width, pi) -> np.ndarray:
+    """``sum_r pi_r (D_r - c_{i_r j})^+`` for every site ``j``: what the cuts' duals pay a
+    site for covering their customers (the cuts' part of its reduced cost)."""
+    total = np.zeros(levels.n_sites)
+    use = np.flatnonzero(pi > 0)
+    cut_i, D, width, pi = cut_i[use], D[use], width[use], pi[use]
+    step = max(1, BLOCK_ENTRIES // (int(width.max(initial=0)) + 1))
+    for start in range(0, cut_i.size, step):
+        part = slice(start, start + step)
+        rows, span = cut_i[part], int(width[part].max(initial=0))
+        inside = np.arange(span)[None, :] < width[part, None]
+        pay = (D[part, None] - levels.sorted_costs[rows, :span]) * pi[part, None]
+        total += np.bincount(levels.order[rows, :span][inside], weights=pay[inside],
+                             minlength=total.size)
+    return total
+
+
 def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_rounds: int = 1000,
-               threads: int | None = None) -> CutLP:
-    """The LP relaxation of the radius formulation by cutting planes (module docstring).
+               threads: int | None = None, first_sites: int | None = None) -> CutLP:
+    """The LP relaxation of the radius formulation by cutting planes and site columns (module
+    docstring).
 
     Parameters
     ----------
@@ -226,6 +309,9 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
         Master LPs at most.
     threads : int, optional
         HiGHS threads.
+    first_sites : int, optional
+        Sites in the first master LP (:func:`initial_sites`); default
+        :data:`FIRST_SITES_PER_P` per site to open plus :data:`FIRST_SITES`.
     """
     import highspy
 
@@ -233,29 +319,52 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
 
     start = time.perf_counter()
     n, s = levels.n, levels.n_sites
+    w = np.asarray(w, dtype=float)
     h = new_highs(threads=threads)
     inf = highspy.kHighsInf
     site_cost = np.zeros(s) if fixed is None else np.asarray(fixed, dtype=float)
-    h.addVars(s, np.zeros(s), np.ones(s))
-    h.addVars(n, levels.sorted_costs[:, 0].astype(float), np.full(n, inf))
-    h.changeColsCost(s + n, np.arange(s + n, dtype=np.int32),
-                     np.concatenate([site_cost, np.asarray(w, dtype=float)]))
+    theta_lo = levels.sorted_costs[:, 0].astype(float)
+    theta_hi = levels.data.cost_row_extremes()[1][levels.customers].astype(float)
+    h.addVars(n, theta_lo, np.full(n, inf))
+    h.changeColsCost(n, np.arange(n, dtype=np.int32), w)
     # p-median: exactly p (as good as at most p when no site costs to open); with opening
     # costs, between 1 and p; UFL: at least 1
     if p is None:
         lower, upper = 1.0, inf
     else:
         lower, upper = (float(p) if fixed is None else 1.0), float(p)
-    h.addRow(lower, upper, s, np.arange(s, dtype=np.int32), np.ones(s))
-    y = np.full(s, (p if p is not None else 1.0) / s)
-    theta = levels.sorted_costs[:, 0].astype(float)
-    rounds = cuts = 0
+    h.addRow(lower, upper, 0, np.zeros(0, dtype=np.int32), np.zeros(0))
     # the cuts in the LP, row by row after the count row: customer, level, width, and the
     # rounds each has been slack (zero dual) in a row
     pool = [np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64),
             np.zeros(0, dtype=np.int64)]
-    status, value = "round_limit", -math.inf
-    center = y.copy()  # the stability centre of the in-out separation (interior: all p / s)
+    col_of = np.full(s, -1, dtype=np.int64)  # the LP column of each site (-1: not in the LP)
+
+    def add_sites(sites: np.ndarray) -> None:
+        """Columns for ``sites``, with their coefficients in the count row and every cut."""
+        counts, index, value = [], [], []
+        for j in sites.tolist():
+            c = pair_costs(levels, pool[0], np.full(pool[0].size, j))
+            rows = np.flatnonzero(c < pool[1])
+            counts.append(rows.size + 1)
+            index.append(np.concatenate([[0], rows + 1]))
+            value.append(np.concatenate([[1.0], pool[1][rows] - c[rows]]))
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int32)
+        h.addCols(sites.size, site_cost[sites], np.zeros(sites.size), np.ones(sites.size),
+                  int(sum(counts)), starts, np.concatenate(index).astype(np.int32),
+                  np.concatenate(value))
+        col_of[sites] = n + np.arange(sites.size) + int(np.count_nonzero(col_of >= 0))
+
+    first = initial_sites(levels, first_sites if first_sites is not None else
+                          FIRST_SITES_PER_P * (p or 0) + FIRST_SITES)
+    add_sites(first)
+    y = np.zeros(s)
+    y[first] = min(1.0, (p if p is not None else 1.0) / first.size)
+    theta = theta_lo.copy()
+    rounds = cuts = 0
+    status, value, reduced, row_dual = "round_limit", -math.inf, None, None
+    center = y.copy()  # the stability centre of the in-out separation
+    added_sites = True
     for rounds in range(1, max_rounds + 1):
         # in-out (Ben-Ameur & Neto 2007): cuts separated half-way between the LP point and a
         # centre, kept when they cut the LP point off; else Kelley's cuts at the LP point
@@ -269,27 +378,20 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
             D, width, phi = separate(levels, y)
             excess = phi - theta
             violated = np.flatnonzero(excess > VIOLATION_TOL * np.maximum(np.abs(D), tiny))
-            if violated.size == 0:
+            if violated.size == 0 and not added_sites:
                 status = "optimal"
                 break
         if int(width[violated].sum()) > ROUND_NONZEROS:  # the most violated cuts first
-            gap = excess[violated] * np.asarray(w, dtype=float)[violated]
+            gap = excess[violated] * w[violated]
             by_gap = violated[np.argsort(-gap, kind="stable")]
             room = np.cumsum(width[by_gap] + 1) <= ROUND_NONZEROS
             room[0] = True
             violated = np.sort(by_gap[room])
-        starts, index, value_of = [0], [], []
-        for i in violated:  # theta_i + sum_{c_ij < D} (D - c_ij) y_j >= D
-            q = int(width[i])
-            index.append(levels.order[i, :q])
-            index.append(np.array([s + i]))
-            value_of.append(D[i] - levels.sorted_costs[i, :q])
-            value_of.append(np.ones(1))
-            starts.append(starts[-1] + q + 1)
-        if violated.size:
-            h.addRows(violated.size, D[violated], np.full(violated.size, inf),
-                      starts[-1], np.asarray(starts[:-1], dtype=np.int32),
-                      np.concatenate(index).astype(np.int32), np.concatenate(value_of))
+        if violated.size:  # theta_i + sum_{c_ij < D} (D - c_ij) y_j >= D over the LP's sites
+            starts, index, values = _cut_rows(levels, violated, D[violated], width[violated],
+                                              col_of)
+            h.addRows(violated.size, D[violated], np.full(violated.size, inf), index.size,
+                      starts[:-1], index, values)
             cuts += violated.size
             pool = [np.concatenate([a, b]) for a, b in
                     zip(pool, (violated, D[violated], width[violated],
@@ -308,10 +410,30 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
             break
         sol = h.getSolution()
         col = np.asarray(sol.col_value)
-        y, theta = np.clip(col[:s], 0.0, 1.0), col[s:]
-        value = float(h.getInfo().objective_function_value)
-        slack = np.abs(np.asarray(sol.row_dual)[1:]) <= 1e-12  # row 0 is the number of sites
-        pool[3] = np.where(slack, pool[3] + 1, 0)
+        theta = col[:n]
+        y = np.zeros(s)
+        in_lp = np.flatnonzero(col_of >= 0)
+        y[in_lp] = np.clip(col[col_of[in_lp]], 0.0, 1.0)
+        row_dual = np.asarray(sol.row_dual)
+        # a Lagrangian bound from this LP's duals, valid for the full LP (every cut and every
+        # site) whatever their accuracy, and every site's reduced cost
+        pi, mu = np.maximum(row_dual[1:], 0.0), float(row_dual[0])
+        if upper == inf:
+            mu = max(mu, 0.0)
+        reduced = site_cost - mu - _site_coverage(levels, *pool[:3], pi)
+        theta_cost = w - np.bincount(pool[0], weights=pi, minlength=n)
+        value = float(pi @ pool[1] + (mu * lower if mu >= 0 else mu * upper)
+                      + np.minimum(theta_cost * theta_lo, theta_cost * theta_hi).sum()
+                      + np.minimum(reduced, 0.0).sum())
+        master = float(h.getInfo().objective_function_value)
+        priced = np.flatnonzero((col_of < 0)
+                                & (reduced < -VIOLATION_TOL * max(1.0, abs(master))))
+        added_sites = priced.size > 0
+        if added_sites:  # the cheapest reduced costs first
+            priced = priced[np.argsort(reduced[priced], kind="stable")][
+                :max(SITES_PER_ROUND, 2 * (p or 0))]
+            add_sites(np.sort(priced))
+        pool[3] = np.where(np.abs(row_dual[1:]) <= 1e-12, pool[3] + 1, 0)
         if rounds <= PURGE_ROUNDS:  # drop cuts slack for PURGE_AFTER rounds: the LP stays small
             drop = np.flatnonzero(pool[3] >= PURGE_AFTER)
             if drop.size:
@@ -319,14 +441,15 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
                 keep = np.ones(pool[3].size, dtype=bool)
                 keep[drop] = False
                 pool = [part[keep] for part in pool]
+                row_dual = np.concatenate([row_dual[:1], row_dual[1:][keep]])
     binding = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64))
-    reduced = np.asarray(h.getSolution().col_dual)[:s].copy() if value > -math.inf else None
-    if pool[0].size and value > -math.inf:
-        dual = np.asarray(h.getSolution().row_dual)[1:]
+    if pool[0].size and row_dual is not None:  # the last LP's nonzero duals (all: rows added since)
+        dual = row_dual[1:]
         keep = (np.flatnonzero(np.abs(dual) > 1e-12) if dual.size == pool[0].size
                 else np.arange(pool[0].size))
         binding = tuple(part[keep] for part in pool[:3])
-    return CutLP(y, value, status, rounds, cuts, binding, reduced)
+    return CutLP(y, value, status, rounds, cuts, binding, reduced,
+                 int(np.count_nonzero(col_of >= 0)))
 
 
 def radii_by_cuts(levels, y: np.ndarray) -> np.ndarray:

@@ -87,6 +87,7 @@ class CostLevels:
     site_level: np.ndarray
     n_levels: np.ndarray
     first: np.ndarray
+    data: object = None
 
     @classmethod
     def of(cls, data) -> CostLevels:
@@ -103,7 +104,7 @@ class CostLevels:
         site_level = np.empty_like(level)
         np.put_along_axis(site_level, order, level, axis=1)
         out = cls(customers, order, sorted_costs, level, site_level,
-                  level[:, -1].astype(np.int64) + 1, new)
+                  level[:, -1].astype(np.int64) + 1, new, data)
         data._cost_levels = out
         return out
 

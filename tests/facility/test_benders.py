@@ -228,3 +228,67 @@ def test_swap_search_in_column_blocks_makes_the_same_swaps(seed, monkeypatch):
     whole = facility.swap_search(C, w, start)
     monkeypatch.setattr(facility, "SWAP_BLOCK", 50 * 3)
     assert np.array_equal(facility.swap_search(C, w, start), whole)
+
+
+def test_reduced_cost_fixing_keeps_every_optimal_site_and_the_optimum():
+    """pmed1-pmed5: the branch and cut sees only the sites reduced-cost fixing keeps (fewer
+    than all), the known optimum's sites among them, and certifies the optimum."""
+    from aidopt.decomposition.plugins.facility_benders import kept_sites
+    from aidopt.decomposition.plugins.facility_cuts import lp_by_cuts
+
+    for name in ["pmed1", "pmed2", "pmed3", "pmed4", "pmed5"]:
+        costs, p, optimum = orlib_pmed(name)
+        res = aidopt.solve_facility_location(costs, p=p, log=False)
+        assert res.termination == "certified_optimal" and res.objective == optimum
+        assert res.history[-1].info["sites_kept"] < costs.shape[1]
+        data = as_facility_data(costs, p=p)
+        levels = NearestSites.of(data)
+        lp = lp_by_cuts(levels, data.demand[levels.customers], None, p)
+        # with the optimum itself as the incumbent, the sites of a better solution: none may be
+        # left out that a solution of cost `optimum` (any optimal one) opens
+        kept = kept_sites(lp, optimum + 1.0, True, res.solution["open"][:0], costs.shape[1])
+        assert np.isin(res.solution["open"], kept).all()
+
+
+def test_kept_sites_leaves_out_only_sites_above_the_incumbent():
+    from aidopt.decomposition.plugins.facility_benders import kept_sites
+    from aidopt.decomposition.plugins.facility_cuts import CutLP
+
+    lp = CutLP(np.zeros(5), 100.0, "optimal", 1, 0, reduced=np.array([0.0, 3.0, 9.9, 10.5, -2.0]))
+    assert kept_sites(lp, 110.0, False, np.array([3]), 5).tolist() == [0, 1, 2, 3, 4]
+    assert kept_sites(lp, 110.0, False, np.array([], dtype=int), 5).tolist() == [0, 1, 2, 4]
+    # integral objectives: a better solution costs at most 109
+    assert kept_sites(lp, 110.0, True, np.array([], dtype=int), 5).tolist() == [0, 1, 4]
+    unfinished = CutLP(np.zeros(5), -np.inf, "time_limit", 1, 0, reduced=None)
+    assert kept_sites(unfinished, 110.0, False, np.array([0]), 5).tolist() == [0, 1, 2, 3, 4]
+
+
+def test_kept_widths_count_the_kept_sites_of_each_cut():
+    from aidopt.decomposition.plugins.facility_benders import kept_widths
+
+    inst = small_instance(2, kind="p-median", n=20, s=30)
+    data = data_of(inst)
+    levels = NearestSites.of(data)
+    rng = np.random.default_rng(0)
+    cut_i = rng.integers(0, levels.n, 12)
+    width = rng.integers(0, 30, 12)
+    sites = np.sort(rng.choice(30, 11, replace=False))
+    out = kept_widths(levels, (cut_i, np.zeros(12), width), sites)
+    for r in range(12):
+        assert out[r] == np.isin(levels.order[cut_i[r], :width[r]], sites).sum()
+    sub = NearestSites(data.with_sites(sites))
+    for r in range(12):  # the same sites lead the kept ones' sorted order
+        D = levels.sorted_costs[cut_i[r], width[r]] if width[r] < 30 else np.inf
+        assert out[r] == np.count_nonzero(sub.sorted_costs[cut_i[r]] < D)
+
+
+def test_coordinates_with_sites_are_the_matrix_columns():
+    rng = np.random.default_rng(1)
+    xy = rng.random((40, 2)) * 100
+    sites = np.array([3, 7, 8, 30])
+    full = as_facility_data(EuclideanCosts(xy, round_to=0, rounding="floor"), p=2)
+    sub = full.with_sites(sites)
+    assert sub.n_sites == 4 and sub.integral
+    assert np.array_equal(sub.cost_columns(np.arange(4)), full.cost_columns(sites))
+    dense = as_facility_data(euclidean_costs(xy, round_to=0, rounding="floor"), p=2)
+    assert np.array_equal(dense.with_sites(sites).costs, dense.costs[:, sites])

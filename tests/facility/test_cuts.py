@@ -131,3 +131,54 @@ def test_a_nonzero_budget_per_round_reaches_the_same_lp(monkeypatch):
     assert capped.value == pytest.approx(full.value, rel=1e-9)
     at_zero = capped.y < 1e-9
     assert np.all(capped.reduced[at_zero] >= -1e-7)
+
+
+def test_column_generation_reaches_the_full_lp_from_a_few_sites():
+    """The master starts with p sites (the farthest-first spread) and prices the others in: the
+    same optimum as the full radius LP, with fewer columns than sites."""
+    costs, p, _ = orlib_pmed("pmed6")
+    data = as_facility_data(costs, p=p)
+    levels = CostLevels.of(data)
+    lp = lp_by_cuts(levels, data.demand[levels.customers], None, p, first_sites=p)
+    assert lp.status == "optimal"
+    assert lp.value == pytest.approx(_full_lp(data), rel=1e-9)
+    assert p < lp.columns < data.n_sites
+    assert lp.y.sum() == pytest.approx(p)
+
+
+@pytest.mark.parametrize("rounds", [1, 2, 4, 8])
+def test_a_stopped_lp_reports_a_lower_bound(rounds):
+    """Stopped after a few rounds (few cuts, few sites: the master is neither a relaxation nor
+    a restriction of the full LP) the value is the duals' Lagrangian bound: below the optimum."""
+    costs, p, _ = orlib_pmed("pmed6")
+    data = as_facility_data(costs, p=p)
+    levels = CostLevels.of(data)
+    lp = lp_by_cuts(levels, data.demand[levels.customers], None, p, max_rounds=rounds,
+                    first_sites=p)
+    full = _full_lp(data)
+    assert lp.value <= full + 1e-6 * full
+    if rounds >= 8:
+        assert lp.value > 0  # and a useful one once some rounds ran
+
+
+@pytest.mark.parametrize("kind", ["p-median", "ufl"])
+def test_reduced_costs_bound_the_lp_with_a_site_forced_open(kind):
+    """The premise of reduced-cost fixing: the full radius LP with y_j = 1 is at least the
+    cut LP's bound plus site j's reduced cost, for every site (checked on a sample)."""
+    if kind == "p-median":
+        costs, p, _ = orlib_pmed("pmed1")
+        data = as_facility_data(costs, p=p)
+    else:
+        data, p = _ufl(60, 25, 4), None
+    levels = CostLevels.of(data)
+    lp = lp_by_cuts(levels, data.demand[levels.customers], data.fixed, p)
+    w = data.demand[levels.customers]
+    k = np.maximum(levels.n_levels - 1, 0)
+    order = np.argsort(-lp.reduced)
+    for j in np.concatenate([order[:4], order[-2:]]):
+        model = rmodel.create_instance(FacilityRadiusProblem.model_data(levels, k, w, data),
+                                       relax=True)
+        model.y[int(j)].fix(1.0)
+        out = solvers.solve_model(model, "highs", problem_class=solvers.ProblemClass.LP)
+        assert out.status == "optimal"
+        assert out.objective >= lp.value + max(lp.reduced[j], 0.0) - 1e-7 * abs(out.objective)
