@@ -19,6 +19,13 @@ on a model that holds only the cuts found so far. For an integral :math:`y` the 
 the customer's nearest open site, so a candidate that violates no cut is priced exactly:
 SCIP's optimum is the original optimum, and its dual bound a bound on it.
 
+Before the branch and cut, reduced-cost fixing (:func:`kept_sites`) leaves out every site that
+no solution cheaper than the start can open: the cutting-plane LP's duals bound every solution
+that opens site :math:`j` by the LP bound plus :math:`j`'s reduced cost, so when that exceeds the
+start's objective (less one when every objective value is an integer) the branch and cut runs on
+the other sites only — its sorted sites, cuts and LPs shrink with them — and its bound, capped at
+the start's objective, is a bound on the original problem.
+
 The plug-in :class:`FacilityBendersProblem` puts it on the AID contract: its elements are the
 customers, its partition the trivial one (the separation inside the tree replaces AID's outer
 loop over radii, :mod:`~aidopt.decomposition.plugins.facility_radius`), its start the
@@ -39,8 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 from aidopt.decomposition.partition import Partition
 from aidopt.decomposition.plugins.facility import FacilityBase, _greedy, swap_search
-from aidopt.decomposition.plugins.facility_cuts import (BLOCK_ENTRIES, CutLP, NearestSites,
-                                                       lp_by_cuts, separate)
+from aidopt.decomposition.plugins.facility_cuts import BLOCK_ENTRIES, CutLP, NearestSites, lp_by_cuts, separate
 from aidopt.decomposition.protocol import Iterate, Lifted, Split
 
 from aidopt.solvers import SolveOutcome, SolverError, SolveStatus

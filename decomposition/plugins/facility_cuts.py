@@ -17,7 +17,24 @@ one at the maximizing level is tight at :math:`y`. So the LP
 solved by adding, round after round, the most violated cut of every customer (Kelley's
 cutting planes, each round a warm dual-simplex re-solve in one HiGHS instance) reaches the LP
 relaxation of the full radius formulation without ever building its :math:`\sum_i G_i` rows.
-Separation is one pass over each customer's sorted sites. :func:`radii_by_cuts` turns the final
+Separation is one pass over each customer's sorted sites.
+
+The sites are generated like the cuts (column generation): the first master holds a few sites
+spread over the customers (:func:`initial_sites`), each cut's row holds only the master's sites,
+and after each solve every site's reduced cost
+:math:`\bar f_j = f_j - \mu - \sum_r \pi_r (D_r - c_{i_r j})^+` (cut duals :math:`\pi \ge 0`,
+count-row dual :math:`\mu`) prices the rest in, most negative first. A cut's row then has a
+few master sites instead of every site cheaper than its level (docs/benchmarks.md has the
+master's size with and without). The same duals give a Lagrangian bound on the
+full LP, valid at every round whatever their accuracy,
+
+.. math:: \sum_r \pi_r D_r + \mu\, p + \sum_i \min\big(\bar w_i D_i^0,\ \bar w_i D_i^{\max}\big)
+          + \sum_j \min(0, \bar f_j), \qquad \bar w_i = w_i - \textstyle\sum_{r:\, i_r = i} \pi_r
+
+(:math:`\mu\, p` becomes :math:`\mu` times the count row's active side with opening costs),
+which :func:`lp_by_cuts` reports as the LP's value; a solution that opens site :math:`j`
+costs at least this bound plus :math:`\max(0, \bar f_j)`, which is what the branch and cut's
+reduced-cost fixing uses (:func:`~.facility_benders.kept_sites`). :func:`radii_by_cuts` turns the final
 :math:`y` into the radii at which every customer is covered within its radius, the start of the
 MIP phase (:class:`~aidopt.decomposition.plugins.facility_radius.FacilityRadiusProblem`).
 """
@@ -41,11 +58,10 @@ VIOLATION_TOL = 1e-9
 PURGE_AFTER = 2
 PURGE_ROUNDS = 50
 
-#: a round adds at most this many nonzeros (the cuts of largest weighted violation first), so
-#: one round cannot add more than a few hundred MB to the master LP. Not binding on the
-#: measured instances (10,000 nodes, p = 10: 10^7 in the first round); a cap of 2^22 there
-#: made the LP phase faster (127 s against 155 s) but the run's peak memory larger
-#: (4.6 GB against 2.8 GB: SCIP then separated 14,474 more cuts), docs/benchmarks.md
+#: a round adds cuts of at most this many sites in all (counted over every site cheaper than
+#: their levels, the cuts of largest weighted violation first): a guard against one round
+#: adding more than a few hundred MB to the master LP (docs/benchmarks.md: a tighter cap was
+#: measured and not kept)
 ROUND_NONZEROS = 1 << 24
 
 #: the first master LP holds FIRST_SITES_PER_P sites per site to open plus FIRST_SITES
@@ -65,8 +81,8 @@ class CutLP:
     y : ndarray (s,)
         Open-site fractions of the last master LP.
     value : float
-        Its objective: the LP relaxation's optimum when ``status == "optimal"`` (within
-        :data:`VIOLATION_TOL`), else a value of a relaxation of it.
+        The last master's Lagrangian bound on the LP relaxation (module docstring): its
+        optimum when ``status == "optimal"`` (within :data:`VIOLATION_TOL`), else below it.
     status : str
         ``"optimal"`` (no violated cut), ``"time_limit"``, ``"round_limit"`` or HiGHS's status.
     rounds, cuts : int
@@ -75,6 +91,10 @@ class CutLP:
         ``(customer, level value D, width)`` of the cuts with a nonzero dual in the last master
         LP (``width``: its sites, the customer's first sorted positions): a starting cut set
         for :func:`~.facility_benders.solve_benders`.
+    reduced : ndarray (s,) or None
+        Every site's reduced cost at the last master's duals (None before the first solve).
+    columns : int
+        Sites in the last master LP.
     """
 
     y: np.ndarray

@@ -182,3 +182,21 @@ def test_reduced_costs_bound_the_lp_with_a_site_forced_open(kind):
         out = solvers.solve_model(model, "highs", problem_class=solvers.ProblemClass.LP)
         assert out.status == "optimal"
         assert out.objective >= lp.value + max(lp.reduced[j], 0.0) - 1e-7 * abs(out.objective)
+
+
+def test_initial_sites_are_farthest_first():
+    """Each next site is the nearest unchosen site of the customer farthest from the chosen
+    ones (brute force on the matrix); every site when more are asked for than exist."""
+    from aidopt.decomposition.plugins.facility_cuts import initial_sites
+
+    data = _ufl(50, 30, 7)
+    levels = CostLevels.of(data)
+    costs = data.costs[levels.customers]
+    got = initial_sites(levels, 8)
+    chosen = []
+    for _ in range(8):
+        far = costs[:, chosen].min(axis=1) if chosen else np.full(levels.n, np.inf)
+        i = int(np.argmax(far))
+        chosen.append(next(int(j) for j in levels.order[i] if int(j) not in chosen))
+    assert got.tolist() == sorted(chosen)
+    assert initial_sites(levels, 30).tolist() == list(range(30))
