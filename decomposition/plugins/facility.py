@@ -700,3 +700,42 @@ def swap_search(C: np.ndarray, w: np.ndarray, open_cols, *, max_swaps: int = 10_
             break
         S = np.sort(np.append(np.delete(S, r), c))
     return S
+
+
+def perturbed_swaps(C: np.ndarray, w: np.ndarray, open_cols, *, weights=None, rounds: int = 20,
+                    patience: int = 5, seed: int = 0, deadline: float | None = None) -> np.ndarray:
+    """Iterated local search around :func:`swap_search` (Lourenço, Martin & Stützle 2003): from
+    the best local optimum so far, close ``q = max(2, p // 10)`` random open columns, open ``q``
+    closed ones (drawn in proportion to ``weights`` plus a small floor: the LP's fractions),
+    run the swap search again, and keep the result when it is cheaper; ``rounds`` times at most,
+    stopping after ``patience`` rounds without improvement or at ``deadline``.
+
+    Returns the open columns of the cheapest local optimum found, sorted; never costlier than the
+    swap search's own result from ``open_cols``.
+    """
+    import time
+
+    w = np.asarray(w, dtype=float)
+    best = swap_search(C, w, open_cols, deadline=deadline)
+    m = C.shape[1]
+    if best.size < 2 or best.size >= m:
+        return best
+    best_cost = float(w @ C[:, best].min(axis=1))
+    rng = np.random.default_rng(seed)
+    prior = np.full(m, 1.0) if weights is None else np.asarray(weights, dtype=float) + 1e-3
+    q = min(max(2, best.size // 10), best.size - 1, m - best.size)
+    idle = 0
+    for _ in range(rounds):
+        if idle >= patience or (deadline is not None and time.perf_counter() > deadline):
+            break
+        closed = np.setdiff1d(np.arange(m), best)
+        chance = prior[closed] / prior[closed].sum()
+        start = np.concatenate([np.setdiff1d(best, rng.choice(best, q, replace=False)),
+                                rng.choice(closed, q, replace=False, p=chance)])
+        found = swap_search(C, w, start, deadline=deadline)
+        cost = float(w @ C[:, found].min(axis=1))
+        if cost < best_cost - REL_TOL * max(abs(best_cost), 1.0):
+            best, best_cost, idle = found, cost, 0
+        else:
+            idle += 1
+    return best

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from aidopt.decomposition.partition import Partition
-from aidopt.decomposition.plugins.facility import FacilityBase, _greedy, swap_search
+from aidopt.decomposition.plugins.facility import FacilityBase, _greedy, perturbed_swaps
 from aidopt.decomposition.plugins.facility_cuts import BLOCK_ENTRIES, CutLP, NearestSites, lp_by_cuts, separate
 from aidopt.decomposition.protocol import Iterate, Lifted, Split
 
@@ -432,7 +432,8 @@ class FacilityBendersProblem(FacilityBase):
     def _start(self, data, lp: CutLP | None, seconds: float | None = None) -> Lifted:
         """The cheapest of the improved greedy solution (cost matrices) and the improved
         rounding of the LP's ``y`` (the p largest; UFL: those at 1/2 or more, at least one);
-        for the p-median then improved by swaps (:func:`swap_search`, within ``seconds``)
+        for the p-median then improved by swaps and perturbed swaps
+        (:func:`~aidopt.decomposition.plugins.facility.perturbed_swaps`, within ``seconds``)
         among the candidate sites of :func:`swap_candidates`."""
         candidates = []
         if data.dense:
@@ -453,8 +454,10 @@ class FacilityBendersProblem(FacilityBase):
         if sites.size <= data.p:
             return best
         deadline = None if seconds is None else time.perf_counter() + max(0.0, seconds)
-        cols = swap_search(data.cost_columns(sites)[served], data.demand[served],
-                           np.searchsorted(sites, best.solution["open"]), deadline=deadline)
+        weights = lp.y[sites] if lp is not None and np.isfinite(lp.value) else None
+        cols = perturbed_swaps(data.cost_columns(sites)[served], data.demand[served],
+                               np.searchsorted(sites, best.solution["open"]), weights=weights,
+                               deadline=deadline)
         swapped = self.greedy_point(data, sites[cols])
         return min((best, swapped), key=lambda pt: data.objective(pt.solution["open"],
                                                                   pt.solution["assign"]))
