@@ -166,7 +166,9 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
         m.cacheRowExtensions(row)
         m.addVarToRow(row, theta[i], 1.0)
         sites = levels.order[i, :width]
-        coef = (D - levels.sorted_costs[i, :width]) / scale
+        # in float64: the sorted costs may be stored as float32 (exact integers), their
+        # quotients by the scale must be rounded like the cut's side
+        coef = (float(D) - levels.sorted_costs[i, :width].astype(float)) / scale
         for j, a in zip(sites.tolist(), coef.tolist(), strict=True):
             m.addVarToRow(row, y[j], a)
         m.flushRowExtensions(row)

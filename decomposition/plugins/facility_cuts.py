@@ -212,7 +212,7 @@ def separate(levels, y: np.ndarray):
     """
     q = critical_positions(levels, y)
     n = levels.n
-    D = levels.sorted_costs[np.arange(n), q]
+    D = levels.sorted_costs[np.arange(n), q].astype(float)
     width = np.empty(n, dtype=np.int64)
     phi = np.empty(n)
     step = max(1, BLOCK_ENTRIES // (int(q.max()) + 1))

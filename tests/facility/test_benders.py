@@ -292,3 +292,20 @@ def test_coordinates_with_sites_are_the_matrix_columns():
     assert np.array_equal(sub.cost_columns(np.arange(4)), full.cost_columns(sites))
     dense = as_facility_data(euclidean_costs(xy, round_to=0, rounding="floor"), p=2)
     assert np.array_equal(dense.with_sites(sites).costs, dense.costs[:, sites])
+
+
+def test_integral_costs_are_sorted_compactly_and_separated_in_float64():
+    """Integral costs below 2^24 are kept as float32 (exact) with int16 site indices; the cut
+    levels that reach SCIP and HiGHS are float64 (a float32 quotient by the cost scale beside a
+    float64 side made SoPlex report numerical troubles at every node)."""
+    rng = np.random.default_rng(3)
+    data = as_facility_data(EuclideanCosts(rng.random((300, 2)) * 1e4, round_to=0,
+                                           rounding="floor"), p=5)
+    levels = NearestSites(data)
+    assert levels.sorted_costs.dtype == np.float32 and levels.order.dtype == np.int16
+    exact = data.cost_pairs(np.repeat(levels.customers, levels.width), levels.order.ravel())
+    assert np.array_equal(levels.sorted_costs.ravel().astype(float), exact)
+    D, width, phi = separate(levels, np.full(300, 5 / 300))
+    assert D.dtype == np.float64 and phi.dtype == np.float64
+    exact_costs = as_facility_data(EuclideanCosts(rng.random((50, 2)) * 1e4), p=5)
+    assert NearestSites(exact_costs).sorted_costs.dtype == np.float64
