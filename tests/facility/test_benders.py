@@ -309,3 +309,39 @@ def test_integral_costs_are_sorted_compactly_and_separated_in_float64():
     assert D.dtype == np.float64 and phi.dtype == np.float64
     exact_costs = as_facility_data(EuclideanCosts(rng.random((50, 2)) * 1e4), p=5)
     assert NearestSites(exact_costs).sorted_costs.dtype == np.float64
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_perturbed_swaps_end_at_a_local_optimum_no_worse_than_the_swap_search(seed):
+    """The iterated search returns a local optimum (no single swap improves it), never costlier
+    than the swap search from the same start, and the same one for the same seed."""
+    from aidopt.decomposition.plugins.facility import perturbed_swaps, swap_search
+
+    rng = np.random.default_rng(100 + seed)
+    C, w = rng.random((60, 40)), rng.integers(1, 4, 60).astype(float)
+    start, weights = rng.choice(40, 8, replace=False), rng.random(40)
+    plain = _cost(C, w, swap_search(C, w, start))
+    end = perturbed_swaps(C, w, start, weights=weights, seed=seed)
+    assert np.array_equal(end, perturbed_swaps(C, w, start, weights=weights, seed=seed))
+    best = _cost(C, w, end)
+    assert end.size == 8 and best <= plain + 1e-12
+    for r in range(8):
+        for c in np.setdiff1d(np.arange(40), end):
+            assert _cost(C, w, np.append(np.delete(end, r), c)) >= best - 1e-9 * max(1.0, best)
+
+
+def test_perturbed_swaps_leave_poor_local_optima():
+    """On 400 random points (p = 40) the swap search's local optimum is not always the best:
+    over 6 instances the perturbations find a cheaper one at least once."""
+    from aidopt.decomposition.plugins.facility import perturbed_swaps, swap_search
+
+    better = 0
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        xy = rng.random((400, 2))
+        C = np.sqrt(((xy[:, None] - xy[None]) ** 2).sum(-1))
+        w = rng.integers(1, 5, 400).astype(float)
+        start = rng.choice(400, 40, replace=False)
+        plain = _cost(C, w, swap_search(C, w, start))
+        better += _cost(C, w, perturbed_swaps(C, w, start, seed=seed)) < plain - 1e-9
+    assert better >= 1
