@@ -78,6 +78,8 @@ class CostLevels:
         :math:`G_i`, the number of distinct costs of customer ``i``.
     first : ndarray of bool (n, s)
         Sorted position ``q`` is the first of its level (it holds :math:`D_i^g`).
+    data : FacilityData
+        The data they were computed from (the cutting-plane LP prices sites through it).
     """
 
     customers: np.ndarray
