@@ -53,8 +53,8 @@ __all__ = ["CutLP", "NearestSites", "critical_positions", "lp_by_cuts", "radii_b
 VIOLATION_TOL = 1e-9
 
 #: a cut slack (zero dual) in this many consecutive master LPs is deleted, in the first
-#: PURGE_ROUNDS rounds (deleting only zero-dual rows keeps each master's optimum, so the LP
-#: value never decreases; stopping after PURGE_ROUNDS rules out cycling)
+#: PURGE_ROUNDS rounds (deleting only zero-dual rows keeps each master's optimum; stopping
+#: after PURGE_ROUNDS rules out cycling)
 PURGE_AFTER = 2
 PURGE_ROUNDS = 50
 
