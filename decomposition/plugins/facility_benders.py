@@ -332,8 +332,9 @@ class FacilityBendersProblem(FacilityBase):
         if self.lp_rounds:
             lp = lp_by_cuts(levels, data.demand[levels.customers], data.fixed, data.p,
                             max_rounds=self.lp_rounds, time_limit=solve.remaining())
-            logger.info("cutting-plane LP: %s after %d rounds, %d cuts, LP bound %.10g",
-                        lp.status, lp.rounds, lp.cuts, lp.value)
+            logger.info("cutting-plane LP: %s after %d rounds, %d cuts, %d of %d sites, "
+                        "LP bound %.10g", lp.status, lp.rounds, lp.cuts, lp.columns,
+                        levels.n_sites, lp.value)
         left = solve.remaining()
         point = self._start(data, lp, None if left is None else SWAP_SHARE * left)
         data._benders_start = BendersStart(lp, np.asarray(point.solution["open"]))

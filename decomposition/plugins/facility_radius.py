@@ -239,8 +239,9 @@ class FacilityRadiusProblem(FacilityBase):
         if self.lp_rounds:
             lp = lp_by_cuts(levels, w, data.fixed, data.p, max_rounds=self.lp_rounds,
                             time_limit=solve.remaining())  # the phase's share of the clock
-            logger.info("cutting-plane LP: %s after %d rounds, %d cuts, LP bound %.10g",
-                        lp.status, lp.rounds, lp.cuts, lp.value)
+            logger.info("cutting-plane LP: %s after %d rounds, %d cuts, %d of %d sites, "
+                        "LP bound %.10g", lp.status, lp.rounds, lp.cuts, lp.columns,
+                        levels.n_sites, lp.value)
             if lp.status == "optimal":  # radii that cover the LP optimum (else the greedy's)
                 k = radii_by_cuts(levels, lp.y)
         k = np.minimum(np.maximum(k, floor), levels.n_levels - 1)
