@@ -90,11 +90,12 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
 
     Parameters
     ----------
-    costs : array-like (n_customers, n_sites) or EuclideanCosts
+    costs : array-like (n_customers, n_sites), EuclideanCosts or GraphCosts
         Assignment cost per unit of demand, finite and non-negative (helpers in
         :mod:`aidopt.data.facility`: ``euclidean_costs``, ``graph_costs``, ``read_orlib_pmed``,
-        ``tsplib_costs``); or :class:`~aidopt.data.facility.EuclideanCosts` (coordinates: the
-        costs are computed when needed, never held as a matrix; ``solver="benders"`` only).
+        ``tsplib_costs``); or :class:`~aidopt.data.facility.EuclideanCosts` (coordinates) or
+        :class:`~aidopt.data.facility.GraphCosts` (shortest paths on a graph): the costs are
+        computed when needed, never held as a matrix; ``solver="benders"`` only.
     p : int, optional
         p-median: at most ``p`` sites open (OR-Library's "exactly p" has the same optimum; the
         returned solution opens exactly p whenever the lift can use them).
@@ -148,7 +149,7 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
         problem = FacilityBendersProblem(mip_gap=mip_gap, improve=opts.improve,
                                          lp_rounds=opts.lp_rounds)
     elif not data.dense:
-        raise ValueError("costs given by coordinates (EuclideanCosts) are solved by "
+        raise ValueError("costs given by an oracle (EuclideanCosts, GraphCosts) are solved by "
                          "solver='benders' only (the other methods need the cost matrix)")
     elif opts.aggregation == "radius" and capacity is None:
         problem = FacilityRadiusProblem(mip_gap=mip_gap, improve=opts.improve, grow=opts.grow,

@@ -10,8 +10,8 @@ _EXPORTS = {name: "aidopt.data.validate" for name in (
     "as_regression_data", "as_classification_data", "as_semisupervised_data", "as_aggregate_data",
     "load_table", "read_svmlight", "store_inputs", "resolve_engine")}
 _EXPORTS.update({name: "aidopt.data.facility" for name in (
-    "FacilityData", "EuclideanCosts", "as_facility_data", "euclidean_costs", "graph_costs", "read_orlib_pmed",
-    "read_tsplib", "tsplib_costs", "read_orlib_cap", "auto_fixed_costs")})
+    "FacilityData", "EuclideanCosts", "GraphCosts", "as_facility_data", "euclidean_costs", "graph_costs",
+    "read_orlib_pmed", "read_tsplib", "tsplib_costs", "read_orlib_cap", "auto_fixed_costs")})
 _EXPORTS["ChunkedMatrix"] = "aidopt.data.chunked"
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = sorted(_EXPORTS)

@@ -8,6 +8,7 @@ uses for ``--fixed-costs auto``)."""
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 from pathlib import Path
@@ -16,7 +17,7 @@ import numpy as np
 
 from aidopt.data.validate import _check_finite
 
-__all__ = ['EuclideanCosts', 'FacilityData', 'as_facility_data', 'euclidean_costs', 'graph_costs',
+__all__ = ['EuclideanCosts', 'FacilityData', 'GraphCosts', 'as_facility_data', 'euclidean_costs', 'graph_costs',
            'read_orlib_cap',
            'read_orlib_pmed', 'read_tsplib', 'tsplib_costs']
 
@@ -59,7 +60,8 @@ class FacilityData:
 
     @property
     def dense(self) -> bool:
-        """The costs are a matrix (else a :class:`EuclideanCosts` oracle computing them)."""
+        """The costs are a matrix (else an oracle computing them: :class:`EuclideanCosts`,
+        :class:`GraphCosts`)."""
         return isinstance(self.costs, np.ndarray)
 
     def cost_columns(self, sites) -> np.ndarray:
@@ -161,7 +163,7 @@ def as_facility_data(costs, *, p=None, fixed_costs=None, demand=None, capacity=N
         ``fixed_costs``; ``p`` not an integer in ``1..n_sites``; vectors of the wrong length or
         with negative / non-finite entries; total demand 0; capacities below total demand.
     """
-    if isinstance(costs, EuclideanCosts):  # coordinates, validated by the oracle itself
+    if isinstance(costs, (EuclideanCosts, GraphCosts)):  # oracles validate their own input
         return _checked(costs, costs.shape, p, fixed_costs, demand, capacity, customer_xy,
                         site_xy, name)
     if hasattr(costs, "toarray"):
@@ -362,16 +364,9 @@ class EuclideanCosts:
         return order, costs
 
 
-def graph_costs(graph, customers=None, sites=None, *, weight: str = "weight", method: str = "scipy"):
-    """All-pairs shortest-path costs of a networkx graph (customers x sites, default all nodes
-    for both, in ``graph.nodes`` order).
-
-    ``method="scipy"`` (default) runs :func:`scipy.sparse.csgraph.shortest_path` (Dijkstra from
-    each customer) on the graph's sparse adjacency matrix; ``"networkx"`` runs networkx's own
-    Dijkstra (same numbers, slower: docs/benchmarks_facility.md). An edge without ``weight`` costs
-    1; a negative weight is an error; a customer that cannot reach some site is an error (the
-    graph is disconnected there).
-    """
+def _graph_matrix(graph, customers, sites, weight):
+    """The graph's sparse adjacency (zero lengths kept as 1e-300), its node positions and the
+    customers' and sites' positions, after the checks every graph input gets."""
     import networkx as nx
 
     nodes = list(graph.nodes)
@@ -383,13 +378,43 @@ def graph_costs(graph, customers=None, sites=None, *, weight: str = "weight", me
     missing = [v for v in (*cust, *site) if v not in position]
     if missing:
         raise ValueError(f"node(s) {missing[:5]} are not in the graph")
+    integral = True
     for u, v, data in graph.edges(data=True):
         w = data.get(weight, 1.0)
         if not (isinstance(w, numbers.Real) and math.isfinite(w) and w >= 0):
             raise ValueError(f"edge ({u}, {v}) has {weight}={w!r}: shortest paths need finite "
                              "non-negative weights")
-    ci = np.array([position[v] for v in cust])
-    sj = np.array([position[v] for v in site])
+        integral = integral and float(w) == round(float(w))
+    g = graph.copy()
+    for _, _, data in g.edges(data=True):  # a zero-length edge would vanish from a sparse matrix
+        data[weight] = float(data.get(weight, 1.0)) or 1e-300
+    A = nx.to_scipy_sparse_array(g, nodelist=nodes, weight=weight, format="csr")
+    ci = np.array([position[v] for v in cust], dtype=np.int64)
+    sj = np.array([position[v] for v in site], dtype=np.int64)
+    return A, cust, site, ci, sj, integral
+
+
+def _check_reached(d, cust, site, rows, cols):
+    if not np.all(np.isfinite(d)):
+        r, k = (int(v) for v in np.argwhere(~np.isfinite(d))[0])
+        raise ValueError(f"the graph is disconnected: customer {cust[rows[r]]!r} cannot reach "
+                         f"site {site[cols[k]]!r}")
+
+
+def graph_costs(graph, customers=None, sites=None, *, weight: str = "weight", method: str = "scipy"):
+    """All-pairs shortest-path costs of a networkx graph (customers x sites, default all nodes
+    for both, in ``graph.nodes`` order).
+
+    ``method="scipy"`` (default) runs :func:`scipy.sparse.csgraph.shortest_path` (Dijkstra from
+    each customer) on the graph's sparse adjacency matrix; ``"networkx"`` runs networkx's own
+    Dijkstra (same numbers, slower: docs/benchmarks_facility.md). An edge without ``weight`` costs
+    1; a negative weight is an error; a customer that cannot reach some site is an error (the
+    graph is disconnected there). :class:`GraphCosts` computes the same costs when needed
+    instead of as a matrix.
+    """
+    import networkx as nx
+
+    A, cust, site, ci, sj, _ = _graph_matrix(graph, customers, sites, weight)
     if method == "networkx":
         d = np.full((len(cust), len(site)), np.inf)
         for r, v in enumerate(cust):
@@ -399,19 +424,109 @@ def graph_costs(graph, customers=None, sites=None, *, weight: str = "weight", me
     elif method == "scipy":
         from scipy.sparse.csgraph import shortest_path
 
-        g = graph.copy()
-        for _, _, data in g.edges(data=True):  # a zero-length edge would vanish from a sparse matrix
-            data[weight] = float(data.get(weight, 1.0)) or 1e-300
-        A = nx.to_scipy_sparse_array(g, nodelist=nodes, weight=weight, format="csr")
         d = shortest_path(A, method="D", directed=graph.is_directed(), indices=ci)[:, sj]
         d[d < 1e-200] = 0.0
     else:
         raise ValueError(f"method must be 'scipy' or 'networkx', got {method!r}")
-    if not np.all(np.isfinite(d)):
-        r, k = (int(v) for v in np.argwhere(~np.isfinite(d))[0])
-        raise ValueError(f"the graph is disconnected: customer {cust[r]!r} cannot reach site "
-                         f"{site[k]!r}")
+    _check_reached(d, cust, site, np.arange(len(cust)), np.arange(len(site)))
     return d
+
+
+class GraphCosts:
+    """Shortest-path costs on a networkx graph computed when needed (Dijkstra from the
+    customers or sites asked for, ``block`` sources at a time), never held as a matrix: the
+    graph counterpart of :class:`EuclideanCosts` for ``solver="benders"``. Same conventions as
+    :func:`graph_costs` (customers and sites default to every node; an edge without ``weight``
+    costs 1; negative weights and unreachable sites are errors, the latter when met).
+
+    A customer's row comes from a Dijkstra from it, a site's column from a Dijkstra from the site
+    (on the reversed graph when directed); with non-integer weights the two may differ in the
+    last bit (sums in another order), so a bound and an objective can differ by that much.
+    """
+
+    def __init__(self, graph, customers=None, sites=None, *, weight: str = "weight",
+                 block: int = 256):
+        if not (isinstance(block, numbers.Integral) and block >= 1):
+            raise ValueError(f"block must be a positive integer, got {block!r}")
+        self.A, self._cust, self._site, self.ci, self.sj, self._integral = _graph_matrix(
+            graph, customers, sites, weight)
+        self.directed = bool(graph.is_directed())
+        self.AT = self.A.T.tocsr() if self.directed else self.A
+        self.block = int(block)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.ci.size, self.sj.size)
+
+    @property
+    def integral(self) -> bool:
+        """Every edge length is an integer (so is every cost)."""
+        return self._integral
+
+    def _dijkstra(self, sources, reverse: bool = False) -> np.ndarray:
+        from scipy.sparse.csgraph import dijkstra
+
+        d = dijkstra(self.AT if reverse else self.A, directed=self.directed, indices=sources)
+        d[d < 1e-200] = 0.0
+        return d
+
+    def rows(self, customers) -> np.ndarray:
+        customers = np.asarray(customers, dtype=np.int64)
+        out = np.empty((customers.size, self.sj.size))
+        for start in range(0, customers.size, self.block):
+            part = customers[start:start + self.block]
+            out[start:start + part.size] = self._dijkstra(self.ci[part])[:, self.sj]
+        _check_reached(out, self._cust, self._site, customers, np.arange(self.sj.size))
+        return out
+
+    def columns(self, sites) -> np.ndarray:
+        sites = np.asarray(sites, dtype=np.int64)
+        out = np.empty((self.ci.size, sites.size))
+        for start in range(0, sites.size, self.block):
+            part = sites[start:start + self.block]
+            out[:, start:start + part.size] = self._dijkstra(self.sj[part], reverse=True)[:, self.ci].T
+        _check_reached(out, self._cust, self._site, np.arange(self.ci.size), sites)
+        return out
+
+    def pairs(self, customers, sites) -> np.ndarray:
+        """Costs of broadcast (customer, site) index arrays, through the columns of the sites
+        or the rows of the customers, whichever are fewer."""
+        c, s = np.broadcast_arrays(np.asarray(customers, dtype=np.int64),
+                                   np.asarray(sites, dtype=np.int64))
+        uc, us = np.unique(c), np.unique(s)
+        if us.size <= uc.size:
+            return self.columns(us)[c, np.searchsorted(us, s)]
+        return self.rows(uc)[np.searchsorted(uc, c), s]
+
+    def row_extremes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each customer's cheapest and dearest cost, ``block`` customers at a time."""
+        n = self.ci.size
+        lo, hi = np.empty(n), np.empty(n)
+        for start in range(0, n, self.block):
+            d = self.rows(np.arange(start, min(n, start + self.block)))
+            lo[start:start + len(d)], hi[start:start + len(d)] = d.min(axis=1), d.max(axis=1)
+        return lo, hi
+
+    def nearest(self, customers, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(order, costs)``: each customer's ``k`` cheapest sites in non-decreasing cost
+        (ties by site index), ``block`` customers at a time."""
+        customers = np.asarray(customers, dtype=np.int64)
+        k = int(min(k, self.sj.size))
+        order = np.empty((customers.size, k), dtype=np.int32)
+        costs = np.empty((customers.size, k))
+        for start in range(0, customers.size, self.block):
+            d = self.rows(customers[start:start + self.block])
+            idx = np.argsort(d, axis=1, kind="stable")[:, :k]
+            order[start:start + len(d)] = idx
+            costs[start:start + len(d)] = np.take_along_axis(d, idx, axis=1)
+        return order, costs
+
+    def with_sites(self, sites) -> GraphCosts:
+        """The same customers with only ``sites`` (indices) as sites (the graph is shared)."""
+        out = copy.copy(self)
+        out.sj = self.sj[np.asarray(sites, dtype=np.int64)]
+        out._site = [self._site[int(j)] for j in np.asarray(sites, dtype=np.int64)]
+        return out
 
 
 def read_orlib_pmed(path, *, method: str = "scipy"):

@@ -345,3 +345,60 @@ def test_perturbed_swaps_leave_poor_local_optima():
         plain = _cost(C, w, swap_search(C, w, start))
         better += _cost(C, w, perturbed_swaps(C, w, start, seed=seed)) < plain - 1e-9
     assert better >= 1
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_graph_oracle_gives_the_matrix_costs(directed):
+    """GraphCosts' rows, columns, pairs, extremes, nearest sites and site subsets equal
+    graph_costs' matrix (a grid with random integer lengths, some zero; directed: one-way
+    extra edges)."""
+    import networkx as nx
+
+    from aidopt.data.facility import GraphCosts, graph_costs
+
+    rng = np.random.default_rng(5)
+    g = nx.grid_2d_graph(6, 7)
+    g = nx.DiGraph(g) if directed else g
+    for u, v in g.edges:
+        g.edges[u, v]["weight"] = int(rng.integers(0, 9))
+    if directed:
+        g.add_edge((0, 0), (5, 6), weight=1)
+    nodes = list(g.nodes)
+    cust, site = nodes[:30], nodes[10:]
+    M = graph_costs(g, cust, site)
+    oracle = GraphCosts(g, cust, site, block=7)
+    assert oracle.shape == M.shape and oracle.integral
+    assert np.array_equal(oracle.rows(np.arange(30)), M)
+    assert np.array_equal(oracle.columns(np.array([0, 5, 31])), M[:, [0, 5, 31]])
+    c, s = rng.integers(0, 30, 50), rng.integers(0, 32, 50)
+    assert np.array_equal(oracle.pairs(c, s), M[c, s])
+    assert np.array_equal(oracle.pairs(c[:, None], np.array([3, 4])[None, :]), M[c][:, [3, 4]])
+    lo, hi = oracle.row_extremes()
+    assert np.array_equal(lo, M.min(axis=1)) and np.array_equal(hi, M.max(axis=1))
+    order, costs = oracle.nearest(np.arange(30), 5)
+    assert np.array_equal(costs, np.sort(M, axis=1)[:, :5])
+    assert np.array_equal(M[np.arange(30)[:, None], order], costs)
+    sub = oracle.with_sites(np.array([2, 7, 20]))
+    assert np.array_equal(sub.rows(np.arange(30)), M[:, [2, 7, 20]])
+
+
+def test_p_median_on_a_graph_oracle_solves_like_the_matrix():
+    import networkx as nx
+
+    from aidopt.data.facility import GraphCosts, graph_costs
+
+    rng = np.random.default_rng(2)
+    g = nx.random_geometric_graph(300, 0.12, seed=2)
+    g = g.subgraph(max(nx.connected_components(g), key=len)).copy()
+    for u, v in g.edges:
+        g.edges[u, v]["weight"] = int(rng.integers(1, 20))
+    a = aidopt.solve_facility_location(graph_costs(g), p=8, log=False)
+    b = aidopt.solve_facility_location(GraphCosts(g), p=8, log=False)
+    assert a.termination == b.termination == "certified_optimal"
+    assert a.objective == b.objective
+    with pytest.raises(ValueError, match="solver='benders' only"):
+        aidopt.solve_facility_location(GraphCosts(g), p=8, solver="highs", log=False)
+    with pytest.raises(ValueError, match="non-negative"):
+        g2 = g.copy()
+        g2.edges[next(iter(g2.edges))]["weight"] = -1
+        GraphCosts(g2)
