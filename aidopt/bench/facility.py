@@ -26,7 +26,9 @@ files); ``orl{n}-p{p}`` (OR-Library-style random graph, :func:`aidopt.instances.
 ``euclid-ufl-{n}x{s}`` and ``euclid-pmed-{n}x{s}-p{p}`` (:func:`~aidopt.instances.facility.euclidean_instance`);
 ``xy-{n}-p{p}`` (n uniform points in a 1000 x 1000 square, every point a customer and a site,
 nearest-integer distances given as :class:`aidopt.data.facility.EuclideanCosts`: no cost
-matrix; ``benders`` only); ``fl1400-p{p}``, ``u1432-p{p}`` (shipped), ``d493-p{p}``, ``d493-ufl`` (TSPLIB coordinates,
+matrix; ``benders`` only); ``grid-{k}-p{p}`` (a k x k grid graph, every node a customer and a
+site, integer edge lengths 1-99 drawn with the seed, shortest paths given as
+:class:`aidopt.data.facility.GraphCosts`: no cost matrix; ``benders`` only); ``fl1400-p{p}``, ``u1432-p{p}`` (shipped), ``d493-p{p}``, ``d493-ufl`` (TSPLIB coordinates,
 every city a customer and a site, TSPLIB's nearest-integer distances; a ``-floor`` suffix, e.g.
 ``fl1400-p5-floor``, truncates instead; UFL opening costs by
 :func:`aidopt.data.facility.auto_fixed_costs`);
@@ -73,6 +75,18 @@ def load_instance(name: str, seed: int = 0) -> dict:
         d = inst.euclidean_instance(int(m[2]), int(m[3]), kind=kind,
                                     p=int(m[4]) if m[4] else None, seed=seed)
         out.update(d)
+        return out
+    m = re.fullmatch(r"grid-(\d+)-p(\d+)", name)
+    if m:  # a k x k grid graph, integer lengths 1..99, shortest paths computed when needed
+        import networkx as nx
+
+        from aidopt.data.facility import GraphCosts
+
+        rng = np.random.default_rng(seed)
+        g = nx.grid_2d_graph(int(m[1]), int(m[1]))
+        for u, v in g.edges:
+            g.edges[u, v]["weight"] = int(rng.integers(1, 100))
+        out.update(costs=GraphCosts(g), p=int(m[2]))
         return out
     m = re.fullmatch(r"xy-(\d+)-p(\d+)", name)
     if m:  # uniform points in a 1000 x 1000 square, nearest-integer distances, no matrix
