@@ -28,7 +28,8 @@ files); ``orl{n}-p{p}`` (OR-Library-style random graph, :func:`aidopt.instances.
 nearest-integer distances given as :class:`aidopt.data.facility.EuclideanCosts`: no cost
 matrix; ``benders`` only); ``grid-{k}-p{p}`` (a k x k grid graph, every node a customer and a
 site, integer edge lengths 1-99 drawn with the seed, shortest paths given as
-:class:`aidopt.data.facility.GraphCosts`: no cost matrix; ``benders`` only); ``fl1400-p{p}``, ``u1432-p{p}`` (shipped), ``d493-p{p}``, ``d493-ufl`` (TSPLIB coordinates,
+:class:`aidopt.data.facility.GraphCosts`: no cost matrix; ``benders`` only);
+``fl1400-p{p}``, ``u1432-p{p}`` (shipped), ``d493-p{p}``, ``d493-ufl`` (TSPLIB coordinates,
 every city a customer and a site, TSPLIB's nearest-integer distances; a ``-floor`` suffix, e.g.
 ``fl1400-p5-floor``, truncates instead; UFL opening costs by
 :func:`aidopt.data.facility.auto_fixed_costs`);
