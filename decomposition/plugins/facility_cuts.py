@@ -362,17 +362,21 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
 
     def add_sites(sites: np.ndarray) -> None:
         """Columns for ``sites``, with their coefficients in the count row and every cut."""
-        counts, index, value = [], [], []
-        for j in sites.tolist():
-            c = pair_costs(levels, pool[0], np.full(pool[0].size, j))
-            rows = np.flatnonzero(c < pool[1])
-            counts.append(rows.size + 1)
-            index.append(np.concatenate([[0], rows + 1]))
-            value.append(np.concatenate([[1.0], pool[1][rows] - c[rows]]))
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int32)
-        h.addCols(sites.size, site_cost[sites], np.zeros(sites.size), np.ones(sites.size),
-                  int(sum(counts)), starts, np.concatenate(index).astype(np.int32),
-                  np.concatenate(value))
+        # column k: row 0 (the count), then every cut r with c_{i_r j} < D_r; sites in
+        # blocks of at most BLOCK_ENTRIES / 4 pairs with the cuts
+        step = max(1, (BLOCK_ENTRIES // 4) // max(1, pool[0].size))
+        for start in range(0, sites.size, step):
+            part = sites[start:start + step]
+            c = pair_costs(levels, pool[0][None, :], part[:, None])  # sites x cuts
+            take = np.concatenate([np.ones((part.size, 1), dtype=bool), c < pool[1][None, :]],
+                                  axis=1)
+            index = np.broadcast_to(np.arange(pool[0].size + 1), take.shape)[take]
+            value = np.concatenate([np.ones((part.size, 1)), pool[1][None, :] - c],
+                                   axis=1)[take]
+            counts = take.sum(axis=1)
+            starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int32)
+            h.addCols(part.size, site_cost[part], np.zeros(part.size), np.ones(part.size),
+                      int(counts.sum()), starts, index.astype(np.int32), value)
         col_of[sites] = n + np.arange(sites.size) + int(np.count_nonzero(col_of >= 0))
 
     first = initial_sites(levels, first_sites if first_sites is not None else
