@@ -463,10 +463,13 @@ class GraphCosts:
         """Every edge length is an integer (so is every cost)."""
         return self._integral
 
-    def _dijkstra(self, sources, reverse: bool = False) -> np.ndarray:
+    def _dijkstra(self, sources, reverse: bool = False, limit: float = np.inf) -> np.ndarray:
+        """Shortest-path lengths from ``sources`` to every node; beyond ``limit`` they are not
+        computed (``inf``), which stops each search early."""
         from scipy.sparse.csgraph import dijkstra
 
-        d = dijkstra(self.AT if reverse else self.A, directed=self.directed, indices=sources)
+        d = dijkstra(self.AT if reverse else self.A, directed=self.directed, indices=sources,
+                     limit=limit)
         d[d < 1e-200] = 0.0
         return d
 
@@ -509,16 +512,29 @@ class GraphCosts:
 
     def nearest(self, customers, k: int) -> tuple[np.ndarray, np.ndarray]:
         """``(order, costs)``: each customer's ``k`` cheapest sites in non-decreasing cost
-        (ties by site index), ``block`` customers at a time."""
+        (ties by site index), ``block`` customers at a time.
+
+        After the first block every search stops at a distance limit, the largest k-th cost
+        seen so far; a customer with fewer than ``k`` sites within it gets a full search. Every
+        site at or below a customer's k-th cost lies within the limit, so the result (ties
+        included) is that of full rows."""
         customers = np.asarray(customers, dtype=np.int64)
         k = int(min(k, self.sj.size))
         order = np.empty((customers.size, k), dtype=np.int32)
         costs = np.empty((customers.size, k))
+        limit = np.inf
         for start in range(0, customers.size, self.block):
-            d = self.rows(customers[start:start + self.block])
+            part = customers[start:start + self.block]
+            d = self._dijkstra(self.ci[part], limit=limit)[:, self.sj]
+            short = np.count_nonzero(np.isfinite(d), axis=1) < k
+            if short.any():
+                d[short] = self.rows(part[short])
             idx = np.argsort(d, axis=1, kind="stable")[:, :k]
             order[start:start + len(d)] = idx
             costs[start:start + len(d)] = np.take_along_axis(d, idx, axis=1)
+            if k:
+                kth = float(costs[start:start + len(d), -1].max())
+                limit = kth if np.isinf(limit) else max(limit, kth)
         return order, costs
 
     def with_sites(self, sites) -> GraphCosts:

@@ -375,9 +375,13 @@ def test_graph_oracle_gives_the_matrix_costs(directed):
     assert np.array_equal(oracle.pairs(c[:, None], np.array([3, 4])[None, :]), M[c][:, [3, 4]])
     lo, hi = oracle.row_extremes()
     assert np.array_equal(lo, M.min(axis=1)) and np.array_equal(hi, M.max(axis=1))
-    order, costs = oracle.nearest(np.arange(30), 5)
-    assert np.array_equal(costs, np.sort(M, axis=1)[:, :5])
-    assert np.array_equal(M[np.arange(30)[:, None], order], costs)
+    for k in (5, 12):  # after the first block of 7 the searches stop at a distance limit
+        order, costs = oracle.nearest(np.arange(30), k)
+        assert np.array_equal(costs, np.sort(M, axis=1)[:, :k])
+        assert np.array_equal(order, np.argsort(M, axis=1, kind="stable")[:, :k])  # ties by index
+        rising = np.argsort(np.sort(M, axis=1)[:, k - 1], kind="stable")  # later rows exceed the
+        order, costs = oracle.nearest(rising, k)  # first block's limit: full searches for them
+        assert np.array_equal(order, np.argsort(M[rising], axis=1, kind="stable")[:, :k])
     sub = oracle.with_sites(np.array([2, 7, 20]))
     assert np.array_equal(sub.rows(np.arange(30)), M[:, [2, 7, 20]])
 
