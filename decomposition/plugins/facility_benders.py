@@ -268,10 +268,14 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
 class BendersStart:
     """What the start phase found, kept with the data for the iteration (like its sorted
     sites): the cutting-plane LP (its value bounds the optimum; its binding cuts seed the branch
-    and cut) and the best feasible solution's open sites."""
+    and cut) and the best feasible solution (improved, so not improved again)."""
 
     lp: CutLP | None
-    open: np.ndarray
+    point: Lifted
+
+    @property
+    def open(self) -> np.ndarray:
+        return np.asarray(self.point.solution["open"])
 
 
 @dataclass
@@ -337,19 +341,18 @@ class FacilityBendersProblem(FacilityBase):
                         levels.n_sites, lp.value)
         left = solve.remaining()
         point = self._start(data, lp, None if left is None else SWAP_SHARE * left)
-        data._benders_start = BendersStart(lp, np.asarray(point.solution["open"]))
+        data._benders_start = BendersStart(lp, point)
         return self.trivial_partition(data), point
 
     def aggregate(self, data, partition: Partition, previous: Iterate | None = None):
         if partition.n_clusters != partition.n:
             raise ValueError("the branch and cut solves the original problem: its partition is "
                              "the trivial one (every customer its own cluster)")
+        kept = getattr(data, "_benders_start", None)
         if previous is not None:
-            start = np.asarray(previous.lifted.solution["open"])
-        else:
-            kept = getattr(data, "_benders_start", None)
-            start = kept.open if kept is not None else self._start(data, None).solution["open"]
-        point = self.greedy_point(data, np.asarray(start))
+            point = self.greedy_point(data, np.asarray(previous.lifted.solution["open"]))
+        else:  # the start phase's point, improved there (on graphs a round costs every row)
+            point = kept.point if kept is not None else self._start(data, None)
         return AggregatedBenders(data, np.asarray(point.solution["open"]),
                                  data.objective(point.solution["open"], point.solution["assign"]))
 
