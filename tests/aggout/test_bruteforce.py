@@ -264,3 +264,29 @@ def test_bruteforce_is_not_trivial():
         trivial = min(labelling_loss_enumerated(np.full(X.shape[0], -b), collection, counts, C, D)
                       for b in np.linspace(-3, 3, 61))
         assert opt < trivial - 1e-3, (seed, opt, trivial)
+
+
+@needs_scip
+@pytest.mark.parametrize("seed", [0, 3])
+def test_formulation_variants_have_the_brute_force_optimum(seed):
+    """Every formulation of aidopt.bench.aggout (indicator, count bounds, symmetry rows, all)
+    solves to the enumerated optimum, on data with two identical rows in one collection (the
+    symmetry rows bind) and U a feasible point's value (the count bounds use it)."""
+    from aidopt.bench.aggout import FORMULATIONS, formulation_model
+    from aidopt.decomposition.plugins.aggout import best_labels
+    from aidopt.instances.aggout import AggregateSplit
+
+    X, collection, counts = tiny(seed)
+    X = X.copy()
+    X[1] = X[0]  # rows 0 and 1 share collection 0
+    C, D = 1.0, 1.0
+    expected = brute_force(X, collection, counts, C, D, "l2")
+    U = best_labels(np.full(X.shape[0], -1.0), collection, counts, C, D)[0]  # w = 0, b = 1
+    split = AggregateSplit(X, collection, counts, np.zeros(X.shape[0]), X[:0], np.zeros(0))
+    for variant in FORMULATIONS:
+        model = formulation_model(split, variant, U, C=C, D=D)
+        model.optimize()
+        assert model.getStatus() == "optimal", variant
+        assert _rel(model.getObjVal(), expected) < REL, (variant, model.getObjVal(), expected)
+    with pytest.raises(ValueError, match="variant"):
+        formulation_model(split, "perspective", U)
