@@ -301,8 +301,8 @@ def formulation_model(split, variant: str, upper: float, C: float = MIQP_C, D: f
 def bench_formulations(dataset: str = "bcw", size: int = 10, n_values=(40, 80, None), *,
                        randomness: int = 2000, order: str = "sorted", seed: int = 0,
                        time_limit: float = 600.0, variants=FORMULATIONS, output=None) -> list:
-    """Issue: what each formulation of the exact MIQP does to SCIP's root bound and to the time
-    to certify, on the first n training rows of one split (``None``: all of them).
+    """What each formulation of the exact MIQP does to SCIP's root bound and to the time to
+    certify, on the first n training rows of one split (``None``: all of them).
 
     ``U`` (the upper bound the big-M and the count bounds use) is the objective of SLAAG's
     hyperplane with its best labelling, a feasible point's value. Per variant: the root bound
