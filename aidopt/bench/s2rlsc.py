@@ -24,6 +24,9 @@ Tables (each printed as markdown; the first line names the machine and the versi
 * ``fig9`` -- Fig. 9: the test error against the number of Nyström landmarks r (0.01 n to 0.1 n,
   and the full kernel), λ = λ' = 1, linear kernel, (1+1)-EA best of ``runs``, b_c from all
   training labels, ε = 0.1; digit pairs in place of USPS (and Gaussian2C).
+* ``ceiling`` -- beyond the paper: on the Gaussian sets, how low a linear model of the l + u
+  training points goes with every label known (:func:`ceiling`), beside S²RLSC with and without
+  the test points as extra unlabelled points.
 * ``exact`` -- beyond the paper: how often and by how much the local searches miss the optimum,
   against the exact MIQP (:func:`aidopt.api.s2rlsc.solve_miqp`, Gurobi within its licence, else
   SCIP) on small Gaussian2C instances, for the (1+1)- and (μ+ν)-EA, one run and best of 10,
@@ -376,6 +379,60 @@ def exactness(us=(10, 20, 30, 40), instances: int = 10, *, l: int = 5, d: int = 
     return rows
 
 
+def ceiling(sets=("gaussian2c-25", "gaussian2c-50", "gaussian4c-25", "gaussian4c-50"),
+            splits: int = 10, *, seed: int = 0, output=None) -> dict:
+    """How low the test error of a linear model trained on a split's l + u points can go, beside
+    S²RLSC and the paper (Table 2's Gaussian sets), over ``splits`` random partitions:
+
+    * ``mean difference``: the classifier through the midpoint of the two class means of all
+      l + u training points with their true labels;
+    * ``S²RLSC, true labels``: S²RLSC's own model (the weights of (7), linear kernel) at the true
+      labelling of the u points, λ, λ' chosen on the test set from the paper's grid: what the
+      search would give if it found every label;
+    * ``S²RLSC`` and ``S²RLSC, test points unlabelled too``: the paper's grid protocol
+      (``table2 --grid paper``) on the split, and on the split with the t test points added to
+      the unlabelled part (a transductive reading of the protocol; tested on the same points).
+    """
+    from aidopt.instances.s2rlsc import ssl_split
+    from aidopt.numerics.rlsc import RLSCFitness
+
+    head = [f"Gaussian sets: how low a linear model of the l + u training points goes, {splits} "
+            f"splits; environment: {environment()}", "",
+            "| data set | mean difference, true labels | S2RLSC model, true labels | S2RLSC | "
+            "S2RLSC, test points unlabelled too | paper S2RLSC |", "|---|---|---|---|---|---|"]
+    print("\n".join(head), flush=True)
+    lines, out = [], {}
+    for name in sets:
+        cols = {k: [] for k in ("mean", "true", "s2rlsc", "transductive")}
+        for s in range(seed, seed + splits):
+            X, y, l, u, t = _data(name, s)
+            Xtr, ytr, Xte, yte, truth = ssl_split(X, y, l, u, t, seed=s)
+            w = Xtr[truth > 0].mean(axis=0) - Xtr[truth < 0].mean(axis=0)
+            mid = 0.5 * (Xtr[truth > 0].mean(axis=0) + Xtr[truth < 0].mean(axis=0))
+            cols["mean"].append(_error((Xte - mid) @ w, yte))
+            lab = ytr != 0
+            K, Kt = Xtr @ Xtr.T, Xte @ Xtr.T
+            best = math.inf
+            for lp in GRID_LAM_PRIME:
+                d = np.where(lab, math.sqrt(1.0 / l), math.sqrt(lp / u))
+                base = RLSCFitness.from_kernel(K, d, 1.0)
+                for lam in GRID_LAM:
+                    best = min(best, _error(Kt @ base.with_lam(lam).coefficients(truth), yte))
+            cols["true"].append(best)
+            cols["s2rlsc"].append(_s2rlsc_errors(Xtr, ytr, Xte, yte, truth, "paper", "mu+nu", s))
+            cols["transductive"].append(_s2rlsc_errors(
+                np.vstack([Xtr, Xte]), np.concatenate([ytr, np.zeros(yte.size)]), Xte, yte,
+                np.concatenate([truth, yte]), "paper", "mu+nu", s))
+        paper = PAPER_TABLE2[name]["S2RLSC"]
+        cells = [f"{np.mean(v):.1f} ± {np.std(v):.1f}" for v in cols.values()]
+        line = f"| {name} | " + " | ".join(cells) + f" | {paper[0]:.1f} ± {paper[1]:.1f} |"
+        print(line, flush=True)
+        lines.append(line)
+        out[name] = {k: float(np.mean(v)) for k, v in cols.items()}
+    _append(output, head + lines)
+    return out
+
+
 def _warm_up():
     """Load the compiled numba kernels once (both fitness kinds), outside every timing."""
     from aidopt.numerics.rlsc import Band, NaiveFitness, RLSCFitness, local_search
@@ -399,7 +456,7 @@ def _append(output, lines):
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m aidopt.bench.s2rlsc", description=__doc__.split(
         "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("table", choices=["table2", "fig8", "fig9", "exact"])
+    p.add_argument("table", choices=["table2", "fig8", "fig9", "exact", "ceiling"])
     p.add_argument("--sets", nargs="+", default=None, help="table2 / fig9 sets: gaussian2c-L, "
                    "gaussian4c-L, digits-A-B-L")
     p.add_argument("--splits", type=int, default=10, help="random partitions (default 10)")
@@ -424,6 +481,9 @@ def main(argv=None) -> int:
         table2(args.sets or TABLE2_SETS, args.splits, grid=args.grid, search=args.search,
                baselines=args.baselines, s3vm_time_limit=args.s3vm_time_limit,
                s3vm_norm=args.s3vm_norm, seed=args.seed, output=args.output)
+    elif args.table == "ceiling":
+        ceiling(args.sets or ("gaussian2c-25", "gaussian2c-50", "gaussian4c-25", "gaussian4c-50"),
+                args.splits, seed=args.seed, output=args.output)
     elif args.table == "fig8":
         fig8(args.sizes or (100, 200, 400, 800, 1600), args.runs, seed=args.seed,
              output=args.output)

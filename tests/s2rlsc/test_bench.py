@@ -20,3 +20,17 @@ def test_found_needs_at_least_1e_9_and_ignores_a_missing_gap():
     excess, found = _excess(0.5, {"a": 0.5 + 5e-10, "b": 0.5 + 1e-8}, float("nan"))
     assert found == {"a": True, "b": False}
     assert excess["b"] == pytest.approx(2e-8)
+
+
+def test_ceiling_on_one_split_with_a_small_grid(monkeypatch, tmp_path):
+    """The ceiling table's columns come from working models: on Gaussian2C (Bayes error 0.6 %)
+    every column is far below chance (a flipped sign or a mixed-up row order would give ~50 %
+    or more), and the table is written."""
+    from aidopt.bench import s2rlsc as b
+
+    monkeypatch.setattr(b, "GRID_LAM", (0.25, 1.0))
+    monkeypatch.setattr(b, "GRID_LAM_PRIME", (1.0,))
+    out = b.ceiling(("gaussian2c-50",), 1, output=tmp_path / "t.md")["gaussian2c-50"]
+    assert set(out) == {"mean", "true", "s2rlsc", "transductive"}
+    assert all(0.0 <= v < 15.0 for v in out.values()), out
+    assert "| gaussian2c-50 |" in (tmp_path / "t.md").read_text()
