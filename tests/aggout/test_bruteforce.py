@@ -272,9 +272,10 @@ def test_formulation_variants_have_the_brute_force_optimum(seed):
     """Every formulation of aidopt.bench.aggout (indicator, count bounds, symmetry rows, all)
     solves to the enumerated optimum, on data with two identical rows in one collection (the
     symmetry rows bind) and U a feasible point's value (the count bounds use it)."""
-    from aidopt.bench.aggout import FORMULATIONS, formulation_model
     from aidopt.decomposition.plugins.aggout import best_labels
     from aidopt.instances.aggout import AggregateSplit
+
+    from aidopt.bench.aggout import FORMULATIONS, formulation_model
 
     X, collection, counts = tiny(seed)
     X = X.copy()
