@@ -273,10 +273,6 @@ class BendersStart:
     lp: CutLP | None
     point: Lifted
 
-    @property
-    def open(self) -> np.ndarray:
-        return np.asarray(self.point.solution["open"])
-
 
 @dataclass
 class AggregatedBenders:
@@ -348,10 +344,10 @@ class FacilityBendersProblem(FacilityBase):
         if partition.n_clusters != partition.n:
             raise ValueError("the branch and cut solves the original problem: its partition is "
                              "the trivial one (every customer its own cluster)")
-        kept = getattr(data, "_benders_start", None)
         if previous is not None:
             point = self.greedy_point(data, np.asarray(previous.lifted.solution["open"]))
         else:  # the start phase's point, improved there (on graphs a round costs every row)
+            kept = getattr(data, "_benders_start", None)
             point = kept.point if kept is not None else self._start(data, None)
         return AggregatedBenders(data, np.asarray(point.solution["open"]),
                                  data.objective(point.solution["open"], point.solution["assign"]))
