@@ -27,6 +27,7 @@ from aidopt.api import _front
 from aidopt.api._params import Family, Param
 from aidopt.api.estimator import _BaseEstimator, _BinaryClassifierMixin
 from aidopt.data.validate import as_classification_data
+from aidopt.decomposition.plugins.gsvm import FORMS as KU_FORMS
 from aidopt.decomposition.plugins.gsvm import GSVMKuProblem
 from aidopt.decomposition.plugins.svm import SVMProblem
 from aidopt.decomposition.run import RunConfig
@@ -54,6 +55,12 @@ GSVM = Family(
     Param("nu", 1.0,
           "Weight of the error :math:`e'y`, > 0.",
           kind="float"),
+    Param("ku_form", "auto",
+          "(1.12) only: the LP on K itself (``\"kernel\"``), on the factor :math:`U_r` of K's "
+          "SVD with w recovered with r nonzeros (``\"svd\"``: a well-posed LP for a low-rank "
+          "K), or ``\"auto\"``: the SVD when K is numerically singular and has at most 8,000 "
+          "rows.",
+          choices=KU_FORMS),
 )
 
 
@@ -158,8 +165,7 @@ def solve_gsvm(X, y, *, p, **options) -> AIDResult:
     y : array-like of shape (m,)
         Labels -1 / +1 (the diagonal of D).
     solver : str, optional
-        HiGHS for the LPs (interior point without crossover for (1.12)), Clarabel for the QP
-        (1.10) by default.
+        HiGHS for the LPs, Clarabel for the QP (1.10) by default.
 
     Returns
     -------
@@ -182,7 +188,7 @@ def solve_gsvm(X, y, *, p, **options) -> AIDResult:
     data = as_classification_data(K, points.y)
     if p.formulation == "lp_Ku":
         config = RunConfig.from_kwargs(options, caller="solve_gsvm", solver="highs")
-        result = _front.solve_direct(GSVMKuProblem(nu=p.nu), data, config)
+        result = _front.solve_direct(GSVMKuProblem(nu=p.nu, form=p.ku_form), data, config)
     else:
         norm = "l1" if p.formulation == "lp_u" else "l2"
         config = RunConfig.from_kwargs(options, caller="solve_gsvm",

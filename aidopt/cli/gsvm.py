@@ -53,8 +53,13 @@ def cmd_gsvm(args) -> int:
 
 
 def run_bench(args) -> int:
-    from aidopt.bench.gsvm import bench_gsvm, bench_gsvm_lp
+    from aidopt.bench.gsvm import bench_gsvm, bench_gsvm_ku, bench_gsvm_lp
 
+    if args.table == "ku":  # (1.12) on Fig. 1.2's kernel: the SVD factor against K itself
+        sizes = [int(s) for s in args.sizes] if args.sizes_given else [1000, 5000]
+        limit = args.time_limit if args.time_limit != 3600.0 else 600.0
+        bench_gsvm_ku(sizes, args.seed, time_limit=limit, output=args.output)
+        return 0
     if args.table == "lp":  # the LPs at several m with a PSD kernel, beside SVC
         sizes = [int(s) for s in args.sizes] if args.sizes_given else [1000, 2000, 5000]
         limit = args.time_limit if args.time_limit != 3600.0 else 600.0

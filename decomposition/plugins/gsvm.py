@@ -15,9 +15,24 @@ point is moved into its box exactly, and the residuals of the equalities are cha
 the optimal point that follow from the upper bound E (the evaluated objective of the answer).
 The gap :math:`(E - \text{bound}) / \max(1, |E|)` is checked against ``tol``; when the charges
 are too large the run is not certified (its bound stays valid).
+
+Factored form (``form="svd"``, and ``"auto"`` when K is numerically singular): a kernel of low
+rank (the checkerboard's degree-6 polynomial in the plane: rank 28) leaves w free along K's null
+space, so the LP on K has an unbounded optimal face and is slow and badly conditioned for the
+solvers. With the SVD of K's distinct rows, :math:`\tilde K_\tau = U_r \Sigma_r V_r'` (the singular
+values below NumPy's rank tolerance ``tau`` set to zero: :func:`factor_kernel`), every
+:math:`f = \tilde K_\tau w` is :math:`U_r t` with :math:`t = \Sigma_r V_r' w` free in
+:math:`\mathbb{R}^r`, so (1.12) for :math:`K_\tau` is the same LP with the m x r matrix
+:math:`U_r` (orthonormal columns) in place of K and t in place of w — the same rows, hence the
+same duals and the same certificate — and w is recovered with r nonzeros
+(:meth:`KernelFactor.coefficients`) or as the least-norm :math:`V_r \Sigma_r^{-1} t`, whichever
+has the lower objective on K as stored (the sparse one within :data:`SPARSE_SLACK`). The answer is evaluated, and the gap measured, on K as
+stored.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 from aidopt.decomposition.protocol import AIDProblem, Lifted, Split
@@ -26,7 +41,10 @@ from aidopt.models import gsvm
 from aidopt.results import Certificate
 from aidopt.solvers import ProblemClass, SolverError
 
-__all__ = ["GSVMKuProblem", "SVD_MAX", "rigorous_bound"]
+__all__ = ["FORMS", "GSVMKuProblem", "KernelFactor", "SVD_MAX", "factor_kernel", "rigorous_bound"]
+
+#: the LP forms of (1.12): on K itself, on the SVD factor of K, or the factor when K is singular
+FORMS = ("auto", "kernel", "svd")
 
 
 class GSVMKuProblem(AIDProblem):
@@ -36,14 +54,36 @@ class GSVMKuProblem(AIDProblem):
     ----------
     nu : float
         Weight of the error :math:`e'y`.
+    form : {"auto", "kernel", "svd"}
+        The LP on K (``"kernel"``), on the factor :math:`U_r` of K's SVD (``"svd"``: the module
+        docstring), or ``"auto"`` (default): the SVD when K has at most :data:`SVD_MAX` distinct
+        rows and fewer singular values above the rank tolerance than columns (w is then not
+        determined by f = K w: repeated points, a low-rank kernel), else K.
     """
 
     name = "gsvm_lp_Ku"
     needs_duals = True
     problem_class = ProblemClass.LP
 
-    def __init__(self, nu: float = 1.0):
+    def __init__(self, nu: float = 1.0, form: str = "auto"):
+        if form not in FORMS:
+            raise ValueError(f"form must be one of {FORMS}, got {form!r}")
         self.nu = float(nu)
+        self.form = form
+        self._factor: tuple[np.ndarray, KernelFactor | None] | None = None  # (K, its factor)
+
+    def factor(self, K) -> KernelFactor | None:
+        """The SVD factor of ``K`` (:func:`factor_kernel`, computed once per K), or ``None`` for
+        ``form="kernel"`` and, with ``form="auto"``, when K has more than :data:`SVD_MAX` rows
+        (the certificate then computes what it needs itself)."""
+        if self._factor is None or self._factor[0] is not K:
+            skip = self.form == "kernel" or (self.form == "auto" and K.shape[0] > SVD_MAX)
+            self._factor = (K, None if skip else factor_kernel(K))
+        return self._factor[1]
+
+    def fallbacks(self, solver: str) -> list[tuple[str, str | None]]:
+        """The other open-source solvers on the configured form, then HiGHS on K itself."""
+        return super().fallbacks(solver) + ([("highs", "kernel")] if self.form != "kernel" else [])
 
     def default_r0(self, size: int, data) -> float:
         return 1.0
@@ -57,10 +97,23 @@ class GSVMKuProblem(AIDProblem):
         return data
 
     def build(self, aggregated, form=None):
-        return gsvm.create_instance(aggregated.X, aggregated.y, self.nu)
+        K = aggregated.X
+        factor = self.factor(K) if form != "kernel" else None
+        # auto: factored when w (one entry per column of K) is not determined by f = K_tau w
+        if factor is not None and (self.form == "svd" or factor.rank < K.shape[1]):
+            model = gsvm.create_instance(factor.U[factor.group], aggregated.y, self.nu)
+            model._svd_factor = factor  # lift maps t back to w
+            return model
+        return gsvm.create_instance(K, aggregated.y, self.nu)
 
     def lift(self, model, outcome, partition, aggregated, data) -> Lifted:
         w, gamma = gsvm.solution_from(model)
+        factor = getattr(model, "_svd_factor", None)
+        if factor is not None:  # the model's "w" is t: both candidates have K_tau w = U_r t
+            sparse, least = factor.coefficients(w), factor.Vt.T @ (w / factor.sigma[:factor.rank])
+            E_sparse, E_least = (self._objective(data, v, gamma) for v in (sparse, least))
+            # the sparse w unless its objective is worse by more than rounding (1e-8 relative)
+            w = sparse if E_sparse <= E_least + SPARSE_SLACK * max(1.0, abs(E_least)) else least
         duals = outcome.duals
         if not duals:
             raise SolverError("(1.12)'s certificate needs the LP duals; the solver gave none")
@@ -72,9 +125,13 @@ class GSVMKuProblem(AIDProblem):
         return Lifted(solution, {"u": u, "p": p, "q": q})
 
     def evaluate(self, data, lifted: Lifted) -> float:
-        sol = lifted.solution
-        hinge = np.maximum(1.0 - data.y * sol["decision"], 0.0)
-        return self.nu * float(hinge.sum()) + float(np.abs(data.X @ sol["w"]).sum())
+        return self._objective(data, lifted.solution["w"], lifted.solution["gamma"])
+
+    def _objective(self, data, w, gamma) -> float:
+        """(1.12)'s objective at ``(w, gamma)`` on K as stored."""
+        f = data.X @ w
+        hinge = np.maximum(1.0 - data.y * (f - gamma), 0.0)
+        return self.nu * float(hinge.sum()) + float(np.abs(f).sum())
 
     def split(self, partition, data, lifted: Lifted) -> Split:
         return Split(None, 0)
@@ -97,7 +154,8 @@ class GSVMKuProblem(AIDProblem):
         }
         dual = float(u.sum())
         sol = best.lifted.solution
-        lower, upper, how = rigorous_bound(K, d, nu, u, z, E, sol["w"], sol["gamma"])
+        lower, upper, how = rigorous_bound(K, d, nu, u, z, E, sol["w"], sol["gamma"],
+                                           factor=self.factor(K))
         rel = max(0.0, upper - lower) / max(1.0, abs(upper))
         return Certificate(
             method="solver_duals", certified=bool(np.isfinite(lower) and rel <= tol),
@@ -122,7 +180,83 @@ def _box_feasible(u, p, q, nu):
     return u, p, q
 
 
-def rigorous_bound(K, d, nu, u, z, E, w, gamma) -> tuple[float, float, str]:
+@dataclass(frozen=True)
+class KernelFactor:
+    r"""The SVD of the distinct rows :math:`\tilde K` of a kernel matrix K, truncated at NumPy's
+    rank tolerance: :math:`\tilde K_\tau = U \operatorname{diag}(\sigma_{1..r}) V'`.
+
+    Attributes
+    ----------
+    group : ndarray of int, shape (m,)
+        Row i of K is row ``group[i]`` of :math:`\tilde K`.
+    U : ndarray, shape (k, r)
+        The left singular vectors of the r singular values above ``tau``.
+    sigma : ndarray, shape (min(k, m),)
+        Every singular value, largest first.
+    Vt : ndarray, shape (r, m)
+        The right singular vectors of the r singular values above ``tau``.
+    tau : float
+        ``max(k, m) eps sigma_max`` (``numpy.linalg.matrix_rank``'s tolerance).
+    """
+
+    group: np.ndarray
+    U: np.ndarray
+    sigma: np.ndarray
+    Vt: np.ndarray
+    tau: float
+
+    @property
+    def rank(self) -> int:
+        """r, the number of singular values above ``tau``."""
+        return int(self.U.shape[1])
+
+    @property
+    def full_rank(self) -> bool:
+        """Whether :math:`\tilde K` has full numerical rank."""
+        return self.rank == self.sigma.size
+
+    def coefficients(self, t) -> np.ndarray:
+        r"""A w with at most r nonzeros and :math:`\tilde K_\tau w = U t`: on the r columns P
+        that a QR factorisation of :math:`V'` with column pivoting picks first (the best
+        conditioned r x r block it finds), :math:`\Sigma_r V'_P w_P = t`. The kernel expansion
+        then needs r training points, as a vertex of the LP on K would (the least-norm
+        :math:`V \Sigma_r^{-1} t` needs all of them). On a K with singular values just above
+        ``tau`` the block can be ill-conditioned: :class:`GSVMKuProblem` keeps whichever of the
+        two has the lower objective on K as stored (the sparse one within
+        :data:`SPARSE_SLACK`)."""
+        from scipy.linalg import qr, solve
+
+        w = np.zeros(self.Vt.shape[1])
+        if self.rank:
+            _, pivots = qr(self.Vt, mode="r", pivoting=True)
+            P = np.sort(pivots[:self.rank])
+            w[P] = solve(self.Vt[:, P], np.asarray(t, dtype=float) / self.sigma[:self.rank])
+        return w
+
+
+def factor_kernel(K) -> KernelFactor:
+    r"""The truncated SVD of K's distinct rows (:class:`KernelFactor`); a symmetric K without
+    repeated rows by ``numpy.linalg.eigh`` (about 3x faster than the SVD: singular values
+    :math:`|\lambda|`, :math:`V = U \operatorname{sign}(\lambda)`)."""
+    K = np.asarray(K, dtype=float)
+    rows, first, group = np.unique(K, axis=0, return_index=True, return_inverse=True)
+    group = group.ravel()
+    if rows.shape[0] == K.shape[0] and K.shape[0] == K.shape[1] and np.array_equal(K, K.T):
+        lam, Q = np.linalg.eigh(K)  # K symmetric, its rows distinct: keep K's own row order
+        order = np.argsort(-np.abs(lam), kind="stable")
+        sigma, U = np.abs(lam[order]), Q[:, order]
+        Vt = (U * np.where(lam[order] < 0, -1.0, 1.0)).T
+        group = np.arange(K.shape[0])
+    else:
+        U, sigma, Vt = np.linalg.svd(rows, full_matrices=False)
+    tau = max(rows.shape) * np.finfo(float).eps * float(sigma[0]) if sigma.size else 0.0
+    r = int(np.count_nonzero(sigma > tau))
+    return KernelFactor(group, np.ascontiguousarray(U[:, :r]), sigma,
+                        np.ascontiguousarray(Vt[:r]), tau)
+
+
+def rigorous_bound(K, d, nu, u, z, E, w, gamma, factor: KernelFactor | None = None
+                   ) -> tuple[float, float, str]:
     r"""A lower bound on the optimum of (1.12) from a box-feasible dual point.
 
     For every feasible :math:`(w, \gamma, y, s)` and box-feasible :math:`(u, p, q)`, with
@@ -149,7 +283,8 @@ def rigorous_bound(K, d, nu, u, z, E, w, gamma) -> tuple[float, float, str]:
        and ``E_tau``).
 
     The best valid bound is used; an ill-conditioned K makes the charges large and the bound
-    weak, never wrong.
+    weak, never wrong. ``factor``: :func:`factor_kernel` of K when already computed (else it is
+    computed here for at most :data:`SVD_MAX` distinct rows).
 
     Returns
     -------
@@ -157,7 +292,6 @@ def rigorous_bound(K, d, nu, u, z, E, w, gamma) -> tuple[float, float, str]:
         ``bound`` is ``-inf`` when no finite bound follows; ``upper`` the objective the gap is
         measured from (E, or ``max(E, E_tau)`` in case 3).
     """
-    eps = np.finfo(float).eps
     E = float(E)
     if not np.isfinite(E):
         return -np.inf, E, "no finite upper bound"
@@ -166,34 +300,46 @@ def rigorous_bound(K, d, nu, u, z, E, w, gamma) -> tuple[float, float, str]:
         upper = upper * (1.0 + 1e-12) + np.finfo(float).tiny  # evaluated: allow its rounding
         return float(u.sum()) - z_term * upper - abs(float(d @ u)) * upper * (1.0 + 1.0 / nu)
 
-    rows, group = np.unique(K, axis=0, return_inverse=True)
-    group = group.ravel()
-    z_sum = np.bincount(group, weights=z, minlength=rows.shape[0])
+    if factor is None:
+        rows, group = np.unique(K, axis=0, return_inverse=True)
+        group, k = group.ravel(), rows.shape[0]
+    else:
+        group, k = factor.group, int(factor.group.max(initial=-1)) + 1
+    z_sum = np.bincount(group, weights=z, minlength=k)
     best = (charged(float(np.abs(z_sum).max(initial=0.0)), E), E, "|z~|_inf E, K as stored")
-    if E - best[0] <= 1e-12 * max(1.0, abs(E)) or rows.shape[0] > SVD_MAX:
+    if E - best[0] <= 1e-12 * max(1.0, abs(E)):
         return best
-    U, sigma, Vt = np.linalg.svd(rows, full_matrices=False)
-    tau = max(rows.shape) * eps * float(sigma[0]) if sigma.size else 0.0
-    r = int(np.count_nonzero(sigma > tau))
-    if r == min(rows.shape):
+    if factor is None:
+        if k > SVD_MAX:
+            return best
+        factor = factor_kernel(K)  # its rows may be ordered otherwise than np.unique's
+        group = factor.group
+        z_sum = np.bincount(group, weights=z, minlength=k)
+    U, sigma, Vt, tau, r = factor.U, factor.sigma, factor.Vt, factor.tau, factor.rank
+    if factor.full_rank:
         safe = float(sigma[-1]) - tau
         if safe > 0:
-            bound = charged(float(np.linalg.norm(rows.T @ z_sum)) / safe, E)
+            # K~'z~ = K' z: the columns of K~ are those of K
+            bound = charged(float(np.linalg.norm(K.T @ z)) / safe, E)
             if bound > best[0]:
                 best = (bound, E, f"|K~'z~|_2 E / (sigma_min - tau), K as stored (sigma_min "
                                   f"{sigma[-1]:.3g})")
         return best
-    f_tau = (U[:, :r] * sigma[:r]) @ (Vt[:r] @ w)
+    f_tau = (U * sigma[:r]) @ (Vt @ w)
     f = f_tau[group]
     E_tau = nu * float(np.maximum(1.0 - d * (f - gamma), 0.0).sum()) + float(np.abs(f).sum())
     upper = max(E, E_tau)
-    bound = charged(float(np.linalg.norm(U[:, :r].T @ z_sum)), upper)
+    bound = charged(float(np.linalg.norm(U.T @ z_sum)), upper)
     if bound > best[0]:
         best = (bound, upper, f"|U_r'z~|_2 E_tau for K with the {len(sigma) - r} singular values "
                               f"below tau = {tau:.3g} set to 0 (numerical rank {r} of "
-                              f"{rows.shape[0]} distinct rows)")
+                              f"{k} distinct rows)")
     return best
 
 
+#: how much higher (relative) the objective of the sparse w may be than the least-norm w's
+#: for the sparse one to be kept (differences of rounding; far below any gap tolerance)
+SPARSE_SLACK = 1e-8
+
 #: the largest K whose singular values the certificate computes (O(n^3)) for the second bound
-SVD_MAX = 4000
+SVD_MAX = 8000

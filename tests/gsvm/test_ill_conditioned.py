@@ -63,8 +63,9 @@ def instance(seed, sizes=(4, 9), scales=(1, 0.5, 2)):
 SEEDS = [35, 81, 209, 253, *range(30)]
 
 
+@pytest.mark.parametrize("form", ["kernel", "svd"])
 @pytest.mark.parametrize("seed", SEEDS)
-def test_never_certified_or_bounded_above_the_optimum(seed):
+def test_never_certified_or_bounded_above_the_optimum(seed, form):
     A, d, nu = instance(seed)
     if len(set(d)) < 2:
         pytest.skip("one class")
@@ -72,7 +73,7 @@ def test_never_certified_or_bounded_above_the_optimum(seed):
     if not full_rank:
         pytest.skip("distinct kernel matrix rank-deficient: the reference does not apply")
     r = aidopt.solve_gsvm(A, d, kernel=kern, formulation="lp_Ku", nu=nu, log=False,
-                          raise_on_failure=False)
+                          raise_on_failure=False, ku_form=form)
     slack = 1e-7 * max(1.0, abs(opt))
     assert r.lower_bound <= opt + slack, (r.lower_bound, opt)
     if r.termination == "certified_optimal":
@@ -89,13 +90,15 @@ def test_highs_solve_error_falls_back():
     assert np.isfinite(r.objective) and r.lower_bound <= opt + 1e-7 * max(1.0, abs(opt))
 
 
+@pytest.mark.parametrize("form", ["kernel", "svd", "auto"])
 @pytest.mark.parametrize("kernel", ["linear", "poly"])
-def test_low_rank_kernels_still_certify(kernel):
+def test_low_rank_kernels_still_certify(kernel, form):
     """A linear or low-degree polynomial kernel on n > m points is of low rank: certified for K
     with its singular values below the rank tolerance set to zero (stated in the note)."""
     rng = np.random.default_rng(30)
     X = rng.normal(size=(30, 3))
     y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1, -1)
-    r = aidopt.solve_gsvm(X, y, kernel=kernel, formulation="lp_Ku", nu=10, log=False)
+    r = aidopt.solve_gsvm(X, y, kernel=kernel, formulation="lp_Ku", nu=10, log=False,
+                          ku_form=form)
     assert r.termination == "certified_optimal", r.message
     assert "set to 0" in r.certificate.note
