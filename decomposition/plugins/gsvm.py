@@ -26,8 +26,8 @@ values below NumPy's rank tolerance ``tau`` set to zero: :func:`factor_kernel`),
 :math:`U_r` (orthonormal columns) in place of K and t in place of w — the same rows, hence the
 same duals and the same certificate — and w is recovered with r nonzeros
 (:meth:`KernelFactor.coefficients`) or as the least-norm :math:`V_r \Sigma_r^{-1} t`, whichever
-has the lower objective on K as stored (the sparse one within :data:`SPARSE_SLACK`). The answer is evaluated, and the gap measured, on K as
-stored.
+has the lower objective on K as stored (the sparse one within :data:`SPARSE_SLACK`). The answer
+is evaluated, and the gap measured, on K as stored.
 """
 
 from __future__ import annotations

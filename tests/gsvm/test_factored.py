@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from aidopt.decomposition.plugins.gsvm import factor_kernel
+from aidopt.instances import checkerboard
 from scipy.optimize import linprog
 
 import aidopt
-from aidopt.decomposition.plugins.gsvm import factor_kernel
-from aidopt.instances import checkerboard
 from aidopt.numerics.kernels import kernel_function
 from aidopt.results import Termination
 
