@@ -16,15 +16,16 @@ the optimal point that follow from the upper bound E (the evaluated objective of
 The gap :math:`(E - \text{bound}) / \max(1, |E|)` is checked against ``tol``; when the charges
 are too large the run is not certified (its bound stays valid).
 
-Factored form (``form="svd"``, and ``"auto"`` when K is numerically singular): a kernel of low
-rank (the checkerboard's degree-6 polynomial in the plane: rank 28) leaves w free along K's null
-space, so the LP on K has an unbounded optimal face and is slow and badly conditioned for the
-solvers. With the SVD of K's distinct rows, :math:`\tilde K_\tau = U_r \Sigma_r V_r'` (the singular
-values below NumPy's rank tolerance ``tau`` set to zero: :func:`factor_kernel`), every
-:math:`f = \tilde K_\tau w` is :math:`U_r t` with :math:`t = \Sigma_r V_r' w` free in
-:math:`\mathbb{R}^r`, so (1.12) for :math:`K_\tau` is the same LP with the m x r matrix
-:math:`U_r` (orthonormal columns) in place of K and t in place of w — the same rows, hence the
-same duals and the same certificate — and w is recovered with r nonzeros
+Factored form (``form="svd"``, and ``"auto"`` when K has at most :data:`SVD_MAX` rows and is
+numerically singular): a kernel of low rank (the checkerboard's degree-6 polynomial in the
+plane: rank 28) leaves w free along K's null space, so the LP on K has an unbounded optimal
+face and is slow and badly conditioned for the solvers. With the SVD of K's distinct rows,
+:math:`\tilde K_\tau = U_r \Sigma_r V_r'` (the singular values below NumPy's rank tolerance
+``tau`` set to zero: :func:`factor_kernel`), every :math:`f = \tilde K_\tau w` is
+:math:`U_r t` with :math:`t = \Sigma_r V_r' w` free in :math:`\mathbb{R}^r`, so (1.12) for
+:math:`K_\tau` is the same LP with the m x r matrix :math:`U_r` (orthonormal columns; its rows
+repeated as K's are) in place of K and t in place of w — the same rows, hence the same duals
+and the same certificate — and w is recovered with r nonzeros
 (:meth:`KernelFactor.coefficients`) or as the least-norm :math:`V_r \Sigma_r^{-1} t`, whichever
 has the lower objective on K as stored (the sparse one within :data:`SPARSE_SLACK`). The answer
 is evaluated, and the gap measured, on K as stored.
@@ -56,8 +57,8 @@ class GSVMKuProblem(AIDProblem):
         Weight of the error :math:`e'y`.
     form : {"auto", "kernel", "svd"}
         The LP on K (``"kernel"``), on the factor :math:`U_r` of K's SVD (``"svd"``: the module
-        docstring), or ``"auto"`` (default): the SVD when K has at most :data:`SVD_MAX` distinct
-        rows and fewer singular values above the rank tolerance than columns (w is then not
+        docstring), or ``"auto"`` (default): the SVD when K has at most :data:`SVD_MAX` rows and
+        fewer singular values above the rank tolerance than columns (w is then not
         determined by f = K w: repeated points, a low-rank kernel), else K.
     """
 
@@ -80,10 +81,6 @@ class GSVMKuProblem(AIDProblem):
             skip = self.form == "kernel" or (self.form == "auto" and K.shape[0] > SVD_MAX)
             self._factor = (K, None if skip else factor_kernel(K))
         return self._factor[1]
-
-    def fallbacks(self, solver: str) -> list[tuple[str, str | None]]:
-        """The other open-source solvers on the configured form, then HiGHS on K itself."""
-        return super().fallbacks(solver) + ([("highs", "kernel")] if self.form != "kernel" else [])
 
     def default_r0(self, size: int, data) -> float:
         return 1.0
@@ -180,23 +177,23 @@ def _box_feasible(u, p, q, nu):
     return u, p, q
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class KernelFactor:
     r"""The SVD of the distinct rows :math:`\tilde K` of a kernel matrix K, truncated at NumPy's
     rank tolerance: :math:`\tilde K_\tau = U \operatorname{diag}(\sigma_{1..r}) V'`.
 
     Attributes
     ----------
-    group : ndarray of int, shape (m,)
-        Row i of K is row ``group[i]`` of :math:`\tilde K`.
+    group : ndarray of int, shape (rows of K,)
+        Row i of K is row ``group[i]`` of :math:`\tilde K` (k distinct rows, n columns).
     U : ndarray, shape (k, r)
         The left singular vectors of the r singular values above ``tau``.
-    sigma : ndarray, shape (min(k, m),)
+    sigma : ndarray, shape (min(k, n),)
         Every singular value, largest first.
-    Vt : ndarray, shape (r, m)
+    Vt : ndarray, shape (r, n)
         The right singular vectors of the r singular values above ``tau``.
     tau : float
-        ``max(k, m) eps sigma_max`` (``numpy.linalg.matrix_rank``'s tolerance).
+        ``max(k, n) eps sigma_max`` (``numpy.linalg.matrix_rank``'s tolerance).
     """
 
     group: np.ndarray
@@ -212,7 +209,7 @@ class KernelFactor:
 
     @property
     def full_rank(self) -> bool:
-        """Whether :math:`\tilde K` has full numerical rank."""
+        r"""Whether :math:`\tilde K` has full numerical rank."""
         return self.rank == self.sigma.size
 
     def coefficients(self, t) -> np.ndarray:
@@ -239,7 +236,7 @@ def factor_kernel(K) -> KernelFactor:
     repeated rows by ``numpy.linalg.eigh`` (about 3x faster than the SVD: singular values
     :math:`|\lambda|`, :math:`V = U \operatorname{sign}(\lambda)`)."""
     K = np.asarray(K, dtype=float)
-    rows, first, group = np.unique(K, axis=0, return_index=True, return_inverse=True)
+    rows, group = np.unique(K, axis=0, return_inverse=True)
     group = group.ravel()
     if rows.shape[0] == K.shape[0] and K.shape[0] == K.shape[1] and np.array_equal(K, K.T):
         lam, Q = np.linalg.eigh(K)  # K symmetric, its rows distinct: keep K's own row order

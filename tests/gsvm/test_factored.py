@@ -1,5 +1,5 @@
-"""(1.12) in its factored form: the LP on the factor U_r of K's SVD (``ku_form="svd"``, the
-default for a numerically singular K), against an LP built without any SVD."""
+"""(1.12) in its factored form: the LP on the factor U_r of K's SVD (``ku_form="svd"``; what
+the default ``"auto"`` uses for a numerically singular K), against an LP built without any SVD."""
 
 from __future__ import annotations
 
