@@ -66,6 +66,13 @@ SWAP_ENTRIES = 1 << 24
 #: the share of the start phase's time left after the LP that the swap search may use
 SWAP_SHARE = 0.5
 
+#: at most this share of the time left goes to the support MIP
+#: (``FacilityBendersProblem._support_mip``)
+SUPPORT_SHARE = 0.25
+
+#: the support MIP runs only on at most this share of the sites (else it is the full problem)
+SUPPORT_SITES = 0.25
+
 
 @dataclass
 class BendersResult:
@@ -293,17 +300,23 @@ class FacilityBendersProblem(FacilityBase):
         See :class:`~aidopt.decomposition.plugins.facility.FacilityBase`.
     lp_rounds : int
         At most this many rounds of the cutting-plane LP before the branch and cut (0: none).
+    support_mip : bool
+        p-median: before the branch and cut, solve the problem restricted to the sites the LP
+        opens fractionally and the start's (``_support_mip``): a better start, and with it
+        fewer sites left by reduced-cost fixing (default True).
     """
 
     name = "facility-benders"
     element = "customers"
     native_methods = ("benders",)
 
-    def __init__(self, mip_gap: float = 1e-7, improve: int = 3, lp_rounds: int = 200):
+    def __init__(self, mip_gap: float = 1e-7, improve: int = 3, lp_rounds: int = 200,
+                 support_mip: bool = True):
         super().__init__(mip_gap=mip_gap, improve=improve)
         if not (isinstance(lp_rounds, int) and not isinstance(lp_rounds, bool) and lp_rounds >= 0):
             raise ValueError(f"lp_rounds must be a non-negative integer, got {lp_rounds!r}")
         self.lp_rounds = int(lp_rounds)
+        self.support_mip = bool(support_mip)
 
     # ----------------------------------------------------------------- contract
     def size(self, data) -> int:
@@ -337,6 +350,9 @@ class FacilityBendersProblem(FacilityBase):
                         levels.n_sites, lp.value)
         left = solve.remaining()
         point = self._start(data, lp, None if left is None else SWAP_SHARE * left)
+        if self.support_mip:
+            left = solve.remaining()
+            point = self._support_mip(data, lp, point, None if left is None else SUPPORT_SHARE * left)
         data._benders_start = BendersStart(lp, point)
         return self.trivial_partition(data), point
 
@@ -463,6 +479,42 @@ class FacilityBendersProblem(FacilityBase):
         swapped = self.greedy_point(data, sites[cols])
         return min((best, swapped), key=lambda pt: data.objective(pt.solution["open"],
                                                                   pt.solution["assign"]))
+
+
+    def _support_mip(self, data, lp: CutLP | None, point: Lifted, seconds: float | None) -> Lifted:
+        """The p-median restricted to the sites S the cutting-plane LP opens (``y > 0``) and
+        the start's open sites, solved by :func:`solve_benders` on those sites only within
+        ``seconds`` (the start as its first incumbent): its best solution is feasible for the
+        original problem, and often better than the swaps' (they move one site at a time; the
+        LP's fractional sites come in groups). Run when the start is above the LP's bound (by
+        more than the rounding of an integral objective) and S holds at most
+        :data:`SUPPORT_SITES` of the sites; else, or if nothing better is found, ``point``."""
+        if (data.p is None or data.fixed is not None or lp is None or lp.reduced is None
+                or not np.isfinite(lp.value)):
+            return point
+        upper = data.objective(point.solution["open"], point.solution["assign"])
+        if upper - lp.value <= (1.0 if data.integral else 1e-9 * max(1.0, abs(upper))):
+            return point
+        sites = np.union1d(np.flatnonzero(lp.y > 1e-9), point.solution["open"])
+        if sites.size > SUPPORT_SITES * data.n_sites or sites.size <= data.p:
+            return point
+        levels = NearestSites.of(data)
+        restricted = NearestSites(data.with_sites(sites))
+        root = lp.binding
+        if root is not None:
+            root = (root[0], root[1], kept_widths(levels, root, sites))
+        t0 = time.perf_counter()
+        res = solve_benders(restricted, data.demand[restricted.customers], None, data.p,
+                            cost_scale=float(np.max(data.cost_row_extremes()[1])),
+                            root_cuts=root, start=np.searchsorted(sites, point.solution["open"]),
+                            time_limit=seconds, mip_gap=self.mip_gap)
+        if res.y is None:
+            return point
+        found = self.greedy_point(data, sites[np.flatnonzero(res.y > 0.5)])
+        value = data.objective(found.solution["open"], found.solution["assign"])
+        logger.info("support MIP on %d sites: %s, %.10g (start %.10g) in %.1f s", sites.size,
+                    res.status, value, upper, time.perf_counter() - t0)
+        return found if value < upper else point
 
 
 def swap_candidates(data, lp: CutLP | None, open_sites: np.ndarray) -> np.ndarray:

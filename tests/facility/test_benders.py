@@ -406,3 +406,37 @@ def test_p_median_on_a_graph_oracle_solves_like_the_matrix():
         g2 = g.copy()
         g2.edges[next(iter(g2.edges))]["weight"] = -1
         GraphCosts(g2)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_support_mip_solves_the_problem_on_the_lp_support_and_the_start(seed, monkeypatch):
+    """The support MIP returns the optimum over the LP's support and the start's sites (by
+    brute force), never worse than the start; with a start at the LP bound it is not run."""
+    from aidopt.decomposition.plugins import facility_benders as fb
+    from aidopt.decomposition.plugins.facility_cuts import lp_by_cuts
+
+    from tests.facility._helpers import brute_force
+
+    rng = np.random.default_rng(seed)
+    xy = rng.random((70, 2)) * 100
+    costs = np.round(np.sqrt(((xy[:, None] - xy[None]) ** 2).sum(-1)))
+    p = 5
+    data = as_facility_data(costs, p=p)
+    levels = NearestSites.of(data)
+    lp = lp_by_cuts(levels, data.demand[levels.customers], None, p)
+    monkeypatch.setattr(fb, "SUPPORT_SITES", 1.0)
+    problem = fb.FacilityBendersProblem()
+    support = np.flatnonzero(lp.y > 1e-9)
+    outside = np.setdiff1d(np.arange(70), support)
+    bad = problem.greedy_point(data, np.sort(np.concatenate([support[:2], outside[:p - 2]])))
+    upper = data.objective(bad.solution["open"], bad.solution["assign"])
+    found = problem._support_mip(data, lp, bad, None)
+    value = data.objective(found.solution["open"], found.solution["assign"])
+    sites = np.union1d(support, bad.solution["open"])
+    assert value <= upper
+    assert value == brute_force(costs[:, sites], p)
+    # a start whose value is the LP bound (rounded up: integral costs) is returned as it is
+    best = aidopt.solve_facility_location(costs, p=p, log=False)
+    if best.objective - lp.value <= 1.0:
+        optimal = problem.greedy_point(data, best.solution["open"])
+        assert problem._support_mip(data, lp, optimal, None) is optimal
