@@ -93,19 +93,22 @@ class GSVMKuProblem(AIDProblem):
             raise ValueError("(1.12) is solved directly: its rows are not aggregated")
         return data
 
-    def build(self, aggregated, form=None):
-        K = aggregated.X
-        factor = self.factor(K) if form != "kernel" else None
-        # auto: factored when w (one entry per column of K) is not determined by f = K_tau w
+    def lp_factor(self, K) -> KernelFactor | None:
+        """The factor the LP is built on (``None``: the LP on K itself). ``"auto"`` uses it when
+        w (one entry per column of K) is not determined by :math:`f = K_\tau w`."""
+        factor = self.factor(K)
         if factor is not None and (self.form == "svd" or factor.rank < K.shape[1]):
-            model = gsvm.create_instance(factor.U[factor.group], aggregated.y, self.nu)
-            model._svd_factor = factor  # lift maps t back to w
-            return model
-        return gsvm.create_instance(K, aggregated.y, self.nu)
+            return factor
+        return None
+
+    def build(self, aggregated, form=None):
+        factor = self.lp_factor(aggregated.X)
+        matrix = aggregated.X if factor is None else factor.U[factor.group]
+        return gsvm.create_instance(matrix, aggregated.y, self.nu)
 
     def lift(self, model, outcome, partition, aggregated, data) -> Lifted:
         w, gamma = gsvm.solution_from(model)
-        factor = getattr(model, "_svd_factor", None)
+        factor = self.lp_factor(aggregated.X)
         if factor is not None:  # the model's "w" is t: both candidates have K_tau w = U_r t
             sparse, least = factor.coefficients(w), factor.Vt.T @ (w / factor.sigma[:factor.rank])
             E_sparse, E_least = (self._objective(data, v, gamma) for v in (sparse, least))

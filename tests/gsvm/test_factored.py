@@ -108,10 +108,11 @@ def test_full_rank_kernel_keeps_the_kernel_form():
     K = kernel_function("rbf", gamma=5.0)(X, X)
     assert problem.factor(K).full_rank
     data = aidopt.data.validate.as_classification_data(K, y)
-    model = problem.build(data)
-    assert not hasattr(model, "_svd_factor") and len(model.J) == 25
-    forced = aidopt.decomposition.plugins.gsvm.GSVMKuProblem(nu=10.0, form="svd").build(data)
-    assert forced._svd_factor.rank == 25
+    assert problem.lp_factor(K) is None
+    assert np.array_equal(problem.build(data).kernel.value, K)
+    forced = aidopt.decomposition.plugins.gsvm.GSVMKuProblem(nu=10.0, form="svd")
+    assert forced.lp_factor(K).rank == 25
+    assert not np.array_equal(forced.build(data).kernel.value, K)  # the factor U_r
     a = aidopt.solve_gsvm(X, y, kernel="rbf", kernel_params={"gamma": 5.0}, nu=10.0,
                           formulation="lp_Ku", log=False)
     b = aidopt.solve_gsvm(X, y, kernel="rbf", kernel_params={"gamma": 5.0}, nu=10.0,
