@@ -836,6 +836,10 @@ class _RunHandle:
     def update(self) -> None:
         self._handle.update()
 
+    def set_start(self, values) -> None:
+        """A MIP start for the next solve (:meth:`aidopt.solvers.handles.PersistentHandle.set_start`)."""
+        self._handle.set_start(values)
+
     @property
     def model(self):
         return self._model

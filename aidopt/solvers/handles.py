@@ -25,7 +25,10 @@ Backends:
   map is compacted after deletions), ``changeColsBounds`` for bounds and fixing (a fixed variable
   is a column with equal bounds), ``addCols`` for new variables. HiGHS keeps its basis, so simplex
   re-solves start from it; the handle therefore defaults to ``solver="simplex"`` (interior point
-  does not warm start) unless ``options`` name a ``solver``. MILPs re-solve with branch and bound.
+  does not warm start) unless ``options`` name a ``solver``. MILPs re-solve with branch and bound;
+  :meth:`PersistentHandle.set_start` hands HiGHS a starting solution (``setSolution``, partial
+  allowed: HiGHS completes or rejects it), e.g. the previous incumbent after rows or columns were
+  added. The other handles keep the MIP start unused and say so (``extra["start"]``).
 * **Gurobi**: Pyomo's ``pyomo.contrib.solver`` ``gurobi_persistent``, which detects the changes
   itself at each solve (the update calls only class-check what changed); Gurobi warm-starts from
   the basis of the modified model.
@@ -86,8 +89,8 @@ def persistent(model, solver: str = DEFAULT_SOLVER, *, problem_class: ProblemCla
     Returns
     -------
     PersistentHandle
-        ``h.solve(need_duals=False, time_limit=None)``, the update methods, ``h.warm``,
-        ``h.stats``, ``h.close()``; also a context manager.
+        ``h.solve(need_duals=False, time_limit=None)``, ``h.set_start(values)`` (a MIP start),
+        the update methods, ``h.warm``, ``h.stats``, ``h.close()``; also a context manager.
     """
     spec = spec_of(solver)
     name = spec.name if spec else solver
@@ -180,6 +183,7 @@ class PersistentHandle:
         self.stats = HandleStats()
         self._closed = False
         self._pending = 0.0  # update seconds since the last solve
+        self._start: list | None = None  # (variable, value) pairs for the next solve
 
     # ----------------------------------------------------------------- public API
     def solve(self, need_duals: bool = False, time_limit: float | None = None) -> SolveOutcome:
@@ -203,12 +207,50 @@ class PersistentHandle:
                                 "no time left")
         t0 = time.perf_counter()
         out = self._solve(need_duals, time_limit, t0)
+        if self._start is not None:
+            out.extra.setdefault("start", "ignored: this solver's handle does not pass MIP starts")
+            self._start = None
         self.stats.solves += 1
         self.stats.seconds += time.perf_counter() - t0
         if out.extra.get("warm"):
             self.stats.warm_solves += 1
         self._pending = 0.0
         return out
+
+    def set_start(self, values) -> None:
+        """A starting solution for the next :meth:`solve` of a MIP (used once).
+
+        Parameters
+        ----------
+        values : mapping or iterable of (variable, value)
+            Values of some or all of the model's variables, e.g. the previous incumbent after
+            rows or columns were added (a new column may be left out). The solver checks the
+            point; an infeasible or incomplete start is completed or dropped by it, never
+            trusted. HiGHS takes it (``setSolution``); other handles report
+            ``extra["start"] = "ignored: ..."`` in the outcome.
+
+        Raises
+        ------
+        ValueError
+            A value that is not a finite number, or a key that is not a variable of the model.
+        """
+        self._check_open()
+        from pyomo.core.base.var import VarData
+
+        pairs = list(values.items()) if hasattr(values, "items") else list(values)
+        checked = []
+        for item in pairs:
+            if not (isinstance(item, tuple) and len(item) == 2):
+                raise ValueError("set_start takes a mapping or (variable, value) pairs")
+            var, val = item
+            if not isinstance(var, VarData) or var.model() is not self.model.model():
+                raise ValueError(f"set_start: {var!r} is not a variable of the handle's model")
+            if isinstance(val, bool) or not isinstance(val, int | float | np.integer | np.floating) \
+                    or not np.isfinite(val):
+                raise ValueError(f"set_start: the value of {var.name} must be a finite number, "
+                                 f"got {val!r}")
+            checked.append((var, float(val)))
+        self._start = checked
 
     def update_objective(self) -> None:
         """Re-read the active objective from the model (coefficients, mutable Param values,
@@ -597,12 +639,31 @@ class _HighsHandle(PersistentHandle):
         highs.set_time_limit(self._h, None if time_limit is None else time_limit + self._h.getRunTime())
         warm = self._solved
         strategy = self._simplex_strategy()
+        extra = {"warm": warm, "simplex_strategy": strategy}
+        if self._start is not None:
+            extra["start"] = self._pass_start()
         out = highs.run(self._h, self._cols.vars, self._rows, need_duals=need_duals,
-                        is_mip=self._is_mip, t0=t0, read_seconds=self._pending,
-                        extra={"warm": warm, "simplex_strategy": strategy})
+                        is_mip=self._is_mip, t0=t0, read_seconds=self._pending, extra=extra)
         self._solved = True
         self._changes.clear()
         return out
+
+    def _pass_start(self) -> str:
+        """Give HiGHS the start of :meth:`set_start` (its sparse ``setSolution``); what happened."""
+        import highspy
+
+        if not self._is_mip:
+            return "ignored: not a MIP"
+        known = [(self._cols.get(v), val) for v, val in self._start]
+        known = [(j, val) for j, val in known if j is not None]
+        if not known:
+            return "ignored: none of its variables is in the loaded model"
+        idx = np.array([j for j, _ in known], dtype=np.int32)
+        val = np.array([v for _, v in known], dtype=float)
+        status = self._h.setSolution(len(idx), idx, val)
+        if status == highspy.HighsStatus.kError:
+            return "rejected by HiGHS"
+        return f"passed ({len(idx)} of {len(self._cols)} columns)"
 
     def _simplex_strategy(self) -> int | None:
         """Primal simplex after objective-only changes (the basis stays primal feasible), HiGHS's

@@ -159,6 +159,33 @@ def test_run_persistent_handle_writes_the_updated_model_and_re_solves_warm(tmp_p
     assert "+1.0 x" in (tmp_path / "001_tiny.lp").read_text()  # what the first solve had
 
 
+def test_run_persistent_handle_passes_a_mip_start():
+    """The run's handle hands a MIP start to HiGHS: with branching and heuristics off only the
+    start can give a solution."""
+    import pyomo.environ as pyo
+    from aidopt.decomposition import Run
+
+    from aidopt.solvers import ProblemClass
+
+    w = [31, 47, 22, 58, 19, 40, 27, 36, 44, 53, 12, 29]
+    m = pyo.ConcreteModel(name="knap")
+    m.J = pyo.RangeSet(0, len(w) - 1)
+    m.x = pyo.Var(m.J, within=pyo.Binary)
+    m.cap = pyo.Constraint(expr=sum(w[j] * m.x[j] for j in m.J) <= 200)
+    m.obj = pyo.Objective(expr=sum((w[j] + (j % 3) + 1) * m.x[j] for j in m.J), sense=pyo.maximize)
+    run = Run("knap", ProblemClass.MILP, RunConfig(
+        solver="highs", log=False,
+        solver_options={"mip_max_nodes": 0, "presolve": "off", "mip_heuristic_effort": 0.0}))
+    with run.persistent(m) as handle:
+        assert not handle.solve().has_solution  # the options reach HiGHS: no search
+        start = [(m.x[j], 1.0 if j in (0, 1, 2, 3) else 0.0) for j in m.J]  # weight 158
+        handle.set_start(start)
+        out = handle.solve()
+        assert out.extra["start"].startswith("passed")
+        assert out.has_solution and out.objective >= sum(w[j] + (j % 3) + 1 for j in range(4)) - 1e-9
+        assert sum(w[j] * round(m.x[j].value) for j in m.J) <= 200
+
+
 def test_cli_turns_aidopt_errors_into_one_line_and_exit_code_2(tmp_path, capsys):
     from aidopt.cli.main import main
 

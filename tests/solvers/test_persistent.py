@@ -274,3 +274,95 @@ def test_fixed_binaries_make_an_lp_until_unfixed(solver):
     with pytest.raises(SolverCapabilityError, match="routed as LP"):
         h.update_variables(m.x[2])
     h.close()
+
+
+def _heavy_knapsack(n=40, seed=1):
+    """A 0/1 knapsack whose LP relaxation is fractional, with a greedy feasible packing."""
+    rng = np.random.default_rng(seed)
+    w = rng.integers(10, 60, n)
+    v = w + rng.integers(1, 9, n)
+    cap = int(w.sum() // 2) + 1
+    m = pyo.ConcreteModel()
+    m.J = pyo.RangeSet(0, n - 1)
+    m.x = pyo.Var(m.J, within=pyo.Binary)
+    m.cap = pyo.Constraint(expr=sum(int(w[j]) * m.x[j] for j in m.J) <= cap)
+    m.o = pyo.Objective(expr=sum(int(v[j]) * m.x[j] for j in m.J), sense=pyo.maximize)
+    x, total = np.zeros(n), 0
+    for j in np.argsort(-v / w):
+        if total + w[j] <= cap:
+            x[j], total = 1.0, total + w[j]
+    return m, x, float(v @ x)
+
+
+# HiGHS may not search: without a start it ends with no solution, so a solution proves the start
+NO_SEARCH = {"mip_max_nodes": 0, "presolve": "off", "mip_heuristic_effort": 0.0}
+
+
+def test_highs_handle_mip_start_is_used_once_and_checked():
+    m, x, value = _heavy_knapsack()
+    h = solvers.persistent(m, "highs", options=NO_SEARCH)
+    assert not h.solve().has_solution
+    from pyomo.common.collections import ComponentMap
+
+    h.set_start(ComponentMap((m.x[j], x[j]) for j in m.J))
+    out = h.solve()
+    assert out.has_solution and out.objective == pytest.approx(value)
+    assert out.extra["start"] == f"passed ({len(x)} of {len(x)} columns)"
+    assert [round(m.x[j].value) for j in m.J] == x.tolist()
+    assert "start" not in h.solve().extra  # used once
+    # an infeasible start (every item) is checked by HiGHS, not trusted
+    m2, _, _ = _heavy_knapsack()
+    h2 = solvers.persistent(m2, "highs", options=NO_SEARCH)
+    h2.set_start([(m2.x[j], 1.0) for j in m2.J])
+    bad = h2.solve()
+    assert not bad.has_solution and bad.extra["start"].startswith("passed")
+    h.close()
+    h2.close()
+
+
+def test_highs_handle_mip_start_after_new_rows_and_columns():
+    """The use case: the previous incumbent, extended to nothing for a new column, after rows
+    were added that it still satisfies."""
+    m, x, value = _heavy_knapsack()
+    h = solvers.persistent(m, "highs", options=NO_SEARCH)
+    h.solve()
+    m.extra = pyo.Var(within=pyo.Binary)
+    m.link = pyo.Constraint(expr=m.extra <= m.x[0])
+    h.add_constraints([m.link])
+    h.set_start([(m.x[j], x[j]) for j in m.J])  # no value for the new column
+    out = h.solve()
+    assert out.has_solution and out.objective == pytest.approx(value)
+    assert out.extra["start"] == f"passed ({len(x)} of {len(x) + 1} columns)"
+    h.close()
+
+
+def test_mip_start_validation_and_solvers_without_it():
+    m, x, _ = _heavy_knapsack(n=8)
+    h = solvers.persistent(m, "highs")
+    other = pyo.ConcreteModel()
+    other.y = pyo.Var()
+    with pytest.raises(ValueError, match="not a variable of the handle's model"):
+        h.set_start([(other.y, 1.0)])
+    with pytest.raises(ValueError, match="finite number"):
+        h.set_start([(m.x[0], float("nan"))])
+    with pytest.raises(ValueError, match="finite number"):
+        h.set_start([(m.x[0], True)])
+    with pytest.raises(ValueError, match="mapping or"):
+        h.set_start([m.x[0]])
+    h.set_start([(m.x[j], x[j]) for j in m.J])
+    out = h.solve()
+    assert out.optimal and out.extra["start"].startswith("passed")
+    h.close()
+    lp_model = lp()
+    h = solvers.persistent(lp_model, "highs")
+    h.set_start([(lp_model.x[0], 1.0)])
+    assert h.solve().extra["start"] == "ignored: not a MIP"
+    h.close()
+    if solvers.availability("scip") in ("full", "limited"):  # a rebuilding handle
+        m3, x3, value3 = _heavy_knapsack(n=8)
+        h = solvers.persistent(m3, "scip")
+        h.set_start([(m3.x[j], x3[j]) for j in m3.J])
+        out = h.solve()
+        assert out.optimal and out.objective >= value3 - 1e-9
+        assert out.extra["start"].startswith("ignored")
+        h.close()
