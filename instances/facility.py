@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ORLIB_PMED", "orlib_pmed", "orlib_style_pmed", "euclidean_instance", "tsplib_instance",
-           "tsplib_path", "TSPLIB_PATHS", "DATA_DIR"]
+__all__ = ["ORLIB_PMED", "orlib_pmed", "orlib_style_pmed", "euclidean_instance", "tsplib_like_points",
+           "tsplib_instance", "tsplib_path", "TSPLIB_PATHS", "DATA_DIR"]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
@@ -123,6 +123,33 @@ TSPLIB_PATHS = {
     "fl1400": [str(Path(__file__).resolve().parent / "data" / "fl1400.tsp")],
     "u1432": [str(Path(__file__).resolve().parent / "data" / "u1432.tsp")],
 }
+
+
+def tsplib_like_points(kind: str, n: int, seed: int = 7) -> np.ndarray:
+    """``n`` seeded points (n x 2) of one of the three kinds TSPLIB's instances of about a thousand
+    cities come in, for testing on instances no run was tuned on.
+
+    ``"uniform"``: uniform in [0, 10^4]^2 (like rl, pr). ``"clustered"``: 40 Gaussian clusters
+    with centres uniform in [0, 10^4]^2, Dirichlet(1) shares of the points and scales uniform in
+    20-300 (like fl). ``"lattice"``: n of the k x k lattice points at spacing 100,
+    k = ceil(sqrt(1.15 n)), drawn without replacement (like the drilling boards u, pcb, d: many
+    equal distances).
+    """
+    if not (isinstance(n, int | np.integer) and n >= 1):
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    rng = np.random.default_rng(seed)
+    if kind == "uniform":
+        return rng.random((n, 2)) * 10000.0
+    if kind == "clustered":
+        centres = rng.random((40, 2)) * 10000.0
+        sizes = rng.multinomial(n, rng.dirichlet(np.ones(40)))
+        return np.vstack([c + rng.normal(scale=rng.uniform(20, 300), size=(k, 2))
+                          for c, k in zip(centres, sizes, strict=True)])
+    if kind == "lattice":
+        k = int(np.ceil(np.sqrt(n * 1.15)))
+        grid = np.array([(i, j) for i in range(k) for j in range(k)], dtype=float) * 100.0
+        return grid[rng.choice(len(grid), n, replace=False)]
+    raise ValueError(f"kind must be 'uniform', 'clustered' or 'lattice', got {kind!r}")
 
 
 def tsplib_path(name: str) -> Path:

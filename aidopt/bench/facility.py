@@ -24,6 +24,8 @@ bound, the relative gap and its peak resident memory. Methods:
 Instances (names for ``--instances``): ``pmed1`` ... ``pmed15`` (shipped OR-Library
 files); ``orl{n}-p{p}`` (OR-Library-style random graph, :func:`aidopt.instances.facility.orlib_style_pmed`);
 ``euclid-ufl-{n}x{s}`` and ``euclid-pmed-{n}x{s}-p{p}`` (:func:`~aidopt.instances.facility.euclidean_instance`);
+``uniform-{n}-p{p}``, ``clustered-{n}-p{p}``, ``lattice-{n}-p{p}`` (TSPLIB-like points,
+:func:`~aidopt.instances.facility.tsplib_like_points`, floor(Euclidean) as a matrix);
 ``xy-{n}-p{p}`` (n uniform points in a 1000 x 1000 square, every point a customer and a site,
 nearest-integer distances given as :class:`aidopt.data.facility.EuclideanCosts`: no cost
 matrix; ``benders`` only); ``grid-{k}-p{p}`` (a k x k grid graph, every node a customer and a
@@ -95,6 +97,13 @@ def load_instance(name: str, seed: int = 0) -> dict:
 
         xy = np.random.default_rng(seed).random((int(m[1]), 2)) * 1000.0
         out.update(costs=EuclideanCosts(xy, round_to=0), p=int(m[2]))
+        return out
+    m = re.fullmatch(r"(uniform|clustered|lattice)-(\d+)-p(\d+)", name)
+    if m:  # TSPLIB-like points, every point a customer and a site, floor(Euclidean), a matrix
+        from aidopt.data.facility import euclidean_costs
+
+        xy = inst.tsplib_like_points(m[1], int(m[2]))
+        out.update(costs=np.floor(euclidean_costs(xy)), p=int(m[3]))
         return out
     m = re.fullmatch(r"sf-p(\d+)", name)
     if m:
