@@ -25,7 +25,8 @@ Instances (names for ``--instances``): ``pmed1`` ... ``pmed15`` (shipped OR-Libr
 files); ``orl{n}-p{p}`` (OR-Library-style random graph, :func:`aidopt.instances.facility.orlib_style_pmed`);
 ``euclid-ufl-{n}x{s}`` and ``euclid-pmed-{n}x{s}-p{p}`` (:func:`~aidopt.instances.facility.euclidean_instance`);
 ``uniform-{n}-p{p}``, ``clustered-{n}-p{p}``, ``lattice-{n}-p{p}`` (TSPLIB-like points,
-:func:`~aidopt.instances.facility.tsplib_like_points`, floor(Euclidean) as a matrix);
+:func:`~aidopt.instances.facility.tsplib_like_points` with its fixed seed 7, so that a name is
+one instance; floor(Euclidean) as a matrix);
 ``xy-{n}-p{p}`` (n uniform points in a 1000 x 1000 square, every point a customer and a site,
 nearest-integer distances given as :class:`aidopt.data.facility.EuclideanCosts`: no cost
 matrix; ``benders`` only); ``grid-{k}-p{p}`` (a k x k grid graph, every node a customer and a
