@@ -245,7 +245,8 @@ class PersistentHandle:
             var, val = item
             if not isinstance(var, VarData) or var.model() is not self.model.model():
                 raise ValueError(f"set_start: {var!r} is not a variable of the handle's model")
-            if isinstance(val, bool) or not isinstance(val, int | float | np.integer | np.floating) \
+            # True / False (also NumPy's) are 1 / 0: a binary start given as a boolean mask
+            if not isinstance(val, bool | int | float | np.bool_ | np.integer | np.floating) \
                     or not np.isfinite(val):
                 raise ValueError(f"set_start: the value of {var.name} must be a finite number, "
                                  f"got {val!r}")

@@ -346,10 +346,11 @@ def test_mip_start_validation_and_solvers_without_it():
     with pytest.raises(ValueError, match="finite number"):
         h.set_start([(m.x[0], float("nan"))])
     with pytest.raises(ValueError, match="finite number"):
-        h.set_start([(m.x[0], True)])
+        h.set_start([(m.x[0], "1")])
     with pytest.raises(ValueError, match="mapping or"):
         h.set_start([m.x[0]])
-    h.set_start([(m.x[j], x[j]) for j in m.J])
+    h.set_start(list(zip(m.x.values(), x.astype(bool), strict=True)))  # a boolean mask is 0 / 1
+    assert [v for _, v in h._start] == x.tolist()
     out = h.solve()
     assert out.optimal and out.extra["start"].startswith("passed")
     h.close()
