@@ -61,6 +61,11 @@ S3VM = Family(
     Param("big_M", None,
           "Override the data-derived big-M.",
           kind="float", parse=float),
+    Param("positive_fraction", None,
+          "Share of the unlabeled rows known to be in class +1 (0 < value < 1, as SVMlight's "
+          "-p): the balance constraint then asks their mean ``w x + b`` to be "
+          "2 positive_fraction - 1 instead of the mean labeled label. balance='constraint' only.",
+          kind="float", parse=float),
 )
 
 
@@ -103,7 +108,8 @@ def solve_s3vm(X, y, *, labeled=None, regularizer=None, p, **options) -> AIDResu
         warnings.warn("solve_s3vm(regularizer=...) is now spelled norm=... (as in solve_svm)",
                       FutureWarning, stacklevel=3)  # the caller of the door
         p.norm = regularizer
-    problem = S3VMProblem(Ml=p.Ml, Mu=p.Mu, balance=p.balance, norm=p.norm, big_M=p.big_M)
+    problem = S3VMProblem(Ml=p.Ml, Mu=p.Mu, balance=p.balance, norm=p.norm, big_M=p.big_M,
+                          positive_fraction=p.positive_fraction)
     config = RunConfig.from_kwargs(options, caller="solve_s3vm", solver=options.get("solver")
                                    or default_s3vm_solver(p.norm))
     data = as_semisupervised_data(X, y, labeled)

@@ -74,6 +74,7 @@ def cmd_bench(args) -> int:
             labels=args.labels, splits=args.splits, iterations=args.iterations,
             r0=args.r0 if args.r0 is not None else 0.01, solver=args.solver,
             time_limit=args.time_limit, output=args.output, raw=args.raw,
+            class_ratio=args.class_ratio,
         )
         return 0
     if args.problem == "fsv":
@@ -160,6 +161,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--iterations", nargs="+", type=int, default=[1, 5],
                    help="s3vm: AIDk iteration limits (default 1 5)")
     p.add_argument("--r0", type=float, default=None, help="s3vm: r0 (default 0.01)")
+    p.add_argument("--class-ratio", choices=["labeled", "known"], default="labeled",
+                   help="s3vm: the balance constraint's class ratio from the labeled rows (the "
+                        "paper's, default) or the unlabeled rows' known ratio")
     p.add_argument("--solver", default=None, help="lad: AID's aggregated solver (default "
                    "solve_lad's: fn = Frisch-Newton); svm: AID's and direct's solver (default solve_svm's); "
                    "s3vm: solver (default gurobi, scip fallback)")

@@ -133,14 +133,21 @@ class S3VMProblem(AIDProblem):
     Ml, Mu : float
         Costs of the labeled and unlabeled hinges (paper: M_l = 5, M_u = 1).
     balance : {"constraint", "cost", None}
-        ``"constraint"``: mean of ``w x + b`` over the unlabeled rows = mean labeled label;
-        ``"cost"``: the labeled rows of each class get the weight ``l_max / l_class`` (the
+        ``"constraint"``: mean of ``w x + b`` over the unlabeled rows = mean labeled label
+        (Park & Klabjan section 4, "balance constraint"), or ``2 positive_fraction - 1`` when
+        that is given; ``"cost"``: the labeled rows of each class get the weight ``l_max / l_class`` (the
         minority class is weighted up to the majority's total); ``None``: neither.
     norm : {"l2", "l1"}
         ``"l2"``: 1/2 ||w||^2 (MIQP: Gurobi or SCIP); ``"l1"``: ||w||_1 (MILP: HiGHS too).
     big_M : float, optional
         Override the data-derived big-M (see :func:`big_m`). A value below the true bound
         changes the problem; it is used as given.
+    positive_fraction : float, optional
+        The share of the unlabeled rows known to be in class +1 (0 < value < 1), as in
+        SVMlight's ``-p``: the balance constraint's right-hand side becomes its mean label
+        ``2 positive_fraction - 1`` instead of the labeled rows' mean, which with few labels
+        can be far from it (10 labels: a mean of 0.2 or 0.4 on classes of equal size).
+        ``balance="constraint"`` only.
     aggregate_labeled_above : int, default 1000
         Labeled rows are clustered (k-means per class, ``ceil(r0 * size)`` clusters) only when
         there are more than this many; otherwise each is its own cluster at t = 1. They add
@@ -154,7 +161,7 @@ class S3VMProblem(AIDProblem):
 
     def __init__(self, Ml: float = 5.0, Mu: float = 1.0, balance: str | None = "constraint",
                  norm: str = "l2", big_M: float | None = None,
-                 aggregate_labeled_above: int = 1000):
+                 aggregate_labeled_above: int = 1000, positive_fraction: float | None = None):
         for name, val, positive in (("Ml", Ml, True), ("Mu", Mu, False)):
             if not (isinstance(val, numbers.Real) and not isinstance(val, bool) and np.isfinite(val)
                     and (val > 0 if positive else val >= 0)):
@@ -170,6 +177,15 @@ class S3VMProblem(AIDProblem):
         if not (isinstance(aggregate_labeled_above, numbers.Integral) and aggregate_labeled_above >= 0):
             raise ValueError("aggregate_labeled_above must be a non-negative integer, got "
                              f"{aggregate_labeled_above!r}")
+        if positive_fraction is not None:
+            if not (isinstance(positive_fraction, numbers.Real) and not isinstance(positive_fraction, bool)
+                    and 0.0 < positive_fraction < 1.0):
+                raise ValueError("positive_fraction must be a number strictly between 0 and 1, "
+                                 f"got {positive_fraction!r}")
+            if balance != "constraint":
+                raise ValueError("positive_fraction sets the balance constraint's right-hand "
+                                 f"side: it needs balance='constraint', got balance={balance!r}")
+        self.positive_fraction = None if positive_fraction is None else float(positive_fraction)
         self.aggregate_labeled_above = int(aggregate_labeled_above)
         self.Ml, self.Mu = float(Ml), float(Mu)
         self.balance = balance
@@ -203,7 +219,13 @@ class S3VMProblem(AIDProblem):
         return cost
 
     def ybar(self, data) -> float | None:
-        return float(data.y[data.labeled].mean()) if self.balance == "constraint" else None
+        """The balance constraint's right-hand side: the mean label the unlabeled rows' ``w x + b``
+        must average (``None`` without the constraint)."""
+        if self.balance != "constraint":
+            return None
+        if self.positive_fraction is not None:
+            return 2.0 * self.positive_fraction - 1.0
+        return float(data.y[data.labeled].mean())
 
     def initial_partition(self, data, n_clusters, rng, solve) -> Partition:
         from scipy.cluster.vq import kmeans2

@@ -143,6 +143,39 @@ def test_balance_constraint_pulls_the_unlabeled_mean_to_the_labeled_mean():
     assert abs((f_bal >= 0).mean() - 0.5) < abs((f_free >= 0).mean() - 0.5)
 
 
+@pytest.mark.parametrize("aid", [False, True])
+@pytest.mark.parametrize("fraction", [0.3, 0.8])
+def test_positive_fraction_sets_the_balance_constraint(fraction, aid):
+    """The unlabeled rows' mean w x + b is 2 fraction - 1, not the labeled mean (0 here), in
+    the direct MILP and under AID (the lifted solution on all rows), and the objective is the
+    S3VM objective of the returned (w, b)."""
+    X, truth, rng = _imbalanced()
+    y = np.zeros_like(truth)
+    for sign in (-1.0, 1.0):
+        y[rng.choice(np.flatnonzero(truth == sign), 3, replace=False)] = sign
+    res = aidopt.solve_s3vm(X, y, norm="l1", solver="highs", positive_fraction=fraction,
+                            aid=aid, log=False)
+    f = res.solution["decision"][y == 0]
+    assert f.mean() == pytest.approx(2 * fraction - 1, abs=1e-6)
+    assert s3vm_objective(X, y, res.solution["w"], res.solution["b"], regularizer="l1") == \
+        pytest.approx(res.objective, rel=1e-9)
+    labeled_mean = aidopt.solve_s3vm(X, y, norm="l1", solver="highs", aid=aid, log=False)
+    assert labeled_mean.solution["decision"][y == 0].mean() == pytest.approx(0.0, abs=1e-6)
+
+
+def test_positive_fraction_through_the_estimator_and_problem():
+    X, truth, rng = _imbalanced(seed=4)
+    y = np.zeros_like(truth)
+    for sign in (-1.0, 1.0):
+        y[rng.choice(np.flatnonzero(truth == sign), 2, replace=False)] = sign
+    clf = aidopt.S3VMClassifier(norm="l1", solver="highs", positive_fraction=0.75).fit(X, y)
+    assert clf.decision_function(X[y == 0]).mean() == pytest.approx(0.5, abs=1e-6)
+    data = as_semisupervised_data(X, y, None)
+    assert S3VMProblem(positive_fraction=0.25).ybar(data) == pytest.approx(-0.5)
+    assert S3VMProblem().ybar(data) == pytest.approx(0.0)
+    assert S3VMProblem(balance=None).ybar(data) is None
+
+
 def test_balance_cost_weights_the_minority_labeled_class_up():
     X, truth, rng = _imbalanced(seed=5)
     y = np.zeros_like(truth)
@@ -244,7 +277,12 @@ def test_nan_marks_unlabeled_and_labeled_mask_overrides():
 
 
 @pytest.mark.parametrize("kwargs", [dict(Ml=0), dict(Mu=-1), dict(balance="both"),
-                                    dict(norm="l3"), dict(big_M=0.5)])
+                                    dict(norm="l3"), dict(big_M=0.5),
+                                    dict(positive_fraction=0.0), dict(positive_fraction=1.0),
+                                    dict(positive_fraction=float("nan")),
+                                    dict(positive_fraction=True),
+                                    dict(positive_fraction=0.4, balance="cost"),
+                                    dict(positive_fraction=0.4, balance=None)])
 def test_bad_parameters(kwargs):
     X, y = small(0, n=20)
     with pytest.raises(ValueError):
@@ -320,6 +358,11 @@ def test_ssl_benchmark_loader_and_one_split():
     assert row["termination"] == "iteration_limit" and 0 <= row["accuracy"] <= 100
     with pytest.raises(ValueError, match="unknown SSL set"):
         ssl_benchmark("nope")
+    with pytest.raises(ValueError, match="class_ratio"):
+        run_split("bci", 3, 10, 1, class_ratio="true")
+    # the known class ratio reaches the balance constraint (g241c: classes of equal size)
+    row = run_split("g241c", 0, 10, 1, class_ratio="known")
+    assert row["positive_fraction"] == pytest.approx(0.5, abs=0.01)
 
 
 def test_bench_s3vm_cli(tmp_path, capsys):
