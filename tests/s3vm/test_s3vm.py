@@ -337,6 +337,13 @@ def test_cli_s3vm(tmp_path, capsys):
     labels = np.loadtxt(out)
     api = aidopt.solve_s3vm(X, y, norm="l1", solver="highs", log=False)
     assert np.array_equal(labels, api.solution["transduction"])
+    # the CLI's --positive-fraction is the API's positive_fraction
+    code = main(["s3vm", "--data", str(path), "--norm", "l1", "--solver", "highs",
+                 "--positive-fraction", "0.2", "--transduction", str(out), "--quiet"])
+    assert code == 0
+    api = aidopt.solve_s3vm(X, y, norm="l1", solver="highs", positive_fraction=0.2, log=False)
+    assert np.array_equal(np.loadtxt(out), api.solution["transduction"])
+    assert api.solution["decision"][y == 0].mean() == pytest.approx(-0.6, abs=1e-6)
 
 
 def test_ssl_benchmark_loader_and_one_split():
