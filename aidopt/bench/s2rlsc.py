@@ -218,15 +218,17 @@ def _s2rlsc_realistic(Xtr, ytr, Xte, yte, search: str, seed: int) -> float:
 
     lab = np.flatnonzero(ytr != 0)
     K = Xtr @ Xtr.T
+    bases = {}  # (fold, lam'): the fitness's decomposition, shared by every lam (with_lam)
 
-    def train(y, lam, lp, restarts, run_seed):
+    def train(y, key, lam, lp, restarts, run_seed):
         known = y != 0
         free = np.flatnonzero(~known)
-        b_c = float(np.mean(y[known] > 0))
-        d = np.where(known, math.sqrt(1.0 / known.sum()), math.sqrt(lp / free.size))
-        fit = RLSCFitness.from_kernel(K, d, 1.0).with_lam(lam)
-        out = local_search(fit, y, free, Band.of(free.size, b_c, 0.2), search=search,
-                           restarts=restarts, seed=run_seed)
+        if (key, lp) not in bases:
+            d = np.where(known, math.sqrt(1.0 / known.sum()), math.sqrt(lp / free.size))
+            bases[key, lp] = RLSCFitness.from_kernel(K, d, 1.0)
+        fit = bases[key, lp].with_lam(lam)
+        out = local_search(fit, y, free, Band.of(free.size, float(np.mean(y[known] > 0)), 0.2),
+                           search=search, restarts=restarts, seed=run_seed)
         return fit.coefficients(out.y)
 
     folds = _folds(lab, 5, seed)
@@ -234,14 +236,14 @@ def _s2rlsc_realistic(Xtr, ytr, Xte, yte, search: str, seed: int) -> float:
     for lp in GRID_LAM_PRIME:
         for lam in GRID_LAM:
             errs = []
-            for held in folds:
+            for k, held in enumerate(folds):
                 y = ytr.copy()
                 y[held] = 0.0
-                c = train(y, lam, lp, 10, seed)
+                c = train(y, k, lam, lp, 10, seed)
                 errs.append(_error(K[held] @ c, ytr[held]))
             scores[(lam, lp)] = float(np.mean(errs))
     lam, lp = _pick(scores)
-    c = train(ytr, lam, lp, 50, seed + 1)
+    c = train(ytr, "all", lam, lp, 50, seed + 1)
     return _error((Xte @ Xtr.T) @ c, yte)
 
 
