@@ -739,3 +739,88 @@ def perturbed_swaps(C: np.ndarray, w: np.ndarray, open_cols, *, weights=None, ro
         else:
             idle += 1
     return best
+
+
+def local_reoptimization(data, customers: np.ndarray, near: np.ndarray, open_sites, solve_part, *,
+                         r: int = 10, deadline: float | None = None, seed: int = 0) -> np.ndarray:
+    """POPMUSIC for the p-median (Taillard & Voß 2002; Taillard 2003 on large clustering
+    problems): re-optimize the solution part by part, each part a p-median of its own.
+
+    A *part* is a seed open site and the ``r - 1`` open sites cheapest for the seed's customers
+    (by :math:`\\sum_i w_i c_{ik}` over the customers the seed serves: the open sites around
+    it), with the customers they serve and, as candidate sites, those customers' rows of
+    ``near`` plus the part's open sites. ``solve_part`` solves that r-median; when its solution
+    serves the part's customers more cheaply than the part's sites do, it replaces them (every
+    customer outside the part keeps a site at most as costly, so the whole objective falls by
+    at least as much) and the new sites become seeds again; a seed whose part is not improved
+    is done. The search ends when no seed is left or at ``deadline``. Unlike the swaps, which
+    move one site at a time, a part moves up to ``r`` sites at once.
+
+    Parameters
+    ----------
+    data : FacilityData
+        A p-median (``p`` set, no opening costs).
+    customers : ndarray of int (n,)
+        The customers served (positive demand).
+    near : ndarray of int (n, k)
+        Each of those customers' cheapest sites (the parts' candidates).
+    open_sites : array of int
+        The starting solution's p open sites.
+    solve_part : callable
+        ``solve_part(part, start, deadline)`` with ``part`` a :class:`FacilityData` r-median and
+        ``start`` the positions of the part's current sites among its sites; returns the
+        positions of the sites of a solution (or None). The result is checked here, so a
+        heuristic answer is safe.
+    r : int
+        Open sites per part (at least 2).
+    deadline : float, optional
+        ``time.perf_counter()`` value after which no part is started.
+    seed : int
+        The order in which seeds are drawn.
+
+    Returns
+    -------
+    ndarray of int64
+        The open sites at the end, sorted; never costlier than ``open_sites``.
+    """
+    import time
+
+    from aidopt.data.facility import FacilityData
+
+    S = np.unique(np.asarray(open_sites, dtype=np.int64))
+    r = int(r)
+    if r < 2 or S.size <= r:
+        return S
+    w = data.demand[customers]
+    rng = np.random.default_rng(seed)
+    D = data.cost_pairs(customers[:, None], S[None, :])  # customers x open sites
+    todo = set(S.tolist())
+    while todo and (deadline is None or time.perf_counter() < deadline):
+        first = np.argmin(D, axis=1)
+        j = int(rng.choice(sorted(todo)))
+        k = int(np.searchsorted(S, j))
+        mine = first == k
+        # (a seed serving nobody: the open sites cheapest for its nearest customer)
+        closeness = w[mine] @ D[mine] if mine.any() else D[int(np.argmin(D[:, k]))].copy()
+        closeness[k] = -np.inf  # the seed first
+        part = np.sort(np.argsort(closeness, kind="stable")[:r])
+        inside = np.isin(first, part)
+        cust = np.flatnonzero(inside)
+        sites = np.union1d(np.setdiff1d(np.unique(near[cust]), np.delete(S, part)), S[part])
+        costs = data.cost_pairs(customers[cust][:, None], sites[None, :])
+        current = float(w[cust] @ D[cust][np.arange(cust.size), first[cust]])
+        found = solve_part(FacilityData(costs, w[cust], None, r),
+                           np.searchsorted(sites, S[part]), deadline)
+        value = np.inf
+        found = None if found is None else np.asarray(found, dtype=np.int64)
+        if (found is not None and found.shape == (r,) and np.unique(found).size == r
+                and found.min() >= 0 and found.max() < sites.size):  # r sites of the part
+            value = float(w[cust] @ costs[:, found].min(axis=1))
+        if value < current - REL_TOL * max(abs(current), 1.0):
+            old, new = S[part], sites[found]
+            S = np.sort(np.concatenate([np.delete(S, part), new]))
+            D = data.cost_pairs(customers[:, None], S[None, :])
+            todo = (todo - set(old.tolist())) | set(new.tolist())
+        else:
+            todo.discard(j)
+    return S

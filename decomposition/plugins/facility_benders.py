@@ -45,7 +45,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from aidopt.decomposition.partition import Partition
-from aidopt.decomposition.plugins.facility import FacilityBase, _greedy, perturbed_swaps
+from aidopt.decomposition.plugins.facility import (FacilityBase, _greedy, local_reoptimization,
+                                                   perturbed_swaps)
 from aidopt.decomposition.plugins.facility_cuts import BLOCK_ENTRIES, CutLP, NearestSites, lp_by_cuts, separate
 from aidopt.decomposition.protocol import Iterate, Lifted, Split
 
@@ -73,6 +74,14 @@ SUPPORT_SHARE = 0.25
 #: the support MIP runs only on at most this share of the sites (else it is the full problem)
 SUPPORT_SITES = 0.25
 
+#: the p-median start's re-optimization by parts (:func:`local_reoptimization`): open sites per
+#: part, candidate sites per customer of a part, seconds per part at most, and the share of the
+#: time left that all parts may use
+PART_SITES = 10
+PART_CANDIDATES = 8
+PART_SECONDS = 10.0
+PARTS_SHARE = 0.5
+
 
 @dataclass
 class BendersResult:
@@ -90,6 +99,8 @@ class BendersResult:
         Branch-and-bound nodes, separation calls and cuts added.
     separation_seconds : float
         Time spent in :func:`separate` and in adding its cuts.
+    width : int
+        Sorted sites per customer at the end.
     """
 
     y: np.ndarray | None
@@ -100,6 +111,7 @@ class BendersResult:
     calls: int
     cuts: int
     separation_seconds: float
+    width: int = 0
 
 
 def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None, *,
@@ -304,6 +316,10 @@ class FacilityBendersProblem(FacilityBase):
         p-median: before the branch and cut, solve the problem restricted to the sites the LP
         opens fractionally and the start's (``_support_mip``): a better start, and with it
         fewer sites left by reduced-cost fixing (default True).
+    parts : bool
+        p-median: before the support MIP, re-optimize the start part by part (``_by_parts``:
+        POPMUSIC, each part an r-median of :data:`PART_SITES` sites solved exactly); default
+        True.
     """
 
     name = "facility-benders"
@@ -311,12 +327,13 @@ class FacilityBendersProblem(FacilityBase):
     native_methods = ("benders",)
 
     def __init__(self, mip_gap: float = 1e-7, improve: int = 3, lp_rounds: int = 200,
-                 support_mip: bool = True):
+                 support_mip: bool = True, parts: bool = True):
         super().__init__(mip_gap=mip_gap, improve=improve)
         if not (isinstance(lp_rounds, int) and not isinstance(lp_rounds, bool) and lp_rounds >= 0):
             raise ValueError(f"lp_rounds must be a non-negative integer, got {lp_rounds!r}")
         self.lp_rounds = int(lp_rounds)
         self.support_mip = bool(support_mip)
+        self.parts = bool(parts)
 
     # ----------------------------------------------------------------- contract
     def size(self, data) -> int:
@@ -350,6 +367,9 @@ class FacilityBendersProblem(FacilityBase):
                         levels.n_sites, lp.value)
         left = solve.remaining()
         point = self._start(data, lp, None if left is None else SWAP_SHARE * left)
+        if self.parts:
+            left = solve.remaining()
+            point = self._by_parts(data, lp, point, None if left is None else PARTS_SHARE * left)
         if self.support_mip:
             left = solve.remaining()
             point = self._support_mip(data, lp, point, None if left is None else SUPPORT_SHARE * left)
@@ -390,35 +410,22 @@ class FacilityBendersProblem(FacilityBase):
         if unknown:
             raise ValueError(f"solver='benders' takes the option 'log' only, got {sorted(unknown)}")
         data = aggregated.data
-        levels = NearestSites.of(data)
         kept = getattr(data, "_benders_start", None)
-        lp = kept.lp if kept is not None else None
-        root = lp.binding if lp is not None else None
-        sites = kept_sites(lp, aggregated.upper, data.integral, aggregated.start, data.n_sites)
-        start = aggregated.start
-        if sites.size < data.n_sites:  # the branch and cut sees the kept sites only
-            logger.info("reduced-cost fixing: %d of %d sites can be in a solution below %.10g",
-                        sites.size, data.n_sites, aggregated.upper)
-            if root is not None:
-                root = (root[0], root[1], kept_widths(levels, root, sites))
-            levels = NearestSites(data.with_sites(sites))
-            start = np.searchsorted(sites, start)
-        res = solve_benders(levels, data.demand[levels.customers],
-                            None if data.fixed is None else data.fixed[sites], data.p,
-                            cost_scale=float(np.max(data.cost_row_extremes()[1])),
-                            root_cuts=root, start=start, time_limit=time_limit,
-                            mip_gap=self.mip_gap, log=bool(options.get("log", False)))
-        if res.y is not None:
-            res.y = _on_sites(res.y, sites, data.n_sites)
-        # a solution opening a removed site costs at least the start's objective
-        res.bound = min(res.bound, aggregated.upper)
+        res, sites = fixed_branch_and_cut(data, kept.lp if kept is not None else None,
+                                          aggregated.start, aggregated.upper,
+                                          time_limit=time_limit, mip_gap=self.mip_gap,
+                                          log=bool(options.get("log", False)))
+        if sites.size < data.n_sites:
+            logger.info("reduced-cost fixing: the branch and cut saw the %d of %d sites a "
+                        "solution below %.10g can open", sites.size, data.n_sites,
+                        aggregated.upper)
         status = {"optimal": SolveStatus.OPTIMAL, "time_limit": SolveStatus.TIME_LIMIT,
                   "interrupted": SolveStatus.INTERRUPTED}.get(res.status, SolveStatus.ERROR)
         has = res.y is not None
         outcome = SolveOutcome(status, res.objective if has else None, None, has, "benders", "",
                                0.0, message=res.status,
                                extra={"nodes": res.nodes, "separations": res.calls,
-                                      "cuts": res.cuts, "sorted_sites": levels.width,
+                                      "cuts": res.cuts, "sorted_sites": res.width,
                                       "sites_kept": sites.size,
                                       "separation_seconds": res.separation_seconds},
                                bound=res.bound if math.isfinite(res.bound) else None)
@@ -481,6 +488,50 @@ class FacilityBendersProblem(FacilityBase):
                                                                   pt.solution["assign"]))
 
 
+    def _by_parts(self, data, lp: CutLP | None, point: Lifted, seconds: float | None) -> Lifted:
+        """The p-median start re-optimized part by part (:func:`local_reoptimization`, parts
+        of :data:`PART_SITES` open sites solved exactly by :meth:`_solve_part`) within
+        ``seconds``. Run when p exceeds :data:`PART_SITES` and the start is above the LP's
+        bound (by more than the rounding of an integral objective); else ``point``."""
+        if data.p is None or data.fixed is not None or data.p <= PART_SITES:
+            return point
+        upper = data.objective(point.solution["open"], point.solution["assign"])
+        if (lp is not None and np.isfinite(lp.value)
+                and upper - lp.value <= (1.0 if data.integral else 1e-9 * max(1.0, abs(upper)))):
+            return point
+        levels = NearestSites.of(data)
+        near = levels.order[:, :PART_CANDIDATES].astype(np.int64)
+        t0 = time.perf_counter()
+        deadline = None if seconds is None else t0 + max(0.0, seconds)
+        open_sites = local_reoptimization(data, levels.customers, near, point.solution["open"],
+                                          self._solve_part, r=PART_SITES, deadline=deadline)
+        found = self.greedy_point(data, open_sites)
+        value = data.objective(found.solution["open"], found.solution["assign"])
+        logger.info("re-optimization by parts of %d sites: %.10g (start %.10g) in %.1f s",
+                    PART_SITES, value, upper, time.perf_counter() - t0)
+        return found if value < upper else point
+
+    def _solve_part(self, part, start: np.ndarray, deadline: float | None) -> np.ndarray | None:
+        """One part of :meth:`_by_parts` solved as this plug-in solves a p-median: the
+        cutting-plane LP, then (unless its bound shows ``start`` optimal) reduced-cost fixing
+        and the branch and cut, within :data:`PART_SECONDS` and ``deadline``."""
+        now = time.perf_counter()
+        seconds = PART_SECONDS if deadline is None else min(PART_SECONDS, deadline - now)
+        if seconds <= 0:
+            return None
+        levels = NearestSites.of(part)
+        w = part.demand[levels.customers]
+        lp = lp_by_cuts(levels, w, None, part.p, time_limit=seconds)
+        upper = float(part.demand @ part.costs[:, start].min(axis=1))
+        if upper - lp.value <= (1.0 if part.integral else 1e-9 * max(1.0, abs(upper))):
+            return start
+        left = seconds - (time.perf_counter() - now)
+        if left <= 0:
+            return None
+        res, _ = fixed_branch_and_cut(part, lp, start, upper, time_limit=left,
+                                      mip_gap=self.mip_gap)
+        return None if res.y is None else np.flatnonzero(res.y > 0.5)
+
     def _support_mip(self, data, lp: CutLP | None, point: Lifted, seconds: float | None) -> Lifted:
         """The p-median restricted to the sites S the cutting-plane LP opens (``y > 0``) and
         the start's open sites, solved by :func:`solve_benders` on those sites only within
@@ -515,6 +566,35 @@ class FacilityBendersProblem(FacilityBase):
         logger.info("support MIP on %d sites: %s, %.10g (start %.10g) in %.1f s", sites.size,
                     res.status, value, upper, time.perf_counter() - t0)
         return found if value < upper else point
+
+
+def fixed_branch_and_cut(data, lp: CutLP | None, start: np.ndarray, upper: float, *,
+                         time_limit: float | None, mip_gap: float,
+                         log: bool = False) -> tuple[BendersResult, np.ndarray]:
+    """Reduced-cost fixing (:func:`kept_sites`), then :func:`solve_benders` on the kept sites
+    from ``lp``'s binding cuts and the solution ``start`` (open sites, objective ``upper``).
+
+    Returns the result, with ``y`` over all sites, ``bound`` capped at ``upper`` (a solution
+    opening a removed site costs at least that) and ``width`` set to the sorted sites per
+    customer, and the kept sites."""
+    levels = NearestSites.of(data)
+    root = lp.binding if lp is not None else None
+    sites = kept_sites(lp, upper, data.integral, start, data.n_sites)
+    if sites.size < data.n_sites:  # the branch and cut sees the kept sites only
+        if root is not None:
+            root = (root[0], root[1], kept_widths(levels, root, sites))
+        levels = NearestSites(data.with_sites(sites))
+        start = np.searchsorted(sites, start)
+    res = solve_benders(levels, data.demand[levels.customers],
+                        None if data.fixed is None else data.fixed[sites], data.p,
+                        cost_scale=float(np.max(data.cost_row_extremes()[1])),
+                        root_cuts=root, start=start, time_limit=time_limit,
+                        mip_gap=mip_gap, log=log)
+    if res.y is not None:
+        res.y = _on_sites(res.y, sites, data.n_sites)
+    res.bound = min(res.bound, upper)
+    res.width = levels.width
+    return res, sites
 
 
 def swap_candidates(data, lp: CutLP | None, open_sites: np.ndarray) -> np.ndarray:
