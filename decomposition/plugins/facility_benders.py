@@ -45,8 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from aidopt.decomposition.partition import Partition
-from aidopt.decomposition.plugins.facility import (FacilityBase, _greedy, local_reoptimization,
-                                                   perturbed_swaps)
+from aidopt.decomposition.plugins.facility import FacilityBase, _greedy, local_reoptimization, perturbed_swaps
 from aidopt.decomposition.plugins.facility_cuts import BLOCK_ENTRIES, CutLP, NearestSites, lp_by_cuts, separate
 from aidopt.decomposition.protocol import Iterate, Lifted, Split
 
