@@ -490,9 +490,15 @@ class FacilityBendersProblem(FacilityBase):
     def _by_parts(self, data, lp: CutLP | None, point: Lifted, seconds: float | None) -> Lifted:
         """The p-median start re-optimized part by part (:func:`local_reoptimization`, parts
         of :data:`PART_SITES` open sites solved exactly by :meth:`_solve_part`) within
-        ``seconds``. Run when p exceeds :data:`PART_SITES` and the start is above the LP's
-        bound (by more than the rounding of an integral objective); else ``point``."""
+        ``seconds``. Run when p exceeds :data:`PART_SITES`, the swap search could not take
+        every site (:func:`swap_candidates`: more than :data:`SWAP_ENTRIES` customer-site
+        pairs; below that the swaps and the branch and cut find the optimum sooner, measured in
+        docs/benchmarks.md) and the start is above the LP's bound (by more than the rounding of
+        an integral objective); else ``point``."""
         if data.p is None or data.fixed is not None or data.p <= PART_SITES:
+            return point
+        n_served = int(np.count_nonzero(data.demand > 0))
+        if n_served * data.n_sites <= SWAP_ENTRIES:
             return point
         upper = data.objective(point.solution["open"], point.solution["assign"])
         if (lp is not None and np.isfinite(lp.value)

@@ -124,6 +124,7 @@ def test_the_plugins_part_solver_is_exact(seed):
 
 def test_by_parts_improves_a_poor_start_on_a_matrix_and_on_coordinates(monkeypatch):
     monkeypatch.setattr(fb, "PART_SITES", 4)
+    monkeypatch.setattr(fb, "SWAP_ENTRIES", 1000)  # parts run where the swaps see few sites
     xy = _points(7, n=120)
     p = 12
     problem = fb.FacilityBendersProblem()
@@ -139,7 +140,8 @@ def test_by_parts_improves_a_poor_start_on_a_matrix_and_on_coordinates(monkeypat
         assert np.unique(found.solution["open"]).size == p
 
 
-def test_by_parts_is_skipped_when_p_is_small_or_the_start_is_at_the_bound(monkeypatch):
+def test_by_parts_is_skipped_when_p_is_small_the_swaps_see_every_site_or_the_start_is_at_the_bound(
+        monkeypatch):
     xy = _points(8)
     data = as_facility_data(_matrix(xy), p=5)
     levels = NearestSites.of(data)
@@ -148,6 +150,9 @@ def test_by_parts_is_skipped_when_p_is_small_or_the_start_is_at_the_bound(monkey
     point = problem.greedy_point(data, _bad_start(xy, 5))
     assert problem._by_parts(data, lp, point, None) is point  # p <= PART_SITES
     monkeypatch.setattr(fb, "PART_SITES", 2)
+    assert problem._by_parts(data, lp, point, None) is point  # 90 x 90 pairs <= SWAP_ENTRIES
+    monkeypatch.setattr(fb, "SWAP_ENTRIES", 1000)
+    assert problem._by_parts(data, lp, point, None) is not point
     best = aidopt.solve_facility_location(data.costs, p=5, log=False)
     if best.objective - lp.value <= 1.0:
         optimal = problem.greedy_point(data, best.solution["open"])
@@ -157,6 +162,7 @@ def test_by_parts_is_skipped_when_p_is_small_or_the_start_is_at_the_bound(monkey
 @pytest.mark.parametrize("seed", range(2))
 def test_the_solve_certifies_the_same_optimum_with_and_without_parts(seed, monkeypatch):
     monkeypatch.setattr(fb, "PART_SITES", 4)
+    monkeypatch.setattr(fb, "SWAP_ENTRIES", 1000)  # parts run where the swaps see few sites
     xy = _points(20 + seed, n=150)
     C = _matrix(xy)
     a = aidopt.solve_facility_location(C, p=15, log=False)
