@@ -806,6 +806,9 @@ def local_reoptimization(data, customers: np.ndarray, near: np.ndarray, open_sit
         part = np.sort(np.argsort(closeness, kind="stable")[:r])
         inside = np.isin(first, part)
         cust = np.flatnonzero(inside)
+        if cust.size == 0:  # the part serves nobody (ties): nothing to re-optimize
+            todo.discard(j)
+            continue
         sites = np.union1d(np.setdiff1d(np.unique(near[cust]), np.delete(S, part)), S[part])
         costs = data.cost_pairs(customers[cust][:, None], sites[None, :])
         current = float(w[cust] @ D[cust][np.arange(cust.size), first[cust]])

@@ -74,9 +74,9 @@ SUPPORT_SHARE = 0.25
 SUPPORT_SITES = 0.25
 
 #: the p-median start's re-optimization by parts (:func:`local_reoptimization`): open sites per
-#: part, candidate sites per customer of a part, seconds per part at most, and the share of the
-#: time left that all parts may use
-PART_SITES = 10
+#: part (each size until no part improves, then the next), candidate sites per customer of a
+#: part, seconds per part at most, and the share of the time left that all parts may use
+PART_SIZES = (10, 20)
 PART_CANDIDATES = 8
 PART_SECONDS = 10.0
 PARTS_SHARE = 0.5
@@ -317,7 +317,7 @@ class FacilityBendersProblem(FacilityBase):
         fewer sites left by reduced-cost fixing (default True).
     parts : bool
         p-median: before the support MIP, re-optimize the start part by part (``_by_parts``:
-        POPMUSIC, each part an r-median of :data:`PART_SITES` sites solved exactly); default
+        POPMUSIC, each part an r-median of :data:`PART_SIZES` sites solved exactly); default
         True.
     """
 
@@ -489,13 +489,15 @@ class FacilityBendersProblem(FacilityBase):
 
     def _by_parts(self, data, lp: CutLP | None, point: Lifted, seconds: float | None) -> Lifted:
         """The p-median start re-optimized part by part (:func:`local_reoptimization`, parts
-        of :data:`PART_SITES` open sites solved exactly by :meth:`_solve_part`) within
-        ``seconds``. Run when p exceeds :data:`PART_SITES`, the swap search could not take
-        every site (:func:`swap_candidates`: more than :data:`SWAP_ENTRIES` customer-site
-        pairs; below that the swaps and the branch and cut find the optimum sooner, measured in
+        of ``r`` open sites solved exactly by :meth:`_solve_part`; each ``r`` of
+        :data:`PART_SIZES` below p in turn, the next from where no part of the last improves)
+        within ``seconds``. Run when the swap search could not take every site
+        (:func:`swap_candidates`: more than :data:`SWAP_ENTRIES` customer-site pairs; below
+        that the swaps and the branch and cut find the optimum sooner, measured in
         docs/benchmarks.md) and the start is above the LP's bound (by more than the rounding of
         an integral objective); else ``point``."""
-        if data.p is None or data.fixed is not None or data.p <= PART_SITES:
+        sizes = [r for r in PART_SIZES if data.p is not None and r < data.p]
+        if data.p is None or data.fixed is not None or not sizes:
             return point
         n_served = int(np.count_nonzero(data.demand > 0))
         if n_served * data.n_sites <= SWAP_ENTRIES:
@@ -508,12 +510,17 @@ class FacilityBendersProblem(FacilityBase):
         near = levels.order[:, :PART_CANDIDATES].astype(np.int64)
         t0 = time.perf_counter()
         deadline = None if seconds is None else t0 + max(0.0, seconds)
-        open_sites = local_reoptimization(data, levels.customers, near, point.solution["open"],
-                                          self._solve_part, r=PART_SITES, deadline=deadline)
+        open_sites = point.solution["open"]
+        for r in sizes:
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+            open_sites = local_reoptimization(data, levels.customers, near, open_sites,
+                                              self._solve_part, r=r, deadline=deadline)
+            logger.info("re-optimization by parts of %d sites: %.10g after %.1f s", r,
+                        data.objective(open_sites, open_sites[np.argmin(
+                            data.cost_columns(open_sites), axis=1)]), time.perf_counter() - t0)
         found = self.greedy_point(data, open_sites)
         value = data.objective(found.solution["open"], found.solution["assign"])
-        logger.info("re-optimization by parts of %d sites: %.10g (start %.10g) in %.1f s",
-                    PART_SITES, value, upper, time.perf_counter() - t0)
         return found if value < upper else point
 
     def _solve_part(self, part, start: np.ndarray, deadline: float | None) -> np.ndarray | None:

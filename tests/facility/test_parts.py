@@ -123,7 +123,7 @@ def test_the_plugins_part_solver_is_exact(seed):
 
 
 def test_by_parts_improves_a_poor_start_on_a_matrix_and_on_coordinates(monkeypatch):
-    monkeypatch.setattr(fb, "PART_SITES", 4)
+    monkeypatch.setattr(fb, "PART_SIZES", (3, 4))
     monkeypatch.setattr(fb, "SWAP_ENTRIES", 1000)  # parts run where the swaps see few sites
     xy = _points(7, n=120)
     p = 12
@@ -148,8 +148,8 @@ def test_by_parts_is_skipped_when_p_is_small_the_swaps_see_every_site_or_the_sta
     lp = lp_by_cuts(levels, data.demand[levels.customers], None, 5)
     problem = fb.FacilityBendersProblem()
     point = problem.greedy_point(data, _bad_start(xy, 5))
-    assert problem._by_parts(data, lp, point, None) is point  # p <= PART_SITES
-    monkeypatch.setattr(fb, "PART_SITES", 2)
+    assert problem._by_parts(data, lp, point, None) is point  # p <= every PART_SIZES
+    monkeypatch.setattr(fb, "PART_SIZES", (2,))
     assert problem._by_parts(data, lp, point, None) is point  # 90 x 90 pairs <= SWAP_ENTRIES
     monkeypatch.setattr(fb, "SWAP_ENTRIES", 1000)
     assert problem._by_parts(data, lp, point, None) is not point
@@ -161,7 +161,7 @@ def test_by_parts_is_skipped_when_p_is_small_the_swaps_see_every_site_or_the_sta
 
 @pytest.mark.parametrize("seed", range(2))
 def test_the_solve_certifies_the_same_optimum_with_and_without_parts(seed, monkeypatch):
-    monkeypatch.setattr(fb, "PART_SITES", 4)
+    monkeypatch.setattr(fb, "PART_SIZES", (3, 4))
     monkeypatch.setattr(fb, "SWAP_ENTRIES", 1000)  # parts run where the swaps see few sites
     xy = _points(20 + seed, n=150)
     C = _matrix(xy)
