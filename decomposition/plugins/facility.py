@@ -794,9 +794,9 @@ def local_reoptimization(data, customers: np.ndarray, near: np.ndarray, open_sit
     w = data.demand[customers]
     rng = np.random.default_rng(seed)
     D = data.cost_pairs(customers[:, None], S[None, :])  # customers x open sites
+    first = np.argmin(D, axis=1)
     todo = set(S.tolist())
     while todo and (deadline is None or time.perf_counter() < deadline):
-        first = np.argmin(D, axis=1)
         j = int(rng.choice(sorted(todo)))
         k = int(np.searchsorted(S, j))
         mine = first == k
@@ -821,8 +821,13 @@ def local_reoptimization(data, customers: np.ndarray, near: np.ndarray, open_sit
             value = float(w[cust] @ costs[:, found].min(axis=1))
         if value < current - REL_TOL * max(abs(current), 1.0):
             old, new = S[part], sites[found]
-            S = np.sort(np.concatenate([np.delete(S, part), new]))
-            D = data.cost_pairs(customers[:, None], S[None, :])
+            S = np.concatenate([np.delete(S, part), new])
+            # only the new sites' columns are computed; the others are kept
+            D = np.hstack([np.delete(D, part, axis=1),
+                           data.cost_pairs(customers[:, None], new[None, :])])
+            order = np.argsort(S)
+            S, D = S[order], D[:, order]
+            first = np.argmin(D, axis=1)
             todo = (todo - set(old.tolist())) | set(new.tolist())
         else:
             todo.discard(j)
