@@ -496,15 +496,14 @@ class FacilityBendersProblem(FacilityBase):
         that the swaps and the branch and cut find the optimum sooner, measured in
         docs/benchmarks.md) and the start is above the LP's bound (by more than the rounding of
         an integral objective); else ``point``."""
-        sizes = [r for r in PART_SIZES if data.p is not None and r < data.p]
-        if data.p is None or data.fixed is not None or not sizes:
+        if data.p is None or data.fixed is not None:
             return point
+        sizes = [r for r in PART_SIZES if r < data.p]
         n_served = int(np.count_nonzero(data.demand > 0))
-        if n_served * data.n_sites <= SWAP_ENTRIES:
-            return point
         upper = data.objective(point.solution["open"], point.solution["assign"])
-        if (lp is not None and np.isfinite(lp.value)
-                and upper - lp.value <= (1.0 if data.integral else 1e-9 * max(1.0, abs(upper)))):
+        if (not sizes or n_served * data.n_sites <= SWAP_ENTRIES
+                or (lp is not None and np.isfinite(lp.value)
+                    and at_bound(upper, lp.value, data.integral))):
             return point
         levels = NearestSites.of(data)
         near = levels.order[:, :PART_CANDIDATES].astype(np.int64)
@@ -517,8 +516,8 @@ class FacilityBendersProblem(FacilityBase):
             open_sites = local_reoptimization(data, levels.customers, near, open_sites,
                                               self._solve_part, r=r, deadline=deadline)
             logger.info("re-optimization by parts of %d sites: %.10g after %.1f s", r,
-                        data.objective(open_sites, open_sites[np.argmin(
-                            data.cost_columns(open_sites), axis=1)]), time.perf_counter() - t0)
+                        float(data.demand @ data.cost_columns(open_sites).min(axis=1)),
+                        time.perf_counter() - t0)
         found = self.greedy_point(data, open_sites)
         value = data.objective(found.solution["open"], found.solution["assign"])
         return found if value < upper else point
@@ -535,7 +534,7 @@ class FacilityBendersProblem(FacilityBase):
         w = part.demand[levels.customers]
         lp = lp_by_cuts(levels, w, None, part.p, time_limit=seconds)
         upper = float(part.demand @ part.costs[:, start].min(axis=1))
-        if upper - lp.value <= (1.0 if part.integral else 1e-9 * max(1.0, abs(upper))):
+        if at_bound(upper, lp.value, part.integral):
             return start
         left = seconds - (time.perf_counter() - now)
         if left <= 0:
@@ -556,7 +555,7 @@ class FacilityBendersProblem(FacilityBase):
                 or not np.isfinite(lp.value)):
             return point
         upper = data.objective(point.solution["open"], point.solution["assign"])
-        if upper - lp.value <= (1.0 if data.integral else 1e-9 * max(1.0, abs(upper))):
+        if at_bound(upper, lp.value, data.integral):
             return point
         sites = np.union1d(np.flatnonzero(lp.y > 1e-9), point.solution["open"])
         if sites.size > SUPPORT_SITES * data.n_sites or sites.size <= data.p:
@@ -578,6 +577,14 @@ class FacilityBendersProblem(FacilityBase):
         logger.info("support MIP on %d sites: %s, %.10g (start %.10g) in %.1f s", sites.size,
                     res.status, value, upper, time.perf_counter() - t0)
         return found if value < upper else point
+
+
+def at_bound(upper: float, bound: float, integral: bool) -> bool:
+    """A solution of objective ``upper`` is optimal by ``bound``: every objective value an
+    integer and ``bound`` above ``upper - 1`` (by more than 1e-9 relative, so rounding never
+    decides); else ``upper`` within 1e-9 relative of ``bound``."""
+    tol = 1e-9 * max(1.0, abs(upper))
+    return upper - bound < 1.0 - tol if integral else upper - bound <= tol
 
 
 def fixed_branch_and_cut(data, lp: CutLP | None, start: np.ndarray, upper: float, *,

@@ -437,6 +437,6 @@ def test_support_mip_solves_the_problem_on_the_lp_support_and_the_start(seed, mo
     assert value == brute_force(costs[:, sites], p)
     # a start whose value is the LP bound (rounded up: integral costs) is returned as it is
     best = aidopt.solve_facility_location(costs, p=p, log=False)
-    if best.objective - lp.value <= 1.0:
-        optimal = problem.greedy_point(data, best.solution["open"])
-        assert problem._support_mip(data, lp, optimal, None) is optimal
+    assert fb.at_bound(best.objective, lp.value, data.integral)  # LP integral here
+    optimal = problem.greedy_point(data, best.solution["open"])
+    assert problem._support_mip(data, lp, optimal, None) is optimal

@@ -154,9 +154,9 @@ def test_by_parts_is_skipped_when_p_is_small_the_swaps_see_every_site_or_the_sta
     monkeypatch.setattr(fb, "SWAP_ENTRIES", 1000)
     assert problem._by_parts(data, lp, point, None) is not point
     best = aidopt.solve_facility_location(data.costs, p=5, log=False)
-    if best.objective - lp.value <= 1.0:
-        optimal = problem.greedy_point(data, best.solution["open"])
-        assert problem._by_parts(data, lp, optimal, None) is optimal
+    assert fb.at_bound(best.objective, lp.value, data.integral)  # LP integral here
+    optimal = problem.greedy_point(data, best.solution["open"])
+    assert problem._by_parts(data, lp, optimal, None) is optimal
 
 
 @pytest.mark.parametrize("seed", range(2))
@@ -171,3 +171,11 @@ def test_the_solve_certifies_the_same_optimum_with_and_without_parts(seed, monke
     b = aidopt.solve_facility_location(C, p=15, log=False)
     assert a.certified and b.certified
     assert a.objective == b.objective
+
+
+def test_at_bound_proves_optimality_only_when_no_better_value_fits():
+    assert fb.at_bound(100.0, 99.2, True)  # every value an integer: nothing in (99.2, 100)
+    assert not fb.at_bound(100.0, 99.0, True)  # 99 itself may be attained
+    assert not fb.at_bound(100.0, 99.0 + 1e-12, True)  # rounding never decides
+    assert fb.at_bound(100.0, 100.0 - 1e-8, False)
+    assert not fb.at_bound(100.0, 99.9, False)
