@@ -63,6 +63,12 @@ FACILITY = Family(
     Param("lp_rounds", 200,
           "``aggregation=\"radius\"``: most rounds of the cutting-plane LP that bounds the "
           "problem and sets the radii before the first MIP (0: no LP phase; docs/facility.md)."),
+    Param("branching", "auto",
+          "``solver=\"benders\"``: how the branch and cut branches (docs/facility.md, "
+          "\"Branching on balls\"). ``\"auto\"``: on balls of a customer's cheapest sites for a "
+          "p-median with at least 40 customers per open site and in the support MIP, else on "
+          "single sites (SCIP's own); ``\"sites\"`` / ``\"balls\"``: that one everywhere.",
+          choices=("auto", "sites", "balls")),
     Param("max_children", 8,
           "``aggregation=\"sites\"``: most clusters a split makes of one cluster "
           "(:class:`aidopt.decomposition.plugins.facility.FacilityProblem`)."),
@@ -147,7 +153,7 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
             raise ValueError("solver='benders' separates the radius formulation's cuts of an "
                              "uncapacitated problem: use aggregation='radius' and no capacity")
         problem = FacilityBendersProblem(mip_gap=mip_gap, improve=opts.improve,
-                                         lp_rounds=opts.lp_rounds)
+                                         lp_rounds=opts.lp_rounds, branching=opts.branching)
     elif not data.dense:
         raise ValueError("costs given by an oracle (EuclideanCosts, GraphCosts) are solved by "
                          "solver='benders' only (the other methods need the cost matrix)")

@@ -213,7 +213,9 @@ def _worker(method: str, name: str, time_limit: float, tol: float, seed: int) ->
                            f"{int(max(h.info.get('nonzeros', 0) for h in hist))} nonzeros")
         if method == "benders" and hist:
             info = hist[-1].info
-            out["note"] = (f"{int(info.get('nodes', 0))} nodes, {int(info.get('cuts', 0))} cuts, "
+            out["note"] = (f"{int(info.get('nodes', 0))} nodes"
+                           f" ({int(info.get('ball_branchings', 0))} ball branchings), "
+                           f"{int(info.get('cuts', 0))} cuts, "
                            f"separation {info.get('separation_seconds', 0.0):.1f} s")
         if method == "aid-sites" and hist:
             out["note"] = (f"T={len(hist)}, |K| {hist[0].n_clusters}->{hist[-1].n_clusters}, "

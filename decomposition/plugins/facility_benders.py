@@ -46,7 +46,14 @@ from dataclasses import dataclass
 import numpy as np
 from aidopt.decomposition.partition import Partition
 from aidopt.decomposition.plugins.facility import FacilityBase, _greedy, local_reoptimization, perturbed_swaps
-from aidopt.decomposition.plugins.facility_cuts import BLOCK_ENTRIES, CutLP, NearestSites, lp_by_cuts, separate
+from aidopt.decomposition.plugins.facility_cuts import (
+    BLOCK_ENTRIES,
+    CutLP,
+    NearestSites,
+    branching_ball,
+    lp_by_cuts,
+    separate,
+)
 from aidopt.decomposition.protocol import Iterate, Lifted, Split
 
 from aidopt.solvers import SolveOutcome, SolverError, SolveStatus
@@ -72,6 +79,10 @@ SUPPORT_SHARE = 0.25
 
 #: the support MIP runs only on at most this share of the sites (else it is the full problem)
 SUPPORT_SITES = 0.25
+
+#: the branch and cut branches on balls (:func:`branching_rule`) when the p-median has at least
+#: this many customers per open site
+BALL_CUSTOMERS_PER_SITE = 40
 
 #: the p-median start's re-optimization by parts (:func:`local_reoptimization`): open sites per
 #: part (each size until no part improves, then the next), candidate sites per customer of a
@@ -100,6 +111,10 @@ class BendersResult:
         Time spent in :func:`separate` and in adding its cuts.
     width : int
         Sorted sites per customer at the end.
+    branching : str
+        ``"sites"`` or ``"balls"`` (:func:`solve_benders`).
+    ball_branchings : int
+        Branchings on balls.
     """
 
     y: np.ndarray | None
@@ -111,12 +126,14 @@ class BendersResult:
     cuts: int
     separation_seconds: float
     width: int = 0
+    branching: str = "sites"
+    ball_branchings: int = 0
 
 
 def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None, *,
                   cost_scale: float, root_cuts=None, start: np.ndarray | None = None,
                   time_limit: float | None = None, mip_gap: float = 1e-7,
-                  log: bool = False) -> BendersResult:
+                  log: bool = False, branching: str = "sites") -> BendersResult:
     """Solve the master of the module docstring by branch and cut in SCIP.
 
     Parameters
@@ -142,9 +159,16 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
         SCIP's relative gap limit.
     log : bool
         Show SCIP's log.
+    branching : {"sites", "balls"}
+        ``"sites"``: SCIP's own branching on the :math:`y_j`; ``"balls"``: on a customer's
+        ball of cheapest sites (:func:`branching_ball`), all closed or at least one open, SCIP's
+        own where no ball is fractional.
     """
     import pyscipopt as ps
-    from pyscipopt import SCIP_RESULT, Conshdlr
+    from pyscipopt import SCIP_RESULT, Branchrule, Conshdlr
+
+    if branching not in ("sites", "balls"):
+        raise ValueError(f"branching must be 'sites' or 'balls', got {branching!r}")
 
     n, s = levels.n, levels.n_sites
     w = np.asarray(w, dtype=float)
@@ -254,6 +278,39 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
                         propagate=False, local=False, modifiable=False, dynamic=False,
                         removable=False, stickingatnode=False)
     m.addPyCons(cons)
+
+    class BallBranching(Branchrule):
+        """Branch on a ball of :func:`branching_ball`: every site of it closed / at least one
+        open (a local row)."""
+        calls = 0
+        transformed: list = []
+
+        def branchexeclp(self, allowaddcons):
+            yv = np.clip(np.array([m.getSolVal(None, v) for v in y]), 0.0, 1.0)
+            ball = branching_ball(levels, yv, w)
+            if ball is None:
+                return {"result": SCIP_RESULT.DIDNOTRUN}
+            if not self.transformed:
+                self.transformed = [m.getTransformedVar(v) for v in y]
+            sites = [self.transformed[j] for j in ball.tolist()]
+            self.calls += 1
+            estimate = m.getLocalEstimate()
+            closed = m.createChild(0.0, estimate)
+            for v in sites:
+                m.chgVarUbNode(closed, v, 0.0)
+            m.addConsNode(m.createChild(0.0, estimate), ps.quicksum(sites) >= 1, name="ball")
+            return {"result": SCIP_RESULT.BRANCHED}
+
+        def branchexecps(self, allowaddcons):  # no LP solution: SCIP's own rules
+            return {"result": SCIP_RESULT.DIDNOTRUN}
+
+        def branchexecext(self, allowaddcons):
+            return {"result": SCIP_RESULT.DIDNOTRUN}
+
+    balls = BallBranching()
+    if branching == "balls":
+        m.includeBranchrule(balls, "balls", "a customer's ball of sites: closed or not",
+                            priority=1_000_000, maxdepth=-1, maxbounddist=1.0)
     if start is not None and len(start):
         sol = m.createSol()
         is_open = np.zeros(s, dtype=bool)
@@ -277,7 +334,7 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
     bound = float(m.getDualbound()) * scale
     result = BendersResult(values.astype(float) if values is not None else None, objective, bound,
                            status, int(m.getNNodes()), handler.calls, handler.cuts,
-                           handler.seconds)
+                           handler.seconds, branching=branching, ball_branchings=balls.calls)
     m.freeProb()
     return result
 
@@ -319,6 +376,10 @@ class FacilityBendersProblem(FacilityBase):
         p-median: before the support MIP, re-optimize the start part by part (``_by_parts``:
         POPMUSIC, each part an r-median of :data:`PART_SIZES` sites solved exactly); default
         True.
+    branching : {"auto", "sites", "balls"}
+        :func:`solve_benders`'s branching: ``"auto"`` (default) chooses by
+        :func:`branching_rule` for the branch and cut and the parts, and branches on balls in
+        the support MIP; ``"sites"`` / ``"balls"`` everywhere.
     """
 
     name = "facility-benders"
@@ -326,8 +387,11 @@ class FacilityBendersProblem(FacilityBase):
     native_methods = ("benders",)
 
     def __init__(self, mip_gap: float = 1e-7, improve: int = 3, lp_rounds: int = 200,
-                 support_mip: bool = True, parts: bool = True):
+                 support_mip: bool = True, parts: bool = True, branching: str = "auto"):
         super().__init__(mip_gap=mip_gap, improve=improve)
+        if branching not in ("auto", "sites", "balls"):
+            raise ValueError(f"branching must be 'auto', 'sites' or 'balls', got {branching!r}")
+        self.branching = branching
         if not (isinstance(lp_rounds, int) and not isinstance(lp_rounds, bool) and lp_rounds >= 0):
             raise ValueError(f"lp_rounds must be a non-negative integer, got {lp_rounds!r}")
         self.lp_rounds = int(lp_rounds)
@@ -413,11 +477,14 @@ class FacilityBendersProblem(FacilityBase):
         res, sites = fixed_branch_and_cut(data, kept.lp if kept is not None else None,
                                           aggregated.start, aggregated.upper,
                                           time_limit=time_limit, mip_gap=self.mip_gap,
-                                          log=bool(options.get("log", False)))
+                                          log=bool(options.get("log", False)),
+                                          branching=self.branching)
         if sites.size < data.n_sites:
             logger.info("reduced-cost fixing: the branch and cut saw the %d of %d sites a "
                         "solution below %.10g can open", sites.size, data.n_sites,
                         aggregated.upper)
+        logger.info("branch and cut: %d nodes, branching on %s%s", res.nodes, res.branching,
+                    f" ({res.ball_branchings} on balls)" if res.branching == "balls" else "")
         status = {"optimal": SolveStatus.OPTIMAL, "time_limit": SolveStatus.TIME_LIMIT,
                   "interrupted": SolveStatus.INTERRUPTED}.get(res.status, SolveStatus.ERROR)
         has = res.y is not None
@@ -426,7 +493,8 @@ class FacilityBendersProblem(FacilityBase):
                                extra={"nodes": res.nodes, "separations": res.calls,
                                       "cuts": res.cuts, "sorted_sites": res.width,
                                       "sites_kept": sites.size,
-                                      "separation_seconds": res.separation_seconds},
+                                      "separation_seconds": res.separation_seconds,
+                                      "ball_branchings": res.ball_branchings},
                                bound=res.bound if math.isfinite(res.bound) else None)
         return res.y, outcome
 
@@ -540,7 +608,7 @@ class FacilityBendersProblem(FacilityBase):
         if left <= 0:
             return None
         res, _ = fixed_branch_and_cut(part, lp, start, upper, time_limit=left,
-                                      mip_gap=self.mip_gap)
+                                      mip_gap=self.mip_gap, branching=self.branching)
         return None if res.y is None else np.flatnonzero(res.y > 0.5)
 
     def _support_mip(self, data, lp: CutLP | None, point: Lifted, seconds: float | None) -> Lifted:
@@ -569,7 +637,8 @@ class FacilityBendersProblem(FacilityBase):
         res = solve_benders(restricted, data.demand[restricted.customers], None, data.p,
                             cost_scale=float(np.max(data.cost_row_extremes()[1])),
                             root_cuts=root, start=np.searchsorted(sites, point.solution["open"]),
-                            time_limit=seconds, mip_gap=self.mip_gap)
+                            time_limit=seconds, mip_gap=self.mip_gap,
+                            branching="balls" if self.branching == "auto" else self.branching)
         if res.y is None:
             return point
         found = self.greedy_point(data, sites[np.flatnonzero(res.y > 0.5)])
@@ -587,11 +656,22 @@ def at_bound(upper: float, bound: float, integral: bool) -> bool:
     return upper - bound < 1.0 - tol if integral else upper - bound <= tol
 
 
+def branching_rule(data) -> str:
+    """:func:`solve_benders`'s branching for the (whole or part) problem ``data``: on balls for a
+    p-median without opening costs with at least :data:`BALL_CUSTOMERS_PER_SITE` customers per
+    open site (a ball then holds many sites, and closing one site alone changes little: its
+    neighbours take its customers), else SCIP's own on the sites (docs/benchmarks.md, "Branching
+    on balls")."""
+    many = np.count_nonzero(data.demand > 0) >= BALL_CUSTOMERS_PER_SITE * (data.p or 0)
+    return "balls" if data.p is not None and data.fixed is None and many else "sites"
+
+
 def fixed_branch_and_cut(data, lp: CutLP | None, start: np.ndarray, upper: float, *,
-                         time_limit: float | None, mip_gap: float,
-                         log: bool = False) -> tuple[BendersResult, np.ndarray]:
+                         time_limit: float | None, mip_gap: float, log: bool = False,
+                         branching: str = "auto") -> tuple[BendersResult, np.ndarray]:
     """Reduced-cost fixing (:func:`kept_sites`), then :func:`solve_benders` on the kept sites
-    from ``lp``'s binding cuts and the solution ``start`` (open sites, objective ``upper``).
+    from ``lp``'s binding cuts and the solution ``start`` (open sites, objective ``upper``),
+    branching as :func:`branching_rule` says (``branching="auto"``) or as given.
 
     Returns the result, with ``y`` over all sites, ``bound`` capped at ``upper`` (a solution
     opening a removed site costs at least that) and ``width`` set to the sorted sites per
@@ -608,7 +688,8 @@ def fixed_branch_and_cut(data, lp: CutLP | None, start: np.ndarray, upper: float
                         None if data.fixed is None else data.fixed[sites], data.p,
                         cost_scale=float(np.max(data.cost_row_extremes()[1])),
                         root_cuts=root, start=start, time_limit=time_limit,
-                        mip_gap=mip_gap, log=log)
+                        mip_gap=mip_gap, log=log,
+                        branching=branching_rule(data) if branching == "auto" else branching)
     if res.y is not None:
         res.y = _on_sites(res.y, sites, data.n_sites)
     res.bound = min(res.bound, upper)

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CutLP", "NearestSites", "critical_positions", "lp_by_cuts", "radii_by_cuts", "separate"]
+__all__ = ["CutLP", "NearestSites", "branching_ball", "critical_positions", "lp_by_cuts", "radii_by_cuts", "separate"]
 
 #: a cut is added when it is violated by more than this, relative to the customer's cost scale
 VIOLATION_TOL = 1e-9
@@ -225,6 +225,45 @@ def separate(levels, y: np.ndarray):
         width[rows] = below.sum(axis=1)
         phi[rows] = D[rows] - ((Dr - prefix) * y[levels.order[rows, :span]] * below).sum(axis=1)
     return D, width, phi
+
+
+def branching_ball(levels, y: np.ndarray, w: np.ndarray) -> np.ndarray | None:
+    r"""The ball to branch on at the fractional sites ``y``: the sorted positions ``0 .. k`` of
+    one customer, or None when no ball is fractional.
+
+    A ball of customer :math:`i` is its sites cheaper than one of its cost levels (ties kept
+    together). Among the balls inside the customer's LP radius (before its critical position,
+    :func:`critical_positions`) whose fractions sum to :math:`c \in (0, 1)`, the one with
+    :math:`\min(c, 1 - c)` largest (to 0.01) is taken, ties broken by :math:`w_i` times the
+    step to the customer's next level (what closing the ball costs it at least). Branching
+    "every site of the ball closed" / "at least one open" cuts the LP point off in both
+    children, and the two children cover every solution."""
+    y = np.asarray(y, dtype=float)
+    q = critical_positions(levels, y)
+    span = min(int(q.max()) + 1, levels.n_sites - 1)
+    if span <= 0:
+        return None
+    levels.ensure(span + 1)
+    best, pick = -1.0, None
+    norm = 1.0 + float(np.max(w)) * float(np.max(levels.sorted_costs[:, span]))
+    step = max(1, BLOCK_ENTRIES // (span + 1))
+    for start in range(0, levels.n, step):  # row blocks bound the temporaries
+        rows = slice(start, min(levels.n, start + step))
+        costs = levels.sorted_costs[rows, :span + 1].astype(float)
+        cum = np.cumsum(y[levels.order[rows, :span]], axis=1)
+        inside = ((np.arange(span)[None, :] < q[rows, None]) & (costs[:, :span] < costs[:, 1:])
+                  & (cum > 1e-6) & (cum < 1.0 - 1e-6))
+        if not inside.any():
+            continue
+        rise = w[rows, None] * (costs[:, 1:] - costs[:, :span])
+        score = np.where(inside, np.round(np.minimum(cum, 1.0 - cum), 2)
+                         + 1e-3 * rise / norm, -1.0)
+        at = int(np.argmax(score))
+        if score.flat[at] > best:
+            best, pick = float(score.flat[at]), (start + at // span, at % span)
+    if pick is None:
+        return None
+    return levels.order[pick[0], :pick[1] + 1].astype(np.int64)
 
 
 def cut_values(levels, D: np.ndarray, width: np.ndarray, y: np.ndarray) -> np.ndarray:
