@@ -217,13 +217,17 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
         m.addCut(row, forcecut=forced)
         m.releaseRow(row)
 
+    def y_at(sol) -> np.ndarray:
+        """The sites' values at ``sol`` (None: the LP solution), clipped to [0, 1]."""
+        return np.clip(np.array([m.getSolVal(sol, v) for v in y]), 0.0, 1.0)
+
     class Cuts(Conshdlr):
         calls = cuts = 0
         seconds = 0.0
 
         def violated(self, sol):
             t0 = time.perf_counter()
-            yv = np.clip(np.array([m.getSolVal(sol, v) for v in y]), 0.0, 1.0)
+            yv = y_at(sol)
             tv = np.array([m.getSolVal(sol, v) for v in theta])
             D, width, phi = separate(levels, yv)
             bad = np.flatnonzero(phi / scale - tv
@@ -283,16 +287,12 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
         """Branch on a ball of :func:`branching_ball`: every site of it closed / at least one
         open (a local row)."""
         calls = 0
-        transformed: list = []
 
         def branchexeclp(self, allowaddcons):
-            yv = np.clip(np.array([m.getSolVal(None, v) for v in y]), 0.0, 1.0)
-            ball = branching_ball(levels, yv, w)
+            ball = branching_ball(levels, y_at(None), w)
             if ball is None:
                 return {"result": SCIP_RESULT.DIDNOTRUN}
-            if not self.transformed:
-                self.transformed = [m.getTransformedVar(v) for v in y]
-            sites = [self.transformed[j] for j in ball.tolist()]
+            sites = [m.getTransformedVar(y[j]) for j in ball.tolist()]
             self.calls += 1
             estimate = m.getLocalEstimate()
             closed = m.createChild(0.0, estimate)
