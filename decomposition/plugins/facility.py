@@ -169,13 +169,12 @@ class FacilityBase(AIDProblem):
         return data.objective(sol["open"], sol["assign"])
 
     def gap_floor(self, data) -> float:
-        """:data:`~.protocol.GAP_FLOOR` times the cost of serving every customer from its
-        dearest site (plus every opening cost): scale-invariant, so costs in any unit certify
-        alike (with a floor of 1, costs x 1e-9 certified any solution within 1e-6 absolute)."""
-        worst = float(np.dot(data.demand, data.cost_row_extremes()[1]))
-        if data.fixed is not None:
-            worst += float(data.fixed.sum())
-        return max(GAP_FLOOR * worst, np.finfo(float).tiny)
+        """:data:`~.protocol.GAP_FLOOR` times the data's own lower bound
+        (:meth:`initial_bound`), the smallest positive float when that is 0: scale-invariant,
+        and never above any solution's cost, so the gap stays relative to the objective. (The
+        cost of serving every customer from its dearest site, the earlier floor, let one huge
+        cost, a forbidden pair, certify answers 1 % above the optimum.)"""
+        return max(GAP_FLOOR * self.initial_bound(data), np.finfo(float).tiny)
 
     def certify(self, data, best: Iterate, *, bound: Iterate, solve, tol, feasibility_tol=1e-6,
                 history=()) -> Certificate:
@@ -189,7 +188,9 @@ class FacilityBase(AIDProblem):
         gaps = [r.info.get("mip_gap", math.nan) for r in history]
         residuals["largest aggregated MIP gap"] = max((g for g in gaps if math.isfinite(g)),
                                                       default=math.nan)
-        lower = -math.inf if bound is None or bound.bound is None else min(bound.bound, E)
+        # the data's own bound is proven too (an optimum of 0 is certified by it)
+        lower = (-math.inf if bound is None or bound.bound is None
+                 else min(max(bound.bound, self.initial_bound(data)), E))
         rel = (E - lower) / max(self.gap_floor(data), abs(E)) if math.isfinite(lower) else math.inf
         feasible = over_p == 0 and closed == 0
         holds = None if best.split is None else best.split.holds

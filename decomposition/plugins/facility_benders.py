@@ -182,8 +182,8 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
     m.hideOutput(not log)
     m.setParam("numerics/feastol", FEASIBILITY_TOL)
     m.setParam("limits/gap", float(mip_gap))
-    if time_limit is not None:
-        m.setParam("limits/time", max(0.0, float(time_limit)))
+    if time_limit is not None and math.isfinite(time_limit):  # SCIP refuses inf and > 1e20
+        m.setParam("limits/time", min(max(0.0, float(time_limit)), 1e20))
     # the cuts SCIP does not see must not be reasoned away: no symmetry handling over an
     # incomplete model (the handler's locks keep dual reductions valid), no presolve that
     # would replace the variables the handler adds cuts on
@@ -503,6 +503,10 @@ class FacilityBendersProblem(FacilityBase):
         if open_sites.size == 0:
             raise SolverError("the branch and cut opened no site")
         final_open, assign = self._improve(data, open_sites)
+        if data.objective(final_open, assign) > aggregated.upper:
+            # SCIP's answer is dearer than the start it was given (possible where SCIP's costs,
+            # divided by the largest one, fall below its tolerances): keep the start
+            final_open, assign = self._improve(data, aggregated.start)
         mip_gap = self._mip_gap(outcome, data)
         info = {"mip_gap": mip_gap, "open_sites": float(final_open.size)}
         info.update({k: float(v) for k, v in outcome.extra.items()})
