@@ -168,14 +168,20 @@ def tsplib_path(name: str) -> Path:
 def tsplib_instance(name: str, *, kind: str = "p-median", p: int | None = None,
                     opening: float = 1.0, rounding: str = "nint") -> dict:
     """A TSPLIB coordinate set as a p-median or UFL instance: every city is a customer (demand 1)
-    and a candidate site, costs are integer Euclidean distances, ``rounding="nint"`` (TSPLIB's
-    EUC_2D) or ``"floor"`` (the exact p-median papers' convention). UFL opening costs (the same
+    and a candidate site, costs the file's distances (:func:`~aidopt.data.facility.tsplib_costs`;
+    EUC_2D rounded by ``rounding``: ``"nint"``, TSPLIB's, or ``"floor"``, the exact p-median
+    papers' convention). UFL opening costs (the same
     for every site) follow :func:`aidopt.data.facility.auto_fixed_costs`:
     ``opening * mean(c) * n / (2 sqrt(n))``."""
-    from aidopt.data.facility import auto_fixed_costs, euclidean_costs, read_tsplib
+    from aidopt.data.facility import auto_fixed_costs, euclidean_costs, read_tsplib, tsplib_costs
 
+    if kind not in ("p-median", "ufl"):
+        raise ValueError(f"kind must be 'p-median' or 'ufl', got {kind!r}")
     xy, weight_type = read_tsplib(tsplib_path(name))
-    costs = euclidean_costs(xy, round_to=0, rounding=rounding)
+    if weight_type.upper() == "EUC_2D":
+        costs = euclidean_costs(xy, round_to=0, rounding=rounding)
+    else:  # CEIL_2D, ATT, GEO: the file's own distance
+        costs = tsplib_costs(tsplib_path(name))
     fixed = None
     if kind == "ufl":
         fixed = np.round(opening * auto_fixed_costs(costs))

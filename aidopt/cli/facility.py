@@ -5,8 +5,10 @@ Input (one of):
 * ``--costs FILE.csv``: an n_customers x n_sites cost matrix (no header; ``--header`` skips one);
 * ``--coords FILE.csv``: x, y per row (customers = candidate sites, Euclidean costs), or
   ``--customers FILE.csv --sites FILE.csv`` for two sets;
-* ``--tsplib FILE|NAME``: a TSPLIB coordinate file (EUC_2D rounded as TSPLIB does), every city a
-  customer and a site; ``d493`` is found where Debian's ``r-cran-tsp`` puts them;
+* ``--tsplib FILE|NAME``: a TSPLIB file, costs by its ``EDGE_WEIGHT_TYPE`` as
+  :func:`~aidopt.data.facility.tsplib_costs` computes them (EUC_2D to the nearest integer unless
+  ``--rounding`` says otherwise), every city a customer and a site; ``d493`` is found where
+  Debian's ``r-cran-tsp`` puts them;
 * ``--orlib FILE|pmed1|pmed5|pmed10``: an OR-Library p-median file (shortest-path costs; p from
   the file unless ``--p`` is given);
 * ``--graph FILE.csv``: an edge list ``u,v,weight`` (shortest-path costs, every node both).
@@ -39,7 +41,7 @@ def _csv(path, header: bool = False) -> np.ndarray:
 
 def load_problem(args) -> dict:
     """``dict(costs, p, fixed_costs, demand, customer_xy, site_xy, name)`` from the CLI flags."""
-    from aidopt.data.facility import euclidean_costs, graph_costs, read_tsplib
+    from aidopt.data.facility import euclidean_costs, graph_costs, read_tsplib, tsplib_costs
 
     given = [k for k in ("costs", "coords", "customers", "tsplib", "orlib", "graph")
              if getattr(args, k, None)]
@@ -60,8 +62,12 @@ def load_problem(args) -> dict:
     elif args.tsplib:
         from aidopt.instances.facility import tsplib_path
 
-        xy, kind = read_tsplib(tsplib_path(args.tsplib))
-        costs = euclidean_costs(xy, round_to=0 if kind in ("EUC_2D", "ATT", "GEO") else None)
+        path = tsplib_path(args.tsplib)
+        costs = tsplib_costs(path, rounding=args.rounding)  # by the file's EDGE_WEIGHT_TYPE
+        try:
+            xy = read_tsplib(path)[0]  # for --map; EXPLICIT files have no coordinates
+        except ValueError:
+            xy = None
         out.update(costs=costs, customer_xy=xy, site_xy=xy, name=Path(args.tsplib).stem)
     elif args.orlib:
         from aidopt.instances.facility import orlib_pmed
@@ -75,6 +81,8 @@ def load_problem(args) -> dict:
 
         edges = np.genfromtxt(args.graph, delimiter=",", dtype=None, encoding=None,
                               skip_header=1 if args.header else 0)
+        if edges.dtype.names is None:  # one dtype: a row per edge (one edge: a 1-D array)
+            edges = np.atleast_2d(edges)
         g = nx.Graph()
         for row in np.atleast_1d(edges):
             u, v, *rest = (row.tolist() if hasattr(row, "tolist") else row)
@@ -84,14 +92,14 @@ def load_problem(args) -> dict:
         raise ValueError("give the data: --costs, --coords, --customers/--sites, --tsplib, "
                          "--orlib or --graph")
     if args.demand:
-        out["demand"] = _csv(args.demand).reshape(-1)
+        out["demand"] = _csv(args.demand, args.header).reshape(-1)
     fixed = args.fixed_costs
     if fixed is None:
         out["fixed_costs"] = None
     elif fixed == "auto":
         out["fixed_costs"] = auto_fixed_costs(out["costs"], out["demand"])
     elif Path(fixed).exists():
-        out["fixed_costs"] = _csv(fixed).reshape(-1)
+        out["fixed_costs"] = _csv(fixed, args.header).reshape(-1)
     else:
         try:
             out["fixed_costs"] = np.full(out["costs"].shape[1], float(fixed))
@@ -113,6 +121,9 @@ def add_arguments(p) -> None:
     src.add_argument("--orlib", default=None, help="OR-Library p-median file or pmed1/pmed5/pmed10")
     src.add_argument("--graph", default=None, help="CSV edge list u,v,weight (shortest paths)")
     src.add_argument("--header", action="store_true", help="CSV files have a header row")
+    src.add_argument("--rounding", choices=["nint", "floor", "ceil", "exact"], default=None,
+                     help="--tsplib EUC_2D costs: nearest integer (TSPLIB's, the default), "
+                          "floor (the exact p-median papers'), ceil or exact")
     prob = p.add_argument_group("problem")
     prob.add_argument("--p", type=int, default=None, help="p-median: at most p sites open")
     prob.add_argument("--fixed-costs", default=None,

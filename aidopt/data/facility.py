@@ -125,9 +125,12 @@ class FacilityData:
 
 
 def _vector(values, name, size, *, positive=False):
-    arr = np.asarray(values, dtype=float).reshape(-1) if values is not None else None
-    if arr is None:
+    if values is None:
         return None
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim > 1 and sorted(arr.shape)[-2] > 1:  # a row or column vector reads as a vector
+        raise ValueError(f"{name} must be a vector of {size} entries, got shape {arr.shape}")
+    arr = arr.reshape(-1)
     if arr.size != size:
         raise ValueError(f"{name} must have {size} entries, got {arr.size}")
     if not np.all(np.isfinite(arr)):
@@ -144,7 +147,7 @@ def _coords(xy, name, size):
     if xy is None:
         return None
     arr = np.asarray(xy, dtype=float)
-    if arr.ndim != 2 or arr.shape[0] != size or arr.shape[1] < 1:
+    if arr.ndim != 2 or arr.shape[0] != size or arr.shape[1] != 2:
         raise ValueError(f"{name} must have shape ({size}, 2), got {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values")

@@ -100,3 +100,46 @@ def test_orlib_cap_file_is_read_per_unit_and_solves_to_the_listed_optimum(tmp_pa
     assert res.certified and res.objective == pytest.approx(53.0)
     with pytest.raises(ValueError, match="ends early"):
         read_orlib_cap(_write(tmp_path, "short.txt", "2 3\n100 30\n"))
+
+
+@pytest.mark.parametrize("kind", ["EUC_2D", "CEIL_2D", "ATT", "GEO"])
+def test_cli_tsplib_costs_follow_the_edge_weight_type(tmp_path, kind):
+    """The CLI's --tsplib and the API on tsplib_costs solve the same problem (the CLI used to
+    compute Euclidean costs for every type: GEO 140 against 13,529)."""
+    from aidopt.cli.facility import add_arguments, load_problem
+
+    pts = np.random.default_rng(3).uniform(0, 60, (12, 2)).round(2)
+    path = _coords_file(tmp_path, kind, pts.tolist())
+    parser = __import__("argparse").ArgumentParser()
+    add_arguments(parser)
+    got = load_problem(parser.parse_args(["--tsplib", str(path), "--p", "3"]))
+    np.testing.assert_array_equal(got["costs"], tsplib_costs(path))
+    if kind == "EUC_2D":
+        floor = load_problem(parser.parse_args(["--tsplib", str(path), "--rounding", "floor"]))
+        np.testing.assert_array_equal(floor["costs"], tsplib_costs(path, rounding="floor"))
+
+
+def test_cli_header_applies_to_demand_and_a_single_edge_graph_reads(tmp_path):
+    from aidopt.cli.facility import add_arguments, load_problem
+
+    parser = __import__("argparse").ArgumentParser()
+    add_arguments(parser)
+    _write(tmp_path, "c.csv", "a,b\n1,2\n3,4\n5,6\n")
+    _write(tmp_path, "w.csv", "demand\n1\n2\n3\n")
+    got = load_problem(parser.parse_args(["--costs", str(tmp_path / "c.csv"), "--header",
+                                          "--demand", str(tmp_path / "w.csv"), "--p", "1"]))
+    assert got["demand"].tolist() == [1.0, 2.0, 3.0] and got["costs"].shape == (3, 2)
+    _write(tmp_path, "g.csv", "1,2,5\n")
+    g = load_problem(parser.parse_args(["--graph", str(tmp_path / "g.csv"), "--p", "1"]))
+    res = aidopt.solve_facility_location(g["costs"], p=1)
+    assert res.objective == 5.0
+
+
+def test_vectors_of_another_shape_are_refused():
+    C = np.arange(20.0).reshape(4, 5)
+    with pytest.raises(ValueError, match="vector of 4"):
+        aidopt.solve_facility_location(C, p=2, demand=np.ones((2, 2)))
+    with pytest.raises(ValueError, match="vector of 5"):
+        aidopt.solve_facility_location(C, fixed_costs=np.ones((1, 5)).repeat(2, axis=0))
+    res = aidopt.solve_facility_location(C, p=2, demand=np.ones((4, 1)))  # a column reads
+    assert res.certified
