@@ -179,19 +179,23 @@ def _run_interruptible(h, deadline: float | None = None):
     HiGHS then ends with model status "interrupted" (mapped to ``SolveStatus.INTERRUPTED``: the run
     framework stops with the best solution so far). A plain ``h.run()`` holds the interpreter until
     the solve ends. ``deadline`` (seconds from now): cancel the solve then, in case HiGHS does not
-    check its own time limit in time (its QP solver may not)."""
+    check its own time limit in time (its QP solver may not).
+
+    Returns HiGHS's run status and whether the deadline, not Ctrl-C, cancelled the solve (HiGHS
+    reports both as "interrupted"; the caller reports the first as a time limit)."""
     h.HandleUserInterrupt = True
     start = time.perf_counter()
     h.startSolve()
-    cancelled = False
+    cancelled = by_user = False
     while True:
         try:
             done, status = h.wait(0.1)
         except KeyboardInterrupt:
             h.cancelSolve()
+            by_user = True
             continue
         if done:
-            return status
+            return status, cancelled and not by_user
         if deadline is not None and not cancelled and time.perf_counter() - start > deadline + 1.0:
             h.cancelSolve()
             cancelled = True
@@ -206,13 +210,14 @@ def run(h, columns, rows, *, need_duals: bool, is_mip: bool, t0: float, read_sec
     import highspy
     from pyomo.common.collections import ComponentMap
 
-    _, SS = pyomo_enums()
-    if _run_interruptible(h, deadline) == highspy.HighsStatus.kError and \
+    TC, SS = pyomo_enums()
+    ran, late = _run_interruptible(h, deadline)
+    if ran == highspy.HighsStatus.kError and \
             h.getModelStatus() == highspy.HighsModelStatus.kNotset:
         # HiGHS refuses to run when its global thread scheduler was started with another
         # ``threads`` in this process (e.g. threads=1 after a default run): restart it, once
         reset_scheduler()
-        _run_interruptible(h, deadline)
+        late = _run_interruptible(h, deadline)[1]
     model_status = h.getModelStatus()
     if not is_mip and model_status in (highspy.HighsModelStatus.kUnknown,
                                        highspy.HighsModelStatus.kUnboundedOrInfeasible):
@@ -221,13 +226,16 @@ def run(h, columns, rows, *, need_duals: bool, is_mip: bool, t0: float, read_sec
         if h.getOptionValue("presolve")[1] != "off":
             h.setOptionValue("presolve", "off")
             h.clearSolver()
-            _run_interruptible(h, deadline)
+            late = _run_interruptible(h, deadline)[1]
             model_status = h.getModelStatus()
     message = h.modelStatusToString(model_status)
     sol = h.getSolution()
     info = h.getInfo()
     has_solution = bool(sol.value_valid)
     status, tc = _status(model_status, has_solution)
+    if late and status is SolveStatus.INTERRUPTED:  # our deadline stopped it, not Ctrl-C
+        status, tc = SolveStatus.TIME_LIMIT, TC.maxTimeLimit
+        message = "Time limit reached (cancelled at the deadline)"
     objective = None
     if has_solution:
         for var, val in zip(columns, sol.col_value, strict=True):

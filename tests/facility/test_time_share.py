@@ -87,3 +87,17 @@ def test_a_stopped_solve_worse_than_the_start_does_not_replace_it(monkeypatch):
     assert "initial" in res.message or "incumbent of the stopped solve" in res.message
     # (the cut LP's bound may prove the start optimal: then the run is certified, honestly)
     assert res.termination in ("time_limit", "certified_optimal")
+
+
+def test_a_solve_cancelled_at_the_deadline_is_a_time_limit_not_ctrl_c():
+    """HiGHS's own limit raised past the run's: aidopt cancels the solve at the run's deadline
+    (+1 s), which HiGHS reports as "interrupted"; that used to read as Ctrl-C (exit 130)."""
+    from aidopt.instances.facility import orlib_pmed
+
+    import aidopt
+
+    C, _, _ = orlib_pmed("pmed12")
+    res = aidopt.solve_facility_location(C, p=10, aggregation="sites", aid=False, time_limit=2,
+                                         solver_options={"time_limit": 100})
+    assert res.termination == "time_limit"
+    assert not res.certified
