@@ -27,7 +27,7 @@ from aidopt.api._params import Family, Param
 from aidopt.data.facility import as_facility_data
 from aidopt.decomposition.plugins.facility import FacilityProblem
 from aidopt.decomposition.plugins.facility_benders import FacilityBendersProblem
-from aidopt.decomposition.plugins.facility_radius import FacilityRadiusProblem, check_grow
+from aidopt.decomposition.plugins.facility_radius import FacilityRadiusProblem
 from aidopt.decomposition.run import RunConfig
 from aidopt.results import AIDResult
 
@@ -147,23 +147,27 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
         raise ValueError("capacitated facility location is solved directly: pass aid=False "
                          "(AID's lift does not handle capacities, docs/facility.md)")
     mip_gap = min(1e-7, config.tol / 10.0) if opts.mip_gap is None else opts.mip_gap
-    check_grow(opts.grow)  # every option is checked, also those the chosen method does not use
+    # every option is checked, also those the chosen method does not use: each plug-in's
+    # constructor checks its own
+    benders = FacilityBendersProblem(mip_gap=mip_gap, improve=opts.improve,
+                                     lp_rounds=opts.lp_rounds, branching=opts.branching)
+    radius = FacilityRadiusProblem(mip_gap=mip_gap, improve=opts.improve, grow=opts.grow,
+                                   lp_rounds=opts.lp_rounds)
+    sites = FacilityProblem(mip_gap=mip_gap, max_children=opts.max_children,
+                            improve=opts.improve, prune=opts.prune, far=opts.far,
+                            far_factor=opts.far_factor)
     if config.solver == "benders":
         if capacity is not None or opts.aggregation != "radius":
             raise ValueError("solver='benders' separates the radius formulation's cuts of an "
                              "uncapacitated problem: use aggregation='radius' and no capacity")
-        problem = FacilityBendersProblem(mip_gap=mip_gap, improve=opts.improve,
-                                         lp_rounds=opts.lp_rounds, branching=opts.branching)
+        problem = benders
     elif not data.dense:
         raise ValueError("costs given by an oracle (EuclideanCosts, GraphCosts) are solved by "
                          "solver='benders' only (the other methods need the cost matrix)")
     elif opts.aggregation == "radius" and capacity is None:
-        problem = FacilityRadiusProblem(mip_gap=mip_gap, improve=opts.improve, grow=opts.grow,
-                                        lp_rounds=opts.lp_rounds)
+        problem = radius
     else:  # the site clusters; with capacities its trivial partition is the direct textbook model
-        problem = FacilityProblem(mip_gap=mip_gap, max_children=opts.max_children,
-                                  improve=opts.improve, prune=opts.prune, far=opts.far,
-                                  far_factor=opts.far_factor)
+        problem = sites
     result = _front.run_problem(problem, data, config)
     result.solution["kind"] = data.kind
     if customer_xy is not None or site_xy is not None:

@@ -62,3 +62,16 @@ def test_one_aid_iteration_never_returns_worse_than_the_start(kw):
     assert one.objective <= start.objective + 1e-9
     open_sites = one.solution["open"]
     assert one.objective == pytest.approx(C[:, open_sites].min(axis=1).sum(), rel=1e-12)
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"solver": "highs", "branching": "bogus"}, "branching"),
+    ({"max_children": 0}, "max_children"),
+    ({"far_factor": -1}, "far_factor"),
+    ({"aggregation": "sites", "lp_rounds": -5}, "lp_rounds"),
+    ({"grow": 0.5}, "grow"),
+])
+def test_options_the_chosen_method_does_not_use_are_checked_too(kw, match):
+    C = np.random.default_rng(0).random((12, 6))
+    with pytest.raises(ValueError, match=match):
+        aidopt.solve_facility_location(C, p=2, **kw)
