@@ -124,6 +124,9 @@ class FacilityData:
         return total
 
 
+#: the largest cost accepted: HiGHS's default ``large_matrix_value`` (its LPs hold the costs)
+MAX_COST = 1e15
+
 def _vector(values, name, size, *, positive=False):
     if values is None:
         return None
@@ -186,6 +189,11 @@ def as_facility_data(costs, *, p=None, fixed_costs=None, demand=None, capacity=N
     if arr.min() < 0:
         i, j = (int(v) for v in np.unravel_index(int(arr.argmin()), arr.shape))
         raise ValueError(f"costs must be non-negative; costs[{i}, {j}] = {arr[i, j]:g}")
+    if arr.max() >= MAX_COST:
+        i, j = (int(v) for v in np.unravel_index(int(arr.argmax()), arr.shape))
+        raise ValueError(f"costs must be below {MAX_COST:g} (HiGHS refuses LP coefficients from "
+                         f"1e15 on); costs[{i}, {j}] = {arr[i, j]:g}: rescale, or leave forbidden "
+                         "pairs at a cost a few times the largest real one")
     return _checked(arr, arr.shape, p, fixed_costs, demand, capacity, customer_xy, site_xy, name)
 
 

@@ -75,3 +75,10 @@ def test_options_the_chosen_method_does_not_use_are_checked_too(kw, match):
     C = np.random.default_rng(0).random((12, 6))
     with pytest.raises(ValueError, match=match):
         aidopt.solve_facility_location(C, p=2, **kw)
+
+
+def test_costs_above_what_highs_accepts_are_refused_before_solving():
+    C = instance()
+    C[0, 0] = 1e16  # crashed inside the cut LP ("weights and list don't have the same length")
+    with pytest.raises(ValueError, match="below 1e\\+15"):
+        aidopt.solve_facility_location(C, p=3)
