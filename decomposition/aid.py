@@ -148,10 +148,7 @@ class _Loop:
                 break
             self.last_partition = it.split.partition or partition
             self._accept(it)
-            if self.initial_point is not None and not it.split.holds:
-                # the start competes once: a run never returns worse than its own start
-                self.best = self._initial_iterate(self.best, first=True)
-                self.initial_point = None
+            self.initial_point = None  # an iterate exists: the sample fit is not needed
             gap = relative_gap(self.best.E_t, self.lower, self.floor)
             now = problem.counters(self.data)
             work = {key: now[key] - counted.get(key, 0) for key in now}
@@ -260,19 +257,18 @@ class _Loop:
         elif self.bound_iterate is None or self.bound_iterate.bound is None:
             self.bound_iterate = it  # no bound proved yet: the latest iterate's duals
 
-    def _initial_iterate(self, best: Iterate | None, first: bool = False) -> Iterate | None:
-        """The plug-in's initial point, when it is better than ``best`` (the first iterate, the
-        incumbent of a stopped solve, or None): evaluated on the full data, with no bound and
-        no split of its own (the certificate checks it against the bound iterate's bound);
+    def _initial_iterate(self, best: Iterate | None) -> Iterate | None:
+        """The plug-in's initial point as the answer of a run that stopped before its first
+        iterate finished, when it is better than ``best`` (the incumbent of a stopped solve, or
+        None): evaluated on the full data, never certified (no bound proves anything);
         ``best`` when it is not better or Ctrl-C stops the evaluation too."""
         E = None
         with self.run.guard():
             E = self.problem.evaluate(self.data, self.initial_point)
         if E is None or (best is not None and not E < best.E_t):
             return best
-        self.message += (f"; the initial point, E = {E:.9g}, is better than the first iterate"
-                         if first else f"; returned the initial sample fit, E = {E:.9g} (not "
-                         "certified: the run stopped before its first iterate)")
+        self.message += (f"; returned the initial sample fit, E = {E:.9g} (not certified: the "
+                         "run stopped before its first iterate)")
         return Iterate(t=0, partition=None, aggregated=None, lifted=self.initial_point,
                        F_t=math.nan, bound=None, E_t=E, split=None, solver=self.config.solver)
 
