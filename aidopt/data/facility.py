@@ -127,6 +127,7 @@ class FacilityData:
 #: the largest cost accepted: HiGHS's default ``large_matrix_value`` (its LPs hold the costs)
 MAX_COST = 1e15
 
+
 def _vector(values, name, size, *, positive=False):
     if values is None:
         return None
