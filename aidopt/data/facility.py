@@ -17,7 +17,7 @@ import numpy as np
 
 from aidopt.data.validate import _check_finite
 
-__all__ = ['EuclideanCosts', 'FacilityData', 'GraphCosts', 'as_facility_data', 'euclidean_costs', 'graph_costs',
+__all__ = ['EuclideanCosts', 'FacilityData', 'GraphCosts', 'as_facility_data', 'bound_costs', 'euclidean_costs', 'graph_costs',
            'read_orlib_cap',
            'read_orlib_pmed', 'read_tsplib', 'tsplib_costs']
 
@@ -42,10 +42,14 @@ class FacilityData:
     integral : bool
         Every cost, opening cost and demand is an integer, so every objective value is one and a
         bound can be rounded up.
+    raw_costs, raw_fixed : ndarray or None
+        The user's costs and opening costs when ``costs`` / ``fixed`` are their bounded form
+        (:func:`bound_costs`: what the solvers see); ``None`` when they are the user's own.
+        :meth:`objective` always prices the user's.
     """
 
     def __init__(self, costs, demand, fixed=None, p=None, capacity=None, customer_xy=None,
-                 site_xy=None, name: str = "facility"):
+                 site_xy=None, name: str = "facility", raw_costs=None, raw_fixed=None):
         self.costs = costs
         self.demand = demand
         self.fixed = fixed
@@ -54,6 +58,8 @@ class FacilityData:
         self.customer_xy = customer_xy
         self.site_xy = site_xy
         self.name = name
+        self.raw_costs = raw_costs
+        self.raw_fixed = raw_fixed
         values = [demand] + [a for a in (fixed,) if a is not None]
         integral_costs = costs.integral if not self.dense else np.array_equal(costs, np.round(costs))
         self.integral = bool(integral_costs and all(np.array_equal(a, np.round(a)) for a in values))
@@ -96,11 +102,14 @@ class FacilityData:
         candidate sites."""
         sites = np.asarray(sites, dtype=np.int64)
         costs = self.costs[:, sites] if self.dense else self.costs.with_sites(sites)
-        return FacilityData(costs, self.demand,
-                            None if self.fixed is None else self.fixed[sites], self.p,
-                            None if self.capacity is None else self.capacity[sites],
+
+        def some(a):
+            return None if a is None else a[..., sites]
+
+        return FacilityData(costs, self.demand, some(self.fixed), self.p, some(self.capacity),
                             self.customer_xy,
-                            None if self.site_xy is None else self.site_xy[sites], self.name)
+                            None if self.site_xy is None else self.site_xy[sites], self.name,
+                            raw_costs=some(self.raw_costs), raw_fixed=some(self.raw_fixed))
 
     @property
     def n_customers(self) -> int:
@@ -117,10 +126,16 @@ class FacilityData:
         return "p-median" if self.fixed is None else ("ufl" if self.p is None else "p-median+f")
 
     def objective(self, open_sites, assign) -> float:
-        """Cost of opening ``open_sites`` and serving customer i at ``assign[i]``."""
-        total = float(np.dot(self.demand, self.cost_pairs(np.arange(self.n_customers), assign)))
-        if self.fixed is not None:
-            total += float(self.fixed[np.asarray(open_sites, dtype=np.int64)].sum())
+        """Cost of opening ``open_sites`` and serving customer i at ``assign[i]``, at the user's
+        costs (also where the solvers see bounded ones: :func:`bound_costs`)."""
+        customers = np.arange(self.n_customers)
+        assign = np.asarray(assign, dtype=np.int64)
+        pairs = (self.raw_costs[customers, assign] if self.raw_costs is not None
+                 else self.cost_pairs(customers, assign))
+        total = float(np.dot(self.demand, pairs))
+        fixed = self.raw_fixed if self.raw_fixed is not None else self.fixed
+        if fixed is not None:
+            total += float(fixed[np.asarray(open_sites, dtype=np.int64)].sum())
         return total
 
 
@@ -222,6 +237,78 @@ def _checked(costs, shape, p, fixed_costs, demand, capacity, customer_xy, site_x
         raise ValueError(f"total capacity {cap.sum():g} is below total demand {w.sum():g}: infeasible")
     return FacilityData(costs, w, fixed, p, cap, _coords(customer_xy, "customer_xy", n),
                         _coords(site_xy, "site_xy", s), name=name)
+
+
+def bound_costs(data: FacilityData, upper: float) -> FacilityData:
+    r"""The same problem with costs the solvers can hold: every cost that no solution as cheap as
+    ``upper`` can pay is lowered to a bounded value (the pair stays, priced so that using it
+    costs more than ``upper``), and so is every opening cost no such solution can pay.
+
+    With :math:`a_i = w_i \min_j c_{ij}`, :math:`A = \sum_i a_i` and :math:`f_{\min}` the
+    cheapest opening cost (0 without opening costs), any solution that serves customer i at site
+    j costs at least :math:`w_i c_{ij} + A - a_i + f_{\min}`, and any that opens j at least
+    :math:`f_j + A`. Take :math:`M_i = (\tfrac32 U - A + a_i - f_{\min}) / w_i` and
+    :math:`M_f = \tfrac32 U - A` for an upper bound U; a cost :math:`c > M` becomes
+    :math:`M (2 - M / c)` (rounded down when every cost is an integer): lower than c (so every
+    bound of the new problem bounds the original), increasing in c (so the cheapest open site
+    stays the cheapest) and at least M (so every solution that uses such a pair or site costs at
+    least :math:`\tfrac32 U`, and none within half of U of the optimum does). The two problems
+    therefore have the same optimal solutions and value. Customers of zero demand (whose costs
+    count for nothing) are bounded by the largest :math:`M_i`. With capacities a customer's
+    demand may be split, so a lowered pair can carry a small share of it: the new problem is
+    still a relaxation, and a solution that uses no lowered pair or site is priced the same in
+    both (:func:`aidopt.solve_facility_location` checks this and restores any it uses).
+
+    Parameters
+    ----------
+    data : FacilityData
+        With a cost matrix.
+    upper : float
+        The cost of a feasible solution (at the user's costs).
+
+    Returns
+    -------
+    FacilityData
+        ``data`` itself when nothing is lowered (or ``upper`` is 0); else a copy whose
+        ``raw_costs`` / ``raw_fixed`` keep the user's values (:meth:`FacilityData.objective`
+        prices them) and ``bounded`` counts the lowered pairs and opening costs.
+    """
+    if not data.dense:
+        raise ValueError("bound_costs needs a cost matrix")
+    if not (math.isfinite(upper) and upper > 0):
+        return data
+    w = data.demand
+    a = w * data.cost_row_extremes()[0]
+    f_min = 0.0 if data.fixed is None else float(data.fixed.min())
+    slack = 1.5 * upper - float(a.sum()) - f_min
+    served = w > 0
+    M = np.empty(data.n_customers)
+    M[served] = (slack + a[served]) / w[served]
+    M[~served] = M[served].max() if served.any() else upper
+    M_f = 1.5 * upper - float(a.sum())
+    if data.integral:
+        M, M_f = np.ceil(M), math.ceil(M_f)
+
+    def lowered(c, m):
+        out = m * (2.0 - m / c)
+        return np.floor(out) if data.integral else out
+
+    over = data.costs > M[:, None]
+    fixed_over = None if data.fixed is None else data.fixed > M_f
+    n_fixed = 0 if fixed_over is None else int(fixed_over.sum())
+    if not over.any() and n_fixed == 0:
+        return data
+    costs = data.costs.copy()
+    rows, cols = np.nonzero(over)
+    costs[rows, cols] = lowered(data.costs[rows, cols], M[rows])
+    fixed = data.fixed
+    if n_fixed:
+        fixed = data.fixed.copy()
+        fixed[fixed_over] = lowered(data.fixed[fixed_over], M_f)
+    out = FacilityData(costs, data.demand, fixed, data.p, data.capacity, data.customer_xy,
+                       data.site_xy, data.name, raw_costs=data.costs, raw_fixed=data.fixed)
+    out.bounded = {"pairs": int(rows.size), "opening costs": n_fixed}
+    return out
 
 
 # --------------------------------------------------------------------------- cost helpers

@@ -41,12 +41,14 @@ from dataclasses import dataclass
 import numpy as np
 from aidopt.decomposition.partition import Partition
 from aidopt.decomposition.protocol import GAP_FLOOR, AIDProblem, Iterate, Lifted, Split
+from aidopt.data.facility import bound_costs
 from aidopt.models import facility as fmodel
 
 from aidopt.results import Certificate
 from aidopt.solvers import ProblemClass, SolverError
 
-__all__ = ["FacilityBase", "FacilityProblem", "AggregatedFacility", "FacilityState", "cluster_minima"]
+__all__ = ["FacilityBase", "FacilityProblem", "AggregatedFacility", "FacilityState", "bounded",
+           "cluster_minima"]
 
 REL_TOL = 1e-9
 
@@ -161,10 +163,12 @@ class FacilityBase(AIDProblem):
 
     def evaluate(self, data, lifted: Lifted) -> float:
         sol = lifted.solution
-        if "shares" in sol:
-            total = float((data.demand[:, None] * data.costs * sol["shares"]).sum())
-            if data.fixed is not None:
-                total += float(data.fixed[sol["open"]].sum())
+        if "shares" in sol:  # at the user's costs (also where the solver saw bounded ones)
+            costs = data.costs if data.raw_costs is None else data.raw_costs
+            fixed = data.fixed if data.raw_fixed is None else data.raw_fixed
+            total = float((data.demand[:, None] * costs * sol["shares"]).sum())
+            if fixed is not None:
+                total += float(fixed[sol["open"]].sum())
             return total
         return data.objective(sol["open"], sol["assign"])
 
@@ -472,6 +476,11 @@ class FacilityProblem(FacilityBase):
         shares[aggregated.customers[d.cust], d.site] = x
         open_sites = np.flatnonzero(y)
         assign = np.argmax(shares, axis=1)
+        # customers outside the model (zero demand) go to their cheapest open site, all of them
+        idle = np.flatnonzero(shares.sum(axis=1) == 0)
+        if idle.size and open_sites.size:
+            assign[idle] = open_sites[np.argmin(data.costs[np.ix_(idle, open_sites)], axis=1)]
+            shares[idle, assign[idle]] = 1.0
         state = FacilityState(open_sites, open_sites, assign, np.zeros(open_sites.size), 0.0,
                               np.zeros(aggregated.customers.size, dtype=bool),
                               np.zeros(aggregated.customers.size, dtype=bool))
@@ -574,6 +583,40 @@ def _binding(model, cbar) -> np.ndarray:
     tol = REL_TOL * np.abs(np.where(np.isfinite(nearest[used]), nearest[used], 0.0))
     out[used] = nearest[used] > d.far[used] + tol
     return out
+
+
+def bounded(data):
+    """``data`` with the costs no solution as cheap as the greedy one can pay lowered
+    (:func:`aidopt.data.facility.bound_costs`: same optimal solutions and value, bounds valid for
+    both): one huge cost, e.g. a pair meant as forbidden, no longer sets the scale the solvers
+    see, so their absolute tolerances stay small beside the objective."""
+    if data.capacity is not None:
+        return bound_costs(data, _capacitated_upper(data))
+    served = data.demand > 0
+    start = _greedy(data.costs[served], data.demand[served], data.fixed, data.p)
+    assign = start[np.argmin(data.costs[:, start], axis=1)]
+    return bound_costs(data, data.objective(start, assign))
+
+
+def _capacitated_upper(data) -> float:
+    """The cost of a feasible capacitated solution: every site open, demand sent along the
+    cheapest pairs first while capacity is left (total capacity covers total demand)."""
+    need = data.demand.astype(float).copy()
+    left = data.capacity.astype(float).copy()
+    total = 0.0 if data.fixed is None else float(data.fixed.sum())
+    s = data.n_sites
+    waiting = int(np.count_nonzero(need > 0))
+    for k in np.argsort(data.costs, axis=None, kind="stable"):
+        i, j = divmod(int(k), s)
+        if need[i] > 0 and left[j] > 0:
+            q = min(need[i], left[j])
+            need[i] -= q
+            left[j] -= q
+            total += float(data.costs[i, j]) * q
+            waiting -= bool(need[i] <= 0)
+            if waiting == 0:
+                break
+    return total
 
 
 def _greedy(cbar, w, fbar, p) -> np.ndarray:
