@@ -179,8 +179,8 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
         data = bounded(data)
     result = _front.run_problem(problem, data, _less_time(config, start))
     while capacity is not None and data.raw_costs is not None:
-        # split demand may use a lowered pair (or open a lowered site): restore those and
-        # solve again (the certificate already priced them at the user's costs)
+        # split demand may use a lowered pair (or open a lowered site): raise those toward
+        # the user's costs and solve again (the certificate already priced them at the user's)
         restored = _restored(data, result.solution)
         spent = time.perf_counter() - start
         if (restored is None or result.termination == "interrupted"
@@ -204,9 +204,15 @@ def _less_time(config, start):
     return dataclasses.replace(config, time_limit=max(left, 1e-3))
 
 
+#: how much a lowered cost that a capacitated answer uses is raised (toward the user's) before
+#: the next solve
+RAISE = 100.0
+
+
 def _restored(data, solution):
     """``data`` with the lowered costs (:func:`aidopt.data.facility.bound_costs`) that
-    ``solution`` uses set back to the user's, or ``None`` when it uses none."""
+    ``solution`` uses raised :data:`RAISE`-fold (at most to the user's), or ``None`` when it
+    uses none. Every cost stays at most the user's, so every bound stays valid."""
     used = (solution["shares"] > 0) & (data.costs < data.raw_costs)
     fixed = data.fixed
     opened = np.zeros(data.n_sites, dtype=bool)
@@ -215,9 +221,9 @@ def _restored(data, solution):
         opened &= fixed < data.raw_fixed
     if not used.any() and not opened.any():
         return None
-    costs = np.where(used, data.raw_costs, data.costs)
+    costs = np.where(used, np.minimum(data.raw_costs, RAISE * data.costs), data.costs)
     if opened.any():
-        fixed = np.where(opened, data.raw_fixed, fixed)
+        fixed = np.where(opened, np.minimum(data.raw_fixed, RAISE * fixed), fixed)
     return FacilityData(costs, data.demand, fixed, data.p, data.capacity, data.customer_xy,
                         data.site_xy, data.name, raw_costs=data.raw_costs, raw_fixed=data.raw_fixed)
 

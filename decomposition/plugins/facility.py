@@ -590,33 +590,12 @@ def bounded(data):
     (:func:`aidopt.data.facility.bound_costs`: same optimal solutions and value, bounds valid for
     both): one huge cost, e.g. a pair meant as forbidden, no longer sets the scale the solvers
     see, so their absolute tolerances stay small beside the objective."""
-    if data.capacity is not None:
-        return bound_costs(data, _capacitated_upper(data))
     served = data.demand > 0
     start = _greedy(data.costs[served], data.demand[served], data.fixed, data.p)
     assign = start[np.argmin(data.costs[:, start], axis=1)]
+    # with capacities this solution may be infeasible: its cost only sets the scale, and the
+    # door checks that the answer uses no lowered cost
     return bound_costs(data, data.objective(start, assign))
-
-
-def _capacitated_upper(data) -> float:
-    """The cost of a feasible capacitated solution: every site open, demand sent along the
-    cheapest pairs first while capacity is left (total capacity covers total demand)."""
-    need = data.demand.astype(float).copy()
-    left = data.capacity.astype(float).copy()
-    total = 0.0 if data.fixed is None else float(data.fixed.sum())
-    s = data.n_sites
-    waiting = int(np.count_nonzero(need > 0))
-    for k in np.argsort(data.costs, axis=None, kind="stable"):
-        i, j = divmod(int(k), s)
-        if need[i] > 0 and left[j] > 0:
-            q = min(need[i], left[j])
-            need[i] -= q
-            left[j] -= q
-            total += float(data.costs[i, j]) * q
-            waiting -= bool(need[i] <= 0)
-            if waiting == 0:
-                break
-    return total
 
 
 def _greedy(cbar, w, fbar, p) -> np.ndarray:
