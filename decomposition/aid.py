@@ -97,12 +97,13 @@ class _Loop:
             run = Run(problem.name, problem.problem_class, config, defaults=problem.solver_defaults,
                       dimensions=problem.dimensions(data), mode=mode, fallbacks=problem.fallbacks)
             problem.configure(run.spec)
-            self.run, self.size, self.floor = run, size, problem.gap_floor(data)
-            initial = problem.initial_bound(data)
-            self.initial_lower = -math.inf if initial is None else float(initial)
-            self.lower = self.initial_lower
+            self.run, self.size, self.floor = run, size, 1.0
             run.intro()
-            with run.guard():
+            with run.guard():  # the plug-in's passes over the data, too, stop on Ctrl-C
+                self.floor = problem.gap_floor(data)
+                initial = problem.initial_bound(data)
+                self.initial_lower = -math.inf if initial is None else float(initial)
+                self.lower = self.initial_lower
                 if start is not None:
                     partition = start
                 else:

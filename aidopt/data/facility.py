@@ -17,8 +17,8 @@ import numpy as np
 
 from aidopt.data.validate import _check_finite
 
-__all__ = ['EuclideanCosts', 'FacilityData', 'GraphCosts', 'as_facility_data', 'bound_costs', 'euclidean_costs', 'graph_costs',
-           'read_orlib_cap',
+__all__ = ['EuclideanCosts', 'FacilityData', 'GraphCosts', 'as_facility_data', 'bound_costs', 'euclidean_costs',
+           'graph_costs', 'read_orlib_cap',
            'read_orlib_pmed', 'read_tsplib', 'tsplib_costs']
 
 
@@ -95,6 +95,20 @@ class FacilityData:
             else:
                 cached = self.costs.row_extremes()
             self._row_extremes = cached
+        return cached
+
+    def cost_row_minima(self) -> np.ndarray:
+        """Each customer's cheapest cost (kept): from the oracle's nearest site where it has
+        one (a k-d tree for coordinates: no pass over every pair), lowered by a relative
+        1e-12 there since the oracle's nearest may differ from the true one in the last bit."""
+        cached = getattr(self, "_row_minima", None)
+        if cached is None:
+            if self.dense or not hasattr(self.costs, "nearest"):
+                cached = self.cost_row_extremes()[0]
+            else:
+                nearest = self.costs.nearest(np.arange(self.n_customers), 1)[1][:, 0]
+                cached = nearest * (1.0 - 1e-12)
+            self._row_minima = cached
         return cached
 
     def with_sites(self, sites) -> FacilityData:
@@ -235,6 +249,9 @@ def _checked(costs, shape, p, fixed_costs, demand, capacity, customer_xy, site_x
     cap = _vector(capacity, "capacity", s, positive=True)
     if cap is not None and cap.sum() < w.sum():
         raise ValueError(f"total capacity {cap.sum():g} is below total demand {w.sum():g}: infeasible")
+    if cap is not None and p is not None and np.sort(cap)[-p:].sum() < w.sum():
+        raise ValueError(f"the {p} largest capacities add up to {np.sort(cap)[-p:].sum():g}, below "
+                         f"total demand {w.sum():g}: no {p} sites can serve it (infeasible)")
     return FacilityData(costs, w, fixed, p, cap, _coords(customer_xy, "customer_xy", n),
                         _coords(site_xy, "site_xy", s), name=name)
 
@@ -337,8 +354,15 @@ def euclidean_costs(customers, sites=None, *, metric: str = "euclidean", round_t
     for arr, label in ((a, "customers"), (b, "sites")):
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"{label} coordinates contain NaN or infinite values")
+    _check_round_to(round_to)
     d = cdist(a, b, metric=metric)
     return d if round_to is None else _discrete(d, round_to, rounding)
+
+
+def _check_round_to(round_to) -> None:
+    if round_to is not None and not (isinstance(round_to, numbers.Integral)
+                                     and not isinstance(round_to, bool)):
+        raise ValueError(f"round_to must be an integer number of decimals or None, got {round_to!r}")
 
 
 def _discrete(d: np.ndarray, round_to: int, rounding: str) -> np.ndarray:
@@ -389,6 +413,14 @@ class EuclideanCosts:
         for arr, label in ((a, "customer_xy"), (b, "site_xy")):
             if not np.all(np.isfinite(arr)):
                 raise ValueError(f"{label} contains NaN or infinite values")
+        # every distance is at most the diagonal of the points' bounding box: the same bound
+        # on costs as a matrix gets (computed on halves, so that it cannot overflow)
+        both = np.concatenate([a, b]) / 2.0
+        diagonal = 2.0 * float(np.hypot.reduce(both.max(axis=0) - both.min(axis=0)))
+        if not diagonal < MAX_COST:
+            raise ValueError(f"coordinates span {diagonal:.3g}: distances must stay below "
+                             f"{MAX_COST:g} (the largest cost accepted); rescale them")
+        _check_round_to(round_to)
         if not (isinstance(block, numbers.Integral) and block >= 1):
             raise ValueError(f"block must be a positive integer, got {block!r}")
         self.customer_xy, self.site_xy = a, b
@@ -431,14 +463,27 @@ class EuclideanCosts:
                               round_to=self.round_to, rounding=self.rounding, block=self.block)
 
     def row_extremes(self) -> tuple[np.ndarray, np.ndarray]:
-        """Each customer's cheapest and dearest cost, block by block."""
+        """Each customer's cheapest and dearest cost, without a pass over every pair: the
+        cheapest from the k-d tree (:meth:`nearest`), the dearest among the vertices of the
+        sites' convex hull (a distance is convex, so its maximum over the sites is at a vertex).
+        Both are widened by a relative 1e-12 (the minimum down, the maximum up) since another
+        site may differ from them in the last bit: they serve as bounds."""
+        from scipy.spatial import ConvexHull, QhullError
+
         n = self.shape[0]
-        lo, hi = np.empty(n), np.empty(n)
-        for start in range(0, n, self.block):
-            d = self.rows(np.arange(start, min(n, start + self.block)))
-            lo[start:start + len(d)] = d.min(axis=1)
-            hi[start:start + len(d)] = d.max(axis=1)
-        return lo, hi
+        lo = self.nearest(np.arange(n), 1)[1][:, 0] * (1.0 - 1e-12)
+        try:
+            far = ConvexHull(self.site_xy).vertices if len(self.site_xy) > self.site_xy.shape[1] + 1 \
+                else np.arange(len(self.site_xy))
+        except QhullError:  # collinear or repeated sites: every site is a candidate
+            far = np.arange(len(self.site_xy))
+        hi = np.empty(n)
+        step = max(1, (self.block * 256) // max(1, far.size))
+        for start in range(0, n, step):
+            rows = np.arange(start, min(n, start + step))
+            hi[rows] = self._between(self.customer_xy[rows][:, None, :],
+                                     self.site_xy[far][None, :, :]).max(axis=1)
+        return lo, hi * (1.0 + 1e-12)
 
     def nearest(self, customers, k: int) -> tuple[np.ndarray, np.ndarray]:
         """``(order, costs)``: each customer's ``k`` cheapest sites in non-decreasing cost
@@ -654,13 +699,22 @@ def read_orlib_pmed(path, *, method: str = "scipy"):
     from scipy.sparse import csr_array
     from scipy.sparse.csgraph import shortest_path
 
+    if method not in ("scipy", "networkx"):
+        raise ValueError(f"method must be 'scipy' or 'networkx', got {method!r}")
     tokens = Path(path).read_text().split()
     if len(tokens) < 3:
         raise ValueError(f"{path}: not an OR-Library p-median file (no header)")
-    n, m, p = (int(t) for t in tokens[:3])
-    body = np.array(tokens[3:3 + 3 * m], dtype=float).reshape(-1, 3)
+    try:
+        n, m, p = (int(t) for t in tokens[:3])
+        body = np.array(tokens[3:3 + 3 * m], dtype=float).reshape(-1, 3)
+    except ValueError as exc:
+        raise ValueError(f"{path}: not an OR-Library p-median file ({exc})") from None
+    if n < 1 or m < 0:
+        raise ValueError(f"{path}: the header needs n >= 1 vertices and m >= 0 edges, got {n}, {m}")
     if body.shape[0] != m:
         raise ValueError(f"{path}: header says {m} edges, found {body.shape[0]}")
+    if m == 0 and n > 1:
+        raise ValueError(f"{path}: no edges: the graph's {n} vertices cannot reach each other")
     i = body[:, 0].astype(np.int64) - 1
     j = body[:, 1].astype(np.int64) - 1
     if i.min() < 0 or j.min() < 0 or max(i.max(), j.max()) >= n:
@@ -713,7 +767,11 @@ def read_tsplib(path):
                     break
                 continue
             parts = s.split()
-            coords.append([float(parts[1]), float(parts[2])])
+            try:
+                coords.append([float(parts[1]), float(parts[2])])
+            except (IndexError, ValueError):
+                raise ValueError(f"{path}: a NODE_COORD_SECTION line needs 'index x y', got "
+                                 f"{s!r}") from None
         elif ":" in s:
             key, value = s.split(":", 1)
             header[key.strip().upper()] = value.strip()

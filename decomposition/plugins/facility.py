@@ -35,15 +35,16 @@ The elements partitioned are the **candidate sites**. For a partition of the sit
 from __future__ import annotations
 
 import math
+import time
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from aidopt.decomposition.partition import Partition
 from aidopt.decomposition.protocol import GAP_FLOOR, AIDProblem, Iterate, Lifted, Split
-from aidopt.data.facility import bound_costs
 from aidopt.models import facility as fmodel
 
+from aidopt.data.facility import bound_costs
 from aidopt.results import Certificate
 from aidopt.solvers import ProblemClass, SolverError
 
@@ -211,7 +212,7 @@ class FacilityBase(AIDProblem):
     def initial_bound(self, data) -> float:
         """Every customer served at its cheapest site, plus the cheapest opening cost when
         sites cost to open (at least one opens): a bound from the data alone."""
-        bound = float(np.dot(data.demand, data.cost_row_extremes()[0]))
+        bound = float(np.dot(data.demand, data.cost_row_minima()))
         if data.fixed is not None:
             bound += float(data.fixed.min())
         return bound
@@ -241,8 +242,11 @@ class FacilityBase(AIDProblem):
     def _improve(self, data, open_sites: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Assign every customer to its cheapest open site; for the p-median add sites greedily
         up to p; then ``improve`` rounds of the alternating heuristic (move each open site to the
-        best site for the customers it serves). Never increases the cost."""
+        best site for the customers it serves), each within the run's clock (a round the clock
+        ends is dropped: with costs from coordinates a round prices every customer at every
+        site). Never increases the cost."""
         w = data.demand
+        deadline = _deadline(data)
         open_sites = np.asarray(open_sites, dtype=np.int64)
         if (data.p is not None and data.fixed is None and open_sites.size < data.p
                 and data.dense):  # (costs from coordinates: fewer than p stay feasible)
@@ -252,6 +256,8 @@ class FacilityBase(AIDProblem):
         for _ in range(self.improve):
             moved = np.empty_like(open_sites)
             for r, j in enumerate(open_sites):
+                if deadline is not None and time.perf_counter() > deadline:
+                    return np.sort(open_sites), assign
                 mine = np.flatnonzero(assign == j)
                 total = w[mine] @ data.cost_rows(mine)
                 if data.fixed is not None:
@@ -264,6 +270,21 @@ class FacilityBase(AIDProblem):
                 break
             open_sites, assign, cost = moved, new_assign, new_cost
         return np.sort(open_sites), assign
+
+
+def keep_clock(data, solve) -> None:
+    """Let the heuristics of later steps (:meth:`FacilityBase._improve` in a lift) see the
+    run's clock: ``solve.remaining()`` (:class:`~aidopt.decomposition.run.PluginSolve`), kept
+    with the data like the plug-ins' other per-data caches."""
+    data._clock = solve
+
+
+def _deadline(data) -> float | None:
+    """``time.perf_counter()`` value at which the run's time (or the current phase's share)
+    ends, when :func:`keep_clock` gave one."""
+    clock = getattr(data, "_clock", None)
+    left = None if clock is None else clock.remaining()
+    return None if left is None else time.perf_counter() + left
 
 
 class FacilityProblem(FacilityBase):
@@ -314,6 +335,7 @@ class FacilityProblem(FacilityBase):
         return min(data.n_sites, data.p + 1) if data.p is not None else 1
 
     def initial_partition(self, data, n_clusters, rng, solve) -> tuple[Partition, Lifted]:
+        keep_clock(data, solve)
         if data.capacity is not None:
             raise SolverError("capacitated facility location is solved directly (aid=False); "
                               "AID's lift does not handle capacities (docs/facility.md)")
