@@ -6,10 +6,10 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from aidopt.decomposition.plugins.facility import FacilityBase
 
 import aidopt
 from aidopt.data.facility import EuclideanCosts
-from aidopt.decomposition.plugins.facility import FacilityBase
 
 #: what a run may take beyond its limit (the rule users are promised)
 GRACE = 10.0
