@@ -77,3 +77,35 @@ def test_sklearn_check_data_with_the_estimator_defaults():
     assert clf.result_.objective == pytest.approx(svc_optimum(Xr, yr, gamma), rel=1e-6)
     svc = SVC(kernel="rbf", gamma="scale", tol=1e-10).fit(Xr, yr)
     np.testing.assert_array_equal(clf.predict(X), svc.predict(X))
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_uncertified_condition_goes_to_the_fallback(monkeypatch, solver):
+    """A column generation that never lets a cluster join (JOIN_TOL made huge: the defect above,
+    reproduced) ends with the split condition holding at a non-optimal point: the run does not
+    stop there but hands that aggregated problem to Clarabel, and ends certified at SVC's
+    objective; without fallbacks it ends gap_tolerance and says what was not shown."""
+    from aidopt.decomposition.plugins import kernel_svm
+
+    monkeypatch.setattr(kernel_svm, "JOIN_TOL", 10.0)
+    X, y, sw = sklearn_rows(42)
+    Xr, yr = X.repeat(sw, axis=0), y.repeat(sw)
+    gamma = 1.0 / (Xr.shape[1] * Xr.var())
+    res = aidopt.solve_svm(Xr, yr, kernel="rbf", gamma=gamma, solver=solver, log=False)
+    assert res.certified, res.summary()
+    assert res.objective == pytest.approx(svc_optimum(Xr, yr, gamma), rel=1e-6)
+    handed = next(h for h in res.history if h.solver == "clarabel")
+    before = res.history[handed.t - 2]
+    assert before.solver == solver and before.n_split == 0 and before.gap > 0.1
+    assert handed.n_clusters == before.n_clusters
+    assert f"{solver} returned feasible (reported optimal at iteration {before.t}, but not " \
+           "certified on the original data (relative gap" in res.message
+    assert "retried with clarabel: optimal" in res.message
+
+    alone = aidopt.solve_svm(Xr, yr, kernel="rbf", gamma=gamma, solver=solver, fallback=False,
+                             log=False)
+    assert alone.termination == "gap_tolerance" and not alone.certified
+    assert alone.gap > 0.1 and alone.history[-1].n_split == 0
+    assert "optimality condition holds" not in alone.message
+    assert "not certified on the original data (relative gap" in alone.message
+    assert alone.summary().count("not shown optimal") == 1
