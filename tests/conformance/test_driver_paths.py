@@ -8,6 +8,7 @@ demand (an early stop with an incumbent, an interrupt inside the solver).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import signal
@@ -266,6 +267,52 @@ def test_fallbacks_are_tried_in_order(monkeypatch):
     assert "retried with highs (primal form): infeasible" in res.message
     assert "retried with clarabel (alt form): optimal" in res.message
     assert "no_such_solver" not in res.message
+
+
+def _halved_duals(real, model, solver, kwargs):
+    """HiGHS solves, reported optimal, with every dual halved: beta (hence the split) is right,
+    the lifted bound is half the optimum, so the certificate fails where the condition holds."""
+    out = real(model, solver, **kwargs)
+    if solver != "highs" or out.duals is None:
+        return out
+    return dataclasses.replace(out, duals={con: 0.5 * value for con, value in out.duals.items()})
+
+
+def test_condition_with_a_failing_certificate_goes_to_the_fallbacks(monkeypatch):
+    """The condition holds but the certificate fails: the aggregated problem of that iterate is
+    solved again by the plug-in's fallbacks (one more iteration on the same clusters), and that
+    answer is certified; the message says what happened."""
+    called = canned(monkeypatch, dict.fromkeys(range(1, 60), _halved_duals))
+    res = run(FakeLocation(sample_solve=False, fallback_list=[("clarabel", None)]))
+    assert res.termination is Termination.CERTIFIED_OPTIMAL, res.summary()
+    assert res.objective == pytest.approx(OPTIMUM, rel=1e-9)
+    *_, held, again = res.history
+    assert held.n_split == 0 and held.solver == "highs"
+    assert again.solver == "clarabel" and again.n_clusters == held.n_clusters
+    assert called.count("clarabel") == 1 and called[-1] == "clarabel"
+    assert (f"highs returned feasible (reported optimal at iteration {held.t}, but not certified "
+            "on the original data (relative gap") in res.message
+    assert "retried with clarabel: optimal" in res.message
+
+
+def test_condition_with_a_failing_certificate_and_no_fallback_says_so(monkeypatch):
+    """Without a fallback (disabled, none declared, or the iteration limit reached) the run ends
+    gap_tolerance, and its message does not say the optimality condition holds alone."""
+    canned(monkeypatch, dict.fromkeys(range(1, 60), _halved_duals))
+    plain = run(FakeLocation(sample_solve=False, fallback_list=[("clarabel", None)]), fallback=False)
+    none = run(FakeLocation(sample_solve=False))
+    limited = run(FakeLocation(sample_solve=False, fallback_list=[("clarabel", None)]),
+                  max_iter=len(plain.history))
+    for res in (plain, none, limited):
+        assert res.termination is Termination.GAP_TOLERANCE and not res.certified
+        assert res.history[-1].n_split == 0 and res.history[-1].solver == "highs"
+        assert "optimality condition holds" not in res.message
+        assert res.message.startswith("split condition holds (nothing to split at the aggregated "
+                                      "solution), but the answer is not certified on the original "
+                                      "data (relative gap ")
+        assert "not shown optimal" in res.message
+    assert "the fallbacks of highs were not tried on its uncertified answer: max_iter reached" in \
+        limited.message
 
 
 def test_no_fallback_when_disabled():
