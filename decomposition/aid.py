@@ -22,7 +22,7 @@ from aidopt.decomposition.protocol import AIDProblem, Iterate, Stop, relative_ga
 from aidopt.decomposition.run import BUILTIN_METHODS, Column, Run, RunConfig, pause_gc, release, run_scope
 
 from aidopt import solvers
-from aidopt.results import AIDResult, IterationRecord
+from aidopt.results import AIDResult, IterationRecord, Termination
 
 logger = logging.getLogger("aidopt.aid")
 
@@ -297,14 +297,23 @@ class _Loop:
                 self._stop(Stop.INTERRUPTED, "interrupted (Ctrl-C) while certifying")
             if self.history:
                 self.history[-1].seconds.update(run.take_seconds())
+            # a certificate of another objective than the E reported proves nothing about E
+            # (an evaluate that under-reports): not certified, and its bound is not reported
+            certificate, agrees = run.check_objective(certificate, best.E_t, self.floor)
             # the reported bound is the certificate's, checked on the full data, or none: the
             # aggregated optima that steered the loop are solver-reported values (an interior
             # point's value at a slightly infeasible iterate can pass E by rounding)
-            holds = certificate is not None and certificate.bound_holds
+            holds = agrees and certificate is not None and certificate.bound_holds
             self.lower = min(max(certificate.dual_objective if holds else -math.inf,
                                  self.initial_lower), best.E_t)
         stop = self.stop or Stop.SOLVER_FAILURE
         termination = problem.final_termination(stop, certificate, best)
+        if termination is Termination.CERTIFIED_OPTIMAL and not (
+                certificate is not None and certificate.certified):
+            # "optimal" only for what a passed certificate proved, whatever the plug-in says
+            run.note(f"{problem.name}: final_termination returned certified_optimal without a "
+                     "passed certificate; the default verdict is kept")
+            termination = AIDProblem.final_termination(problem, stop, certificate, best)
         message = self.message
         if best is None and stop in (Stop.CONDITION, Stop.GAP):
             message = "no solution to certify"

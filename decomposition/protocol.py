@@ -356,6 +356,18 @@ def solve_own(solve: SolveFn, model, what: str, **kwargs) -> SolveOutcome:
 GAP_FLOOR = 1e-6
 
 
+def relative_difference(a: float, b: float, floor: float = 1.0) -> float:
+    """``|a - b| / max(floor, |a|, |b|)``: how far two values of one objective disagree, on the
+    scale of the relative gap (``floor`` as in :func:`relative_gap`, so that it is as
+    scale-invariant as the plug-in's gap). ``0`` for equal values (infinities included), ``inf``
+    when only one is finite or either is NaN."""
+    if a == b:
+        return 0.0
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return math.inf
+    return abs(a - b) / max(floor, abs(a), abs(b))
+
+
 def relative_gap(upper: float, lower: float | None, floor: float = 1.0) -> float:
     """``max(0, upper - lower) / max(floor, |upper|)`` (``inf`` when either is missing).
 

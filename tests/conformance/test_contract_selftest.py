@@ -148,3 +148,12 @@ def test_the_check_names_a_hook_written_for_the_old_contract():
     with pytest.raises(AssertionError, match="add a `lifted=None` parameter"):
         check_declaration(OldBound())
     check_declaration(FakeLocation())  # the current one passes
+
+
+def test_an_evaluate_that_disagrees_with_its_certificate_is_caught():
+    """check_plugin compares the E that evaluate reported with the certificate's primal
+    objective (here 80 % of it) and names the two hooks."""
+    from tests.conformance.wrong_plugins import UnderReports
+
+    with pytest.raises(AssertionError, match="evaluate and certify disagree"):
+        check_plugin(UnderReports, DATA, "highs")
