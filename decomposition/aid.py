@@ -18,7 +18,7 @@ import logging
 import math
 
 import numpy as np
-from aidopt.decomposition.protocol import AIDProblem, Iterate, Stop, relative_gap
+from aidopt.decomposition.protocol import AIDProblem, Iterate, Stop, call_hook, relative_gap
 from aidopt.decomposition.run import BUILTIN_METHODS, Column, Run, RunConfig, pause_gc, release, run_scope
 
 from aidopt import solvers
@@ -196,7 +196,7 @@ class _Loop:
                 with run.timed("lift"):
                     lifted = problem.lift(model, outcome, partition, agg, data)
                 F_t = float(outcome.objective)
-                bound = problem.lower_bound(outcome, partition, data, lifted)
+                bound = call_hook(problem, "lower_bound", outcome, partition, data, lifted)
             finally:
                 release(model)
         with run.timed("evaluate"):
@@ -236,10 +236,10 @@ class _Loop:
         lifted = problem.lift(model, outcome, partition, agg, self.data)
         E = problem.evaluate(self.data, lifted)
         F = math.nan if outcome.objective is None else float(outcome.objective)
+        bound = call_hook(problem, "lower_bound", outcome, partition, self.data, lifted)
         self.message += f"; incumbent of the stopped solve: E = {E:.9g}"
         self._accept(Iterate(t=t, partition=partition, aggregated=agg, lifted=lifted, F_t=F,
-                             bound=problem.lower_bound(outcome, partition, self.data, lifted), E_t=E,
-                             split=None, solver=outcome.solver))
+                             bound=bound, E_t=E, split=None, solver=outcome.solver))
 
     def _accept(self, it: Iterate) -> None:
         """Keep ``it`` as the best iterate (lowest E; a tie goes to the iterate at which the

@@ -6,7 +6,9 @@ Every AID plug-in (a subclass of :class:`aidopt.decomposition.AIDProblem`) must 
 It runs the plug-in through the real driver several times on small data and asserts what the
 driver and users rely on:
 
-* **declaration**: it subclasses ``AIDProblem`` and overrides every abstract hook;
+* **declaration**: it subclasses ``AIDProblem``, overrides every abstract hook, and every hook it
+  overrides takes what the driver passes (a hook with its earlier published signature,
+  ``lower_bound(outcome, partition, data)``, passes with a ``DeprecationWarning``);
 * **only declared hooks**: the driver sees the plug-in through a recording proxy; every attribute
   it reads is declared on ``AIDProblem`` and it sets none; every hook returns its declared type
   (``lift`` a ``Lifted``, ``split`` a ``Split`` that refines the partition, ...); ``configure``
@@ -45,8 +47,8 @@ from aidopt import solvers
 from aidopt._version import __version__
 from aidopt.decomposition.aid import solve, solve_direct
 from aidopt.decomposition.partition import Partition
-from aidopt.decomposition.protocol import (AIDProblem, Iterate, Lifted, Split, relative_difference,
-                                           relative_gap)
+from aidopt.decomposition.protocol import (GROWN_HOOKS, AIDProblem, Iterate, Lifted, Split,
+                                           earlier_signature, relative_difference, relative_gap)
 from aidopt.decomposition.run import BUILTIN_METHODS, RunConfig
 from aidopt.results import AIDResult, Certificate, Termination
 
@@ -223,6 +225,8 @@ def check_declaration(problem) -> None:
         own = getattr(type(problem), hook, base)
         if own is base or not inspect.isfunction(base) or not inspect.isfunction(own):
             continue
+        if hook in GROWN_HOOKS and earlier_signature(type(problem), hook):
+            continue  # the earlier published signature: deprecated (a DeprecationWarning), called right
         wanted = [q.name for q in inspect.signature(base).parameters.values()
                   if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
         params = inspect.signature(own).parameters.values()
@@ -230,9 +234,7 @@ def check_declaration(problem) -> None:
         varargs = any(q.kind is q.VAR_POSITIONAL for q in params)
         assert varargs or len(takes) >= len(wanted), (
             f"{type(problem).__name__}.{hook}{inspect.signature(own)} takes fewer arguments than "
-            f"the contract passes: AIDProblem.{hook}{inspect.signature(base)}"
-            + (" (the bound hook receives the lifted state of its solve since this contract: "
-               "add a `lifted=None` parameter)" if hook == "lower_bound" else ""))
+            f"the contract passes: AIDProblem.{hook}{inspect.signature(base)}")
 
 
 def _is_real(x) -> bool:

@@ -714,3 +714,39 @@ def test_a_verdict_of_certified_optimal_without_a_passed_certificate_is_refused(
     assert not res.certificate.certified
     assert res.termination is Termination.GAP_TOLERANCE
     assert "final_termination returned certified_optimal without a passed certificate" in res.message
+
+
+# ----------------------------------------------------------------------------- earlier signatures
+def test_a_plugin_written_to_the_earlier_bound_signature_runs_and_warns_once():
+    """``lower_bound(self, outcome, partition, data)``, the signature docs/plugins.md published
+    before the hook gained ``lifted``, made the driver raise TypeError. It is now called without
+    ``lifted``, with one DeprecationWarning per class (however many runs and objects), attributed
+    to the plug-in's own ``def`` line, and gives the same answer as the current signature."""
+    import inspect
+    import warnings
+
+    import aidopt
+
+    from aidopt.testing.contract import same_result
+
+    class EarlierBound(FakeLocation):
+        def lower_bound(self, outcome, partition, data):
+            return outcome.bound
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # every warning issued is recorded, none merged
+        earlier = [aidopt.solve(EarlierBound(), DATA, solver="highs", log=False),
+                   aidopt.solve(EarlierBound(), DATA, solver="highs", log=False),
+                   aidopt.solve_direct(EarlierBound(), DATA, solver="highs", log=False)]
+    deprecations = [w for w in caught if issubclass(w.category, DeprecationWarning)]
+    assert len(deprecations) == 1, [str(w.message) for w in deprecations]
+    text = str(deprecations[0].message)
+    assert "EarlierBound.lower_bound(self, outcome, partition, data)" in text
+    assert "def lower_bound(self, outcome, partition, data, lifted=None)" in text
+    assert deprecations[0].filename == __file__
+    assert deprecations[0].lineno == inspect.getsourcelines(EarlierBound.lower_bound)[1]
+
+    current = [run(FakeLocation()), run(FakeLocation()), run(FakeLocation(), aid=False)]
+    for old, new in zip(earlier, current, strict=True):
+        assert old.certified and all(math.isfinite(h.lower_bound) for h in old.history)
+        assert same_result(old, new) == []
