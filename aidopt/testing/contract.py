@@ -47,8 +47,16 @@ from aidopt import solvers
 from aidopt._version import __version__
 from aidopt.decomposition.aid import solve, solve_direct
 from aidopt.decomposition.partition import Partition
-from aidopt.decomposition.protocol import (GROWN_HOOKS, AIDProblem, Iterate, Lifted, Split,
-                                           earlier_signature, relative_difference, relative_gap)
+from aidopt.decomposition.protocol import (
+    GROWN_HOOKS,
+    AIDProblem,
+    Iterate,
+    Lifted,
+    Split,
+    earlier_signature,
+    relative_difference,
+    relative_gap,
+)
 from aidopt.decomposition.run import BUILTIN_METHODS, RunConfig
 from aidopt.results import AIDResult, Certificate, Termination
 

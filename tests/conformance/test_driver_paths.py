@@ -726,7 +726,6 @@ def test_a_plugin_written_to_the_earlier_bound_signature_runs_and_warns_once():
     import warnings
 
     import aidopt
-
     from aidopt.testing.contract import same_result
 
     class EarlierBound(FakeLocation):
