@@ -355,7 +355,7 @@ def earlier_signature(cls: type, hook: str) -> bool:
     takes all of them but the last.
 
     The signature is inspected once per class and hook, and the answer cached; the first time an
-    earlier signature is found, a :class:`DeprecationWarning` names the class and what to change
+    earlier signature is found, a ``DeprecationWarning`` names the class and what to change
     (attributed to the plug-in's own ``def`` line, so that Python's default filters show it when
     the plug-in is defined in a script).
     """
