@@ -18,7 +18,7 @@ import logging
 import math
 
 import numpy as np
-from aidopt.decomposition.protocol import AIDProblem, Iterate, Stop, relative_gap
+from aidopt.decomposition.protocol import AIDProblem, Iterate, Stop, call_hook, relative_gap
 from aidopt.decomposition.run import BUILTIN_METHODS, Column, Run, RunConfig, pause_gc, release, run_scope
 
 from aidopt import solvers
@@ -214,7 +214,7 @@ class _Loop:
                 with run.timed("lift"):
                     lifted = problem.lift(model, outcome, partition, agg, data)
                 F_t = float(outcome.objective)
-                bound = problem.lower_bound(outcome, partition, data, lifted)
+                bound = call_hook(problem, "lower_bound", outcome, partition, data, lifted)
             finally:
                 release(model)
         with run.timed("evaluate"):
@@ -329,10 +329,10 @@ class _Loop:
         lifted = problem.lift(model, outcome, partition, agg, self.data)
         E = problem.evaluate(self.data, lifted)
         F = math.nan if outcome.objective is None else float(outcome.objective)
+        bound = call_hook(problem, "lower_bound", outcome, partition, self.data, lifted)
         self.message += f"; incumbent of the stopped solve: E = {E:.9g}"
         self._accept(Iterate(t=t, partition=partition, aggregated=agg, lifted=lifted, F_t=F,
-                             bound=problem.lower_bound(outcome, partition, self.data, lifted), E_t=E,
-                             split=None, solver=outcome.solver))
+                             bound=bound, E_t=E, split=None, solver=outcome.solver))
 
     def _accept(self, it: Iterate, supersedes: Iterate | None = None) -> None:
         """Keep ``it`` as the best iterate (lowest E; a tie goes to the iterate at which the
@@ -388,14 +388,23 @@ class _Loop:
             certificate = self._certify()
             if self.history:
                 self.history[-1].seconds.update(run.take_seconds())
+            # a certificate of another objective than the E reported proves nothing about E
+            # (an evaluate that under-reports): not certified, and its bound is not reported
+            certificate, agrees = run.check_objective(certificate, best.E_t, self.floor)
             # the reported bound is the certificate's, checked on the full data, or none: the
             # aggregated optima that steered the loop are solver-reported values (an interior
             # point's value at a slightly infeasible iterate can pass E by rounding)
-            holds = certificate is not None and certificate.bound_holds
+            holds = agrees and certificate is not None and certificate.bound_holds
             self.lower = min(max(certificate.dual_objective if holds else -math.inf,
                                  self.initial_lower), best.E_t)
         stop = self.stop or Stop.SOLVER_FAILURE
         termination = problem.final_termination(stop, certificate, best)
+        if termination is Termination.CERTIFIED_OPTIMAL and not (
+                certificate is not None and certificate.certified):
+            # "optimal" only for what a passed certificate proved, whatever the plug-in says
+            run.note(f"{problem.name}: final_termination returned certified_optimal without a "
+                     "passed certificate; the default verdict is kept")
+            termination = AIDProblem.final_termination(problem, stop, certificate, best)
         message = self.message
         if self._unproven(certificate, termination):  # say what was shown, and no more
             message = (f"{_stopped(stop, message, certificate)}, but the answer is "

@@ -727,6 +727,33 @@ class Run:
             self.notes.append(text)
             self.log.info(text)
 
+    def check_objective(self, certificate: Certificate | None, objective: float,
+                        floor: float = 1.0) -> tuple[Certificate | None, bool]:
+        """The certificate as the run may accept it for ``objective``, and whether they agree.
+
+        A certificate proves something about its own ``primal_objective``; the run reports
+        ``objective`` (for AID, the plug-in's ``evaluate`` of the returned solution). When the
+        two differ by more than ``tol`` relative (:func:`~.protocol.relative_difference`, on the
+        scale of the gap test with its ``floor``), the certificate proves nothing about what the
+        run reports: it comes back not certified, with a note saying why, and the run's message
+        says so too. ``certificate`` ``None``: ``(None, True)``.
+        """
+        from aidopt.decomposition.protocol import relative_difference
+
+        if certificate is None:
+            return None, True
+        primal = certificate.primal_objective
+        diff = relative_difference(objective, primal, floor)
+        if diff <= self.config.tol:
+            return certificate, True
+        text = (f"not certified: the objective reported, {objective:.10g}, is not the "
+                f"certificate's primal objective, {primal:.10g} (relative difference "
+                f"{diff:.3e} > tol {self.config.tol:g}; the evaluation of the solution and its "
+                "certificate disagree)")
+        self.note(f"{self.name}: {text}")
+        note = "; ".join(part for part in (certificate.note, text) if part)
+        return dataclasses.replace(certificate, certified=False, note=note), False
+
     # ------------------------------------------------------------ log
     def solver_version(self, solver: str | None = None) -> str:
         """The version of ``solver`` (default the configured one); aidopt's own for a built-in

@@ -66,10 +66,14 @@ def test_a_wheel_builds_from_the_sdist_with_the_compiled_modules(tmp_path):
     if proc.returncode != 0 and "No module named" in proc.stderr:
         pytest.skip(f"cannot build an sdist here: {proc.stderr.strip()[-200:]}")
     assert proc.returncode == 0, proc.stderr
+    from aidopt._version import __version__
+
     sdist = next((tmp_path / "sdist").glob("aidopt-*.tar.gz"))
+    assert sdist.name == f"aidopt-{__version__}.tar.gz"  # pyproject.toml reads aidopt/_version.py
     with tarfile.open(sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
-    assert {"aidopt/numerics/_smo_pairs.pyx", "decomposition/plugins/_kernel_loops.pyx", "setup.py"} <= names
+    assert {"aidopt/numerics/_smo_pairs.pyx", "decomposition/plugins/_kernel_loops.pyx", "setup.py",
+            "CHANGELOG.md"} <= names
     assert not {"aidopt/numerics/_smo_pairs.c", "decomposition/plugins/_kernel_loops.c"} & names
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",

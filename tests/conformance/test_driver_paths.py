@@ -718,3 +718,81 @@ def test_a_rebuild_that_never_ends_is_cut_off(monkeypatch):
     assert script.named("rebuild").count(("line", "optimal")) == 4  # 1 + MAX_REBUILDS
     assert "more than 3 rounds" in res.message
     assert math.isfinite(res.objective)
+
+
+# ----------------------------------------------------------------------------- E and the certificate
+@pytest.mark.parametrize("scale", [1.0, 1e-9])
+@pytest.mark.parametrize("door", ["solve_direct", "solve"])
+def test_an_evaluate_that_under_reports_is_never_certified(door, scale):
+    """The driver trusted ``evaluate``: a plug-in whose evaluate reports 80 % of the objective
+    that its own certificate proves was returned ``certified_optimal`` at the wrong value, by the
+    direct solve and by AID (from the trivial partition, r0 = 1). Now the E reported and the
+    certificate's primal objective are compared (relative, on the gap test's scale: the same at
+    any units) and the run is not certified, says why, and reports no bound."""
+    import aidopt
+    from tests.conformance.wrong_plugins import UNDER, ScaleInvariantFloor, UnderReports, scaled_line_data
+
+    data = scaled_line_data(120, 3, scale)
+    optimum = OPTIMUM * scale
+    options = {"solver": "highs", "log": False} if door == "solve_direct" else {
+        "solver": "highs", "log": False, "r0": 1.0}
+    honest = getattr(aidopt, door)(ScaleInvariantFloor(), data, **options)
+    assert honest.termination is Termination.CERTIFIED_OPTIMAL, honest.summary()
+    assert honest.objective == pytest.approx(optimum, rel=1e-9)
+
+    res = getattr(aidopt, door)(UnderReports(), data, **options)
+    cert = res.certificate
+    assert cert.primal_objective == pytest.approx(optimum, rel=1e-9)
+    assert res.objective == pytest.approx(UNDER * optimum, rel=1e-9)  # what evaluate said
+    assert res.termination is not Termination.CERTIFIED_OPTIMAL and not res.certified
+    assert res.termination is Termination.GAP_TOLERANCE  # the loop's own stop, uncertified
+    assert res.lower_bound == -math.inf and res.gap == math.inf
+    said = f"the objective reported, {res.objective:.10g}, is not the certificate's primal " \
+           f"objective, {cert.primal_objective:.10g}"
+    assert said in res.message and said in cert.note
+    assert "NOT certified" in cert.summary() and said in cert.summary()
+
+
+def test_a_verdict_of_certified_optimal_without_a_passed_certificate_is_refused():
+    """``final_termination`` is the plug-in's; a plug-in that answers ``certified_optimal``
+    whatever its certificate says does not get it: the default verdict is kept."""
+    res = run(FakeLocation(certify_mode="none",
+                           verdict=lambda stop, certificate, best: Termination.CERTIFIED_OPTIMAL))
+    assert not res.certificate.certified
+    assert res.termination is Termination.GAP_TOLERANCE
+    assert "final_termination returned certified_optimal without a passed certificate" in res.message
+
+
+# ----------------------------------------------------------------------------- earlier signatures
+def test_a_plugin_written_to_the_earlier_bound_signature_runs_and_warns_once():
+    """``lower_bound(self, outcome, partition, data)``, the signature docs/plugins.md published
+    before the hook gained ``lifted``, made the driver raise TypeError. It is now called without
+    ``lifted``, with one DeprecationWarning per class (however many runs and objects), attributed
+    to the plug-in's own ``def`` line, and gives the same answer as the current signature."""
+    import inspect
+    import warnings
+
+    import aidopt
+    from aidopt.testing.contract import same_result
+
+    class EarlierBound(FakeLocation):
+        def lower_bound(self, outcome, partition, data):
+            return outcome.bound
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # every warning issued is recorded, none merged
+        earlier = [aidopt.solve(EarlierBound(), DATA, solver="highs", log=False),
+                   aidopt.solve(EarlierBound(), DATA, solver="highs", log=False),
+                   aidopt.solve_direct(EarlierBound(), DATA, solver="highs", log=False)]
+    deprecations = [w for w in caught if issubclass(w.category, DeprecationWarning)]
+    assert len(deprecations) == 1, [str(w.message) for w in deprecations]
+    text = str(deprecations[0].message)
+    assert "EarlierBound.lower_bound(self, outcome, partition, data)" in text
+    assert "def lower_bound(self, outcome, partition, data, lifted=None)" in text
+    assert deprecations[0].filename == __file__
+    assert deprecations[0].lineno == inspect.getsourcelines(EarlierBound.lower_bound)[1]
+
+    current = [run(FakeLocation()), run(FakeLocation()), run(FakeLocation(), aid=False)]
+    for old, new in zip(earlier, current, strict=True):
+        assert old.certified and all(math.isfinite(h.lower_bound) for h in old.history)
+        assert same_result(old, new) == []
