@@ -98,7 +98,11 @@ class RunConfig:
                                     ".mps, numbered in solve order (NNN_<model name>; an initial "
                                     "sample or LP-phase solve counts).", flag="--write-models")
     log: bool = _opt(True, "Print the iteration table and the termination block.", flag="--quiet",
-                     flag_help="Print neither the iteration table nor the termination block.")
+                     flag_help="Print the result only: one line 'result: <termination>, "
+                               "objective, relative gap, certificate, time' and the fitted model "
+                               "(coefficients, open sites, selected features, accuracy); no banner, "
+                               "iteration table, termination or certificate block, progress or "
+                               "file notes. Errors and warnings still go to stderr.")
     solver_options: dict = _opt(None, "Options passed through untouched to the solver "
                                 "(CLI: --option KEY=VALUE, repeatable).", flag="--option",
                                 default_factory=dict)

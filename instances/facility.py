@@ -44,6 +44,8 @@ def orlib_pmed(name: str, *, method: str = "scipy"):
 
     path = DATA_DIR / f"{name}.txt" if name in ORLIB_PMED else Path(name)
     if not path.exists():
+        if _path_like(name):
+            raise FileNotFoundError(f"OR-Library file not found: {name}")
         raise ValueError(f"unknown OR-Library instance {name!r}: shipped are {sorted(ORLIB_PMED)}, "
                          "or pass a file path")
     costs, p = read_orlib_pmed(path, method=method)
@@ -153,16 +155,37 @@ def tsplib_like_points(kind: str, n: int, seed: int = 7) -> np.ndarray:
 
 
 def tsplib_path(name: str) -> Path:
-    """Path of a TSPLIB file by name (searched where Debian's r-cran-tsp and glpk-utils put
-    them) or a path given directly."""
+    """Path of a TSPLIB file given directly, or of a set by name: ``fl1400`` and ``u1432`` are
+    shipped, ``d493`` is searched where Debian's r-cran-tsp puts it.
+
+    Raises
+    ------
+    FileNotFoundError
+        A path (it has a suffix or a directory) that does not exist ("file not found"), or a
+        named set that is not installed.
+    ValueError
+        A name that is neither a file nor a known set.
+    """
     direct = Path(name)
     if direct.exists():
         return direct
-    for candidate in TSPLIB_PATHS.get(name, []):
+    if name not in TSPLIB_PATHS:
+        if _path_like(name):
+            raise FileNotFoundError(f"TSPLIB file not found: {name}")
+        raise ValueError(f"unknown TSPLIB set {name!r}: known are {sorted(TSPLIB_PATHS)}, or pass "
+                         "a file path")
+    for candidate in TSPLIB_PATHS[name]:
         if Path(candidate).exists():
             return Path(candidate)
-    raise FileNotFoundError(f"TSPLIB set {name!r} not found (apt-get install r-cran-tsp glpk-utils; "
-                            f"looked in {TSPLIB_PATHS.get(name, [])})")
+    raise FileNotFoundError(f"TSPLIB set {name!r} is not shipped with aidopt: Debian's r-cran-tsp "
+                            f"installs it (apt-get install r-cran-tsp; looked in "
+                            f"{TSPLIB_PATHS[name]})")
+
+
+def _path_like(name: str) -> bool:
+    """Whether ``name`` reads as a file path (a suffix or a directory part), not a set's name."""
+    path = Path(name)
+    return bool(path.suffix) or len(path.parts) > 1
 
 
 def tsplib_instance(name: str, *, kind: str = "p-median", p: int | None = None,

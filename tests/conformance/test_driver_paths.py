@@ -553,10 +553,14 @@ def test_cli_interrupt_inside_the_run_exits_130(tmp_path, monkeypatch, capsys):
         return real(self, data, lifted)
 
     monkeypatch.setattr(LADProblem, "evaluate", evaluate)
-    code = main(["lad", "--data", str(_lad_file(tmp_path)), "--quiet", "--r0", "0.02"])
+    import json
+
+    saved = tmp_path / "r.json"
+    code = main(["lad", "--data", str(_lad_file(tmp_path)), "--quiet", "--r0", "0.02",
+                 "--output", str(saved)])
     out = capsys.readouterr().out
     assert code == 130
-    assert "termination             interrupted" in out and "iterations              1" in out
+    assert out.startswith("result: interrupted, ") and len(json.loads(saved.read_text())["history"]) == 1
 
 
 def test_cli_interrupt_outside_the_run_exits_130(tmp_path, monkeypatch, capsys):
