@@ -161,8 +161,10 @@ def test_coefficient_tables_print_zero_not_minus_zero(command, door, keys, lad_c
     for quiet in ([], ["--quiet"]):
         assert main([command, "--data", str(data), "--target", target, *quiet]) == 0
         out = capsys.readouterr().out
-        table = out[out.index("coefficients:"):].splitlines()[2:]
-        values = [line.split()[-1] for line in table if line.strip()]
+        rows = out[out.index("coefficients:"):].splitlines()[2:]
+        table = rows[:next((i for i, line in enumerate(rows) if not line.startswith("  ")),
+                           len(rows))]
+        values = [line.split()[-1] for line in table]
         assert "-0" not in values and "0" in values, out
         if command == "svm":
             assert table[-1].split()[-1] == "0"  # the offset b
