@@ -12,10 +12,16 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ORLIB_PMED", "orlib_pmed", "orlib_style_pmed", "euclidean_instance", "tsplib_like_points",
-           "tsplib_instance", "tsplib_path", "TSPLIB_PATHS", "DATA_DIR"]
+__all__ = ["InstanceNotFoundError", "ORLIB_PMED", "orlib_pmed", "orlib_style_pmed", "euclidean_instance",
+           "tsplib_like_points", "tsplib_instance", "tsplib_path", "TSPLIB_PATHS", "DATA_DIR"]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+class InstanceNotFoundError(FileNotFoundError, ValueError):
+    """A facility instance that is neither an existing file nor a known set. Both a
+    ``FileNotFoundError`` and a ``ValueError``: :func:`orlib_pmed` raised the one and
+    :func:`tsplib_path` the other for any such name, and callers may catch either."""
 
 #: OR-Library p-median instances shipped in ``instances/data`` and their known optima (pmedopt)
 ORLIB_PMED = {
@@ -45,9 +51,9 @@ def orlib_pmed(name: str, *, method: str = "scipy"):
     path = DATA_DIR / f"{name}.txt" if name in ORLIB_PMED else Path(name)
     if not path.exists():
         if _path_like(name):
-            raise FileNotFoundError(f"OR-Library file not found: {name}")
-        raise ValueError(f"unknown OR-Library instance {name!r}: shipped are {sorted(ORLIB_PMED)}, "
-                         "or pass a file path")
+            raise InstanceNotFoundError(f"OR-Library file not found: {name}")
+        raise InstanceNotFoundError(f"unknown OR-Library instance {name!r}: shipped are "
+                                    f"{sorted(ORLIB_PMED)}, or pass a file path")
     costs, p = read_orlib_pmed(path, method=method)
     optimum = ORLIB_PMED[name][2] if name in ORLIB_PMED else None
     return costs, p, optimum
@@ -160,20 +166,21 @@ def tsplib_path(name: str) -> Path:
 
     Raises
     ------
-    FileNotFoundError
+    InstanceNotFoundError
         A path (it has a suffix or a directory) that does not exist ("file not found"), or a
-        named set that is not installed.
-    ValueError
-        A name that is neither a file nor a known set.
+        name that is neither a file nor a known set (a ``FileNotFoundError`` and a
+        ``ValueError``).
+    FileNotFoundError
+        A known set that is not installed.
     """
     direct = Path(name)
     if direct.exists():
         return direct
     if name not in TSPLIB_PATHS:
         if _path_like(name):
-            raise FileNotFoundError(f"TSPLIB file not found: {name}")
-        raise ValueError(f"unknown TSPLIB set {name!r}: known are {sorted(TSPLIB_PATHS)}, or pass "
-                         "a file path")
+            raise InstanceNotFoundError(f"TSPLIB file not found: {name}")
+        raise InstanceNotFoundError(f"unknown TSPLIB set {name!r}: known are "
+                                    f"{sorted(TSPLIB_PATHS)}, or pass a file path")
     for candidate in TSPLIB_PATHS[name]:
         if Path(candidate).exists():
             return Path(candidate)

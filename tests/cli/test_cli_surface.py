@@ -246,8 +246,11 @@ def test_a_named_tsplib_set_that_is_not_installed_says_where_it_comes_from(monke
     monkeypatch.setitem(facility.TSPLIB_PATHS, "d493", ["/nonexistent/d493.tsp"])
     with pytest.raises(FileNotFoundError, match="r-cran-tsp"):
         facility.tsplib_path("d493")
-    with pytest.raises(ValueError, match="unknown TSPLIB set 'berlin52'"):
-        facility.tsplib_path("berlin52")
+    for name, read in [("berlin52", facility.tsplib_path), ("absent/x.tsp", facility.tsplib_path),
+                       ("pmed99", facility.orlib_pmed), ("absent.txt", facility.orlib_pmed)]:
+        with pytest.raises(facility.InstanceNotFoundError, match="not found|unknown") as err:
+            read(name)  # both exception types it was before, for callers that catch either
+        assert isinstance(err.value, FileNotFoundError) and isinstance(err.value, ValueError)
 
 
 EMPTY = [
