@@ -98,7 +98,11 @@ class RunConfig:
                                     ".mps, numbered in solve order (NNN_<model name>; an initial "
                                     "sample or LP-phase solve counts).", flag="--write-models")
     log: bool = _opt(True, "Print the iteration table and the termination block.", flag="--quiet",
-                     flag_help="Print neither the iteration table nor the termination block.")
+                     flag_help="Print the result only: one line 'result: <termination>, "
+                               "objective, relative gap, certificate, time' and the fitted model "
+                               "(coefficients, open sites, selected features, accuracy); no banner, "
+                               "iteration table, termination or certificate block, progress or "
+                               "file notes. Errors and warnings still go to stderr.")
     solver_options: dict = _opt(None, "Options passed through untouched to the solver "
                                 "(CLI: --option KEY=VALUE, repeatable).", flag="--option",
                                 default_factory=dict)
@@ -420,7 +424,8 @@ class Run:
         self.n_models = 0
         self.interrupted = False
         self.notes: list[str] = []
-        self.retries: dict[tuple, list] = {}  # kind of fallback -> [first message, count]
+        # (failed solver, fallback, form) -> [first message, count, retries that ended optimal]
+        self.retries: dict[tuple, list] = {}
         self.seconds: dict[str, float] = {}
         self.columns: list[Column] = []
         self.log = logger if config.log else _quiet
@@ -620,23 +625,29 @@ class Run:
             solvers.ProblemClass(problem_class or self.problem_class) in spec.classes)
 
     def _note_retry(self, failed, solver, form, retry) -> None:
-        """Count a fallback; the result's message has one line per kind of retry (the first
-        one's details and how often it happened), not one per solve."""
-        key = (failed.solver, str(failed.status), solver, form, str(retry.status))
+        """Count a fallback; the result's message and the log have one line per failed solver
+        and fallback (the first failure's reason, how often it happened and how many retries
+        ended optimal), not one per solve or per status."""
+        key = (failed.solver, solver, form)
         if key in self.retries:
             self.retries[key][1] += 1
+            self.retries[key][2] += bool(retry.optimal)
             self.log.debug("%s returned %s (%s); retried with %s: %s", failed.solver,
                            failed.status, failed.message, solver, retry.status)
             return
-        text = (f"{failed.solver} returned {failed.status} ({failed.message}); retried with "
-                f"{solver}" + (f" ({form} form)" if form else "") + f": {retry.status}")
-        self.retries[key] = [text, 1]
+        text = (f"{failed.solver} returned {failed.status} ({_one_line(failed.message)}); "
+                f"retried with {solver}" + (f" ({form} form)" if form else "")
+                + f": {retry.status}")
+        self.retries[key] = [text, 1, int(bool(retry.optimal))]
         self.log.info(text)
 
     def retry_notes(self) -> list[str]:
-        """The retries, one line per kind (with a count when it happened more than once)."""
-        return [text if count == 1 else f"{text} (x{count}: the first shown)"
-                for text, count in self.retries.values()]
+        """The retries, one line per failed solver and fallback (with a count, and how many
+        retries ended optimal, when it happened more than once)."""
+        return [text if count == 1 else
+                f"{text} (x{count}: the first shown" + ("" if optimal == count else
+                                                        f"; {optimal} of them optimal") + ")"
+                for text, count, optimal in self.retries.values()]
 
     def _attempt(self, model, need_duals, solver, problem_class):
         """One solve, as ``(outcome, error)``: a solver error (a crash, a licence refusal)
@@ -797,6 +808,8 @@ class Run:
         from aidopt.decomposition.protocol import relative_gap
 
         parts = [p for p in (message, *self.notes, *self.retry_notes()) if p]
+        if self.retries and certificate is not None and certificate.certified:
+            parts.append(f"certified with {solver or self.config.solver}'s solution")
         result = AIDResult(
             problem=self.name, termination=termination, objective=objective, lower_bound=lower,
             gap=relative_gap(objective, lower, floor), solution=solution or {}, certificate=certificate,
@@ -887,4 +900,11 @@ class _RunHandle:
 
 def _short(exc: Exception) -> str:
     text = str(exc)
-    return "model too large for its licence" if "licen" in text.lower() else text[:200]
+    if "licen" in text.lower():
+        return "model too large for its licence"
+    return _one_line(text)
+
+
+def _one_line(text) -> str:
+    """``text`` on one line of at most 200 characters, for the result's message and the log."""
+    return " ".join(str(text).split())[:200]

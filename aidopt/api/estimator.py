@@ -284,15 +284,24 @@ class _BaseEstimator(_SklearnBase):
 
     # ------------------------------------------------------------------ validation
 
-    def _validate_fit(self, X, y=None, *, target: str | None, min_features: int = 1):
-        """Check the structure of the training data; return ``(X, y)`` for the solve function.
+    def _check_params(self) -> None:
+        """Refuse a non-boolean value of a boolean parameter of the family
+        (:meth:`~aidopt.api._params.Family.check_bools`) before anything is validated or solved;
+        the common options are checked by :class:`~aidopt.decomposition.RunConfig`."""
+        if self._family is not None:
+            self._family.check_bools({name: getattr(self, name) for name in self._params})
+
+    def _validate_fit(self, X, y=None, *, target: str | None):
+        """Check the parameters (:meth:`_check_params`) and the structure of the training data;
+        return ``(X, y)`` for the solve function.
 
         With scikit-learn (>= 1.6): ``validate_data`` converts X to float64 (dense or sparse),
-        rejects complex data, 1-d X and fewer than two rows or ``min_features`` columns, warns
-        on a column-vector y, and records ``n_features_in_`` / ``feature_names_in_``. NaN / inf
+        rejects complex data, 1-d X and fewer than two rows or one column, warns on a
+        column-vector y, and records ``n_features_in_`` / ``feature_names_in_``. NaN / inf
         are left to the solve function (aidopt's messages name the first bad entry). A
         DataFrame is passed on as given, so that the result names its columns. Without
-        scikit-learn, X and y are returned unchanged (the solve function validates them).
+        scikit-learn, X without columns is refused and X and y are returned otherwise
+        unchanged (the solve function validates them).
 
         Parameters
         ----------
@@ -301,8 +310,6 @@ class _BaseEstimator(_SklearnBase):
         target : {"continuous", "binary", "labels"} or None
             Numeric y (regression); exactly two classes of any labels; semi-supervised labels
             (-1 / +1, 0 or NaN unlabelled: only made 1-d); or no y.
-        min_features : int, default 1
-            0 where a model without columns is valid (LAD with an intercept: the median).
 
         Returns
         -------
@@ -313,11 +320,18 @@ class _BaseEstimator(_SklearnBase):
         ------
         TypeError
             A DataFrame with non-numeric columns (named), or X holding non-numbers.
+        TypeError
+            A boolean parameter that is not True or False.
         ValueError
-            Complex data, wrong shapes, empty data, a target that is not what ``target`` says
-            (for "binary": ``Only binary classification is supported`` for more classes).
+            Complex data, wrong shapes, empty data (no rows or no columns), a target that is
+            not what ``target`` says (for "binary": ``Only binary classification is supported``
+            for more classes).
         """
+        self._check_params()
         if validate_data is None:
+            shape = _shape(X)
+            if len(shape) == 2 and shape[1] == 0:
+                raise ValueError(f"X has 0 features (shape {shape}): at least 1 is required")
             return X, y
         frame = hasattr(X, "columns") and hasattr(X, "dtypes")
         if frame and len(X):
@@ -326,7 +340,7 @@ class _BaseEstimator(_SklearnBase):
         if None not in rows and rows[0] != rows[1]:  # aidopt's message, as the solve functions'
             raise ValueError(f"X has {rows[0]} rows but y has {rows[1]} entries")
         check = dict(accept_sparse=True, dtype=np.float64, ensure_all_finite=False,
-                     ensure_min_samples=2, ensure_min_features=min_features)
+                     ensure_min_samples=2, ensure_min_features=1)
         if target in (None, "labels"):
             Xv = validate_data(self, X, **check)
             if target == "labels":

@@ -22,6 +22,7 @@ def cmd_svm(args) -> int:
 
     X, y = _load(args)
     kwargs = SVM.cli_kwargs(args)
+    accuracy = None
     with _dask_client(args):
         result = solve_svm(X, y, **kwargs, engine=args.engine, **_options(args))
         if result.solution.get("w") is not None and result.solution.get("b") is not None:
@@ -29,10 +30,13 @@ def cmd_svm(args) -> int:
 
             data = as_classification_data(X, y, engine=args.engine)
             f = data.X @ np.asarray(result.solution["w"]) + float(result.solution["b"])
-            accuracy = float(np.mean(np.where(f > 0, 1.0, -1.0) == data.y))
-            print(f"training accuracy {100 * accuracy:.2f} % (classes {data.classes.tolist()}, "
-                  f"w x + b > 0 means {data.classes.tolist()[1]!r})")
-    return _finish(result, args, refit=lambda: _bootstrap(solve_svm, X, y, args, **kwargs))
+            share = float(np.mean(np.where(f > 0, 1.0, -1.0) == data.y))
+            accuracy = (f"training accuracy {100 * share:.2f} % (classes {data.classes.tolist()}, "
+                        f"w x + b > 0 means {data.classes.tolist()[1]!r})")
+    code = _finish(result, args, refit=lambda: _bootstrap(solve_svm, X, y, args, **kwargs))
+    if accuracy is not None:
+        print(accuracy)
+    return code
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -721,6 +721,8 @@ def store_inputs(path, target: str | None = None):
     """
     kind = chunked.store_kind(path)
     if target is not None and str(target).lower().endswith(".npy"):
+        if not Path(target).exists():
+            raise FileNotFoundError(f"target file not found: {target}")
         return str(path), np.load(target)
     if kind == "parquet":
         return str(path), target if target is not None else chunked.parquet_columns(path)[-1]

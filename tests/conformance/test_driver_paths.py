@@ -600,10 +600,14 @@ def test_cli_interrupt_inside_the_run_exits_130(tmp_path, monkeypatch, capsys):
         return real(self, data, lifted)
 
     monkeypatch.setattr(LADProblem, "evaluate", evaluate)
-    code = main(["lad", "--data", str(_lad_file(tmp_path)), "--quiet", "--r0", "0.02"])
+    import json
+
+    saved = tmp_path / "r.json"
+    code = main(["lad", "--data", str(_lad_file(tmp_path)), "--quiet", "--r0", "0.02",
+                 "--output", str(saved)])
     out = capsys.readouterr().out
     assert code == 130
-    assert "termination             interrupted" in out and "iterations              1" in out
+    assert out.startswith("result: interrupted, ") and len(json.loads(saved.read_text())["history"]) == 1
 
 
 def test_cli_interrupt_outside_the_run_exits_130(tmp_path, monkeypatch, capsys):
@@ -697,6 +701,42 @@ def test_repeated_fallbacks_are_summarized_in_the_message(monkeypatch):
     assert n_retries >= 2, called
     assert res.message.count("retried with clarabel") == 1, res.message
     assert f"(x{n_retries}: the first shown)" in res.message
+
+
+def test_a_solver_that_keeps_failing_is_one_line_naming_who_certified(monkeypatch, capsys):
+    """The configured solver fails every aggregated solve, in more than one way (an error, then
+    iteration limits, as Frisch-Newton / Ferris-Munson do on badly scaled data): the message and
+    the log say once which solver failed and why (the first reason), how often, which solver
+    took over, and whose solution was certified; not one story per status."""
+    def fail(real, model, solver, kwargs):
+        first = called.count("highs") == 1
+        return outcome("error" if first else "iteration_limit", "highs",
+                       message=("error after 124 iterations" if first
+                                else "iteration_limit after 200 iterations"))
+
+    called = canned(monkeypatch, {k: fail for k in range(1, 60, 2)})  # every highs call fails
+    res = run(FakeLocation(sample_solve=False, fallback_list=[("clarabel", None)]), log=True)
+    n_retries = called.count("clarabel")
+    assert n_retries >= 3 and res.certified and res.solver == "clarabel", res.message
+    assert res.message.count("highs returned") == 1 and "iteration_limit" not in res.message
+    assert ("highs returned error (error after 124 iterations); retried with clarabel: optimal "
+            f"(x{n_retries}: the first shown)") in res.message
+    assert res.message.endswith("certified with clarabel's solution")
+    logged = [line for line in capsys.readouterr().out.splitlines()
+              if line.startswith("highs returned")]
+    assert len(logged) == 1, logged
+
+
+def test_retries_that_also_fail_are_counted():
+    from aidopt.decomposition.run import Run
+
+    run_ = Run("fake", solvers.ProblemClass.LP, RunConfig(solver="highs", log=False))
+    for status in ("optimal", "numerical_error", "optimal"):
+        run_._note_retry(outcome("error", "highs", message="first\nsecond line"), "clarabel",
+                         "dual", outcome(status, "clarabel"))
+    assert run_.retry_notes() == [
+        "highs returned error (first second line); retried with clarabel (dual form): optimal "
+        "(x3: the first shown; 2 of them optimal)"]
 
 
 def test_a_rebuild_that_never_ends_is_cut_off(monkeypatch):

@@ -178,7 +178,8 @@ def test_cli_facility(tmp_path, capsys):
             "--output", str(tmp_path / "r.json")]
     assert _cli(argv) == 0
     out = capsys.readouterr().out
-    assert "open sites (3)" in out and "CERTIFIED" in out
+    assert "open sites (3)" in out and "result: certified_optimal, " in out
+    assert "certificate passed" in out
     rows = np.loadtxt(tmp_path / "a.csv", delimiter=",", skiprows=1)
     assert rows.shape == (40, 3)
     assert (tmp_path / "m.png").exists() and (tmp_path / "r.json").exists()

@@ -38,6 +38,7 @@ from sklearn.utils.estimator_checks import (  # noqa: E402
     check_estimator_cloneable,
     check_estimator_repr,
     check_estimator_tags_renamed,
+    check_estimators_empty_data_messages,
     check_estimators_unfitted,
     check_get_params_invariance,
     check_mixin_order,
@@ -96,6 +97,18 @@ def test_expected_failures_are_few_and_justified():
         tags = get_tags(est)
         assert not tags._skip_test and tags.input_tags.sparse
         assert tags.classifier_tags is None or tags.classifier_tags.multi_class is False
+
+
+def test_no_estimator_expects_to_fail_the_empty_data_check():
+    """Zero features must raise ValueError (scikit-learn's check_estimators_empty_data_messages):
+    LADRegressor with its default fit_intercept=True fitted the intercept-only model and declared
+    the check an expected failure; the suite above runs it on every standard estimator."""
+    for est in STANDARD:
+        assert "check_estimators_empty_data_messages" not in est._sklearn_expected_failed_checks()
+    for est in (LADRegressor(), LADRegressor(fit_intercept=True), LADRegressor(fit_intercept=False)):
+        check_estimators_empty_data_messages(type(est).__name__, est)
+        with pytest.raises(ValueError, match=r"0 feature\(s\)"):
+            est.fit(np.empty((12, 0)), np.arange(12.0))
 
 
 # --------------------------------------------------------------------------- non-standard fit
@@ -334,6 +347,12 @@ def test_estimators_work_without_scikit_learn():
             svm.predict(X[:, :2])
         except ValueError as exc:
             assert "expected (n, 3)" in str(exc)
+        try:
+            aidopt.LADRegressor().fit(np.empty((12, 0)), np.arange(12.0))
+        except ValueError as exc:
+            assert "0 features" in str(exc)
+        else:
+            raise AssertionError("X without columns was fitted")
         print("ok")
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
