@@ -91,7 +91,7 @@ class _Loop:
             elif aid:
                 r0 = config.r0 if config.r0 is not None else problem.default_r0(size, data)
                 k0 = min(size, max(problem.min_clusters(data), math.ceil(r0 * size)))
-                mode = f"AID, r0={r0:.4g}, |K_0| target {k0} {problem.element}"
+                mode = problem.method_name or f"AID, r0={r0:.4g}, |K_0| target {k0} {problem.element}"
             if config.solver in BUILTIN_METHODS and config.solver not in problem.native_methods:
                 offered = ", ".join(problem.native_methods) or "none"
                 raise ValueError(f"solver={config.solver!r} is a method of aidopt's own that "

@@ -158,6 +158,9 @@ class AIDProblem:
     table_info : tuple of str
         Keys of ``Lifted.info`` the iteration table shows, one integer column each (e.g.
         the working-set size of a column generation); every :meth:`lift` must set them.
+    method_name : str or None
+        What the run's header calls the method when the plug-in's AID run is something else
+        (e.g. a branch and cut on the trivial partition); ``None``: "AID, r0=..., |K_0| ...".
     """
 
     name: str = "problem"
@@ -167,6 +170,7 @@ class AIDProblem:
     per_element_keys: tuple[str, ...] = ()
     native_methods: tuple[str, ...] = ()
     table_info: tuple[str, ...] = ()
+    method_name: str | None = None
 
     # ------------------------------------------------------------------ setup
     def configure(self, solver_spec) -> None:

@@ -260,6 +260,7 @@ class FacilityBendersProblem(FacilityBase):
     name = "facility-benders"
     element = "customers"
     native_methods = ("benders",)
+    method_name = "branch and cut (SCIP) with per-customer Benders cuts, no aggregation"
 
     def __init__(self, mip_gap: float = 1e-7, improve: int = 3, lp_rounds: int = 200,
                  support_mip: bool = True, parts: bool = True, branching: str = "auto"):
@@ -359,8 +360,9 @@ class FacilityBendersProblem(FacilityBase):
             logger.info("reduced-cost fixing: the branch and cut saw the %d of %d sites a "
                         "solution below %.10g can open", sites.size, data.n_sites,
                         aggregated.upper)
-        logger.info("branch and cut: %d nodes, branching on %s%s", res.nodes, res.branching,
-                    f" ({res.ball_branchings} on balls)" if res.branching == "balls" else "")
+        logger.info("branch and cut: %d nodes, %s", res.nodes,
+                    f"{res.ball_branchings} branchings on balls (SCIP's own on sites elsewhere)"
+                    if res.branching == "balls" else "SCIP's branching on sites")
         status = {"optimal": SolveStatus.OPTIMAL, "time_limit": SolveStatus.TIME_LIMIT,
                   "interrupted": SolveStatus.INTERRUPTED}.get(res.status, SolveStatus.ERROR)
         has = res.y is not None
