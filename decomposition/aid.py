@@ -20,6 +20,7 @@ import math
 import numpy as np
 from aidopt.decomposition.protocol import AIDProblem, Iterate, Stop, relative_gap
 from aidopt.decomposition.run import BUILTIN_METHODS, Column, Run, RunConfig, pause_gc, release, run_scope
+from aidopt.models._data import build_deadline
 
 from aidopt import solvers
 from aidopt.results import AIDResult, IterationRecord
@@ -102,16 +103,18 @@ class _Loop:
             self.initial_lower = -math.inf if initial is None else float(initial)
             self.lower = self.initial_lower
             run.intro()
-            with run.guard():
-                if start is not None:
-                    partition = start
-                else:
-                    partition = self._initial(k0) if aid else problem.trivial_partition(data)
-                if partition is not None:
-                    self._iterate(partition)
-            if run.interrupted:
-                self._stop(Stop.INTERRUPTED, "interrupted (Ctrl-C): the best solution so far")
-            return self._finish(aid)
+            # every model of the run (aggregated, sample, certificate) stops growing at the limit
+            with build_deadline(run.deadline):
+                with run.guard():
+                    if start is not None:
+                        partition = start
+                    else:
+                        partition = self._initial(k0) if aid else problem.trivial_partition(data)
+                    if partition is not None:
+                        self._iterate(partition)
+                if run.interrupted:
+                    self._stop(Stop.INTERRUPTED, "interrupted (Ctrl-C): the best solution so far")
+                return self._finish(aid)
 
     def _stop(self, stop: Stop | str, message: str) -> None:
         self.stop, self.message = Stop(stop), message

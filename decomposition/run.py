@@ -410,6 +410,8 @@ class Run:
         self.dimensions = dict(dimensions or {})
         self.mode = mode
         self.start = time.perf_counter()
+        #: when the run's ``time_limit`` ends (a ``time.perf_counter()`` value; None: no limit)
+        self.deadline = None if config.time_limit is None else self.start + config.time_limit
         self._deadline: float | None = None  # a share of the clock (:meth:`share`), absolute
         self._defaults = defaults or (lambda solver: {})
         self._fallbacks = fallbacks or (lambda solver: [])
@@ -434,11 +436,17 @@ class Run:
     def remaining(self) -> float | None:
         """Seconds left for the next solve: of the run's ``time_limit``, and within a
         :meth:`share` of the share's (None: no limit)."""
-        left = None if self.config.time_limit is None else self.config.time_limit - self.elapsed()
+        # from the same absolute deadline as builds (:meth:`build`): a model whose rows were
+        # skipped at the deadline always meets a solve with no time left
+        left = None if self.deadline is None else self.deadline - time.perf_counter()
         if self._deadline is not None:
             share = self._deadline - time.perf_counter()
             left = share if left is None else min(left, share)
         return left
+
+    def past_deadline(self) -> bool:
+        """Whether the run's ``time_limit`` has passed, on the clock of :meth:`build`."""
+        return self.deadline is not None and time.perf_counter() >= self.deadline
 
     def time_up(self) -> bool:
         """Whether the run's ``time_limit`` (not a share of it) has passed."""
@@ -544,8 +552,8 @@ class Run:
                     continue
                 retry, _ = self._attempt(model, need_duals, other, problem_class)
                 self._note_retry(outcome, other, None, retry)
-                if retry.optimal:
-                    return retry
+                if retry.optimal or not self._should_retry(retry):
+                    return retry  # optimal, or stopped by the time limit or Ctrl-C
         if error is not None:
             raise error
         return outcome
@@ -575,8 +583,7 @@ class Run:
         -------
         (model, outcome)
         """
-        with self.timed("build"):
-            model = build(None)
+        model = self.build(build, None)
         model, outcome, error = self._solve_checked(model, need_duals, None, rebuild)
         model, retried = self.retry_failed(model, outcome, build, need_duals=need_duals,
                                            fallbacks=fallbacks, rebuild=rebuild)
@@ -596,15 +603,45 @@ class Run:
         for solver, form in fallbacks:
             if not self._can_take(solver, need_duals, None):
                 continue
+            left = self.remaining()
+            if left is not None and left <= 0:  # no time to build and solve another model
+                self.note(f"{outcome.solver} returned {outcome.status} ({outcome.message}); no "
+                          f"time left to retry with {solver}")
+                return model, solvers.SolveOutcome(
+                    solvers.SolveStatus.TIME_LIMIT, None, None, False, outcome.solver, "", 0.0,
+                    "no time left for a fallback")
             release(model)
-            with self.timed("build"):
-                model = build(form)
+            model = self.build(build, form)
             model, retry, _ = self._solve_checked(model, True, solver, rebuild)
             self._note_retry(outcome, solver, form, retry)
-            if retry.optimal:
-                return model, retry
+            if retry.optimal or not self._should_retry(retry):
+                return model, retry  # optimal, or stopped by the time limit or Ctrl-C
             outcome = retry
         return model, outcome
+
+    def build(self, build, form=None):
+        """``build(form)`` timed as the step ``"build"`` and stopped at the run's time limit.
+
+        The formulations' row rules skip every row once the deadline has passed
+        (:func:`aidopt.models._data.build_deadline`), so a build that would outlast the limit
+        ends there; the incomplete model is released, never solved.
+
+        Raises
+        ------
+        TimeLimitReached
+            The time limit passed during the build.
+        """
+        from aidopt.models._data import build_deadline
+
+        t0 = time.perf_counter()
+        with self.timed("build"), build_deadline(self.deadline):
+            model = build(form)
+        if self.past_deadline():
+            release(model)
+            raise solvers.TimeLimitReached(
+                f"time limit of {self.config.time_limit:g} s reached while building the model "
+                f"({time.perf_counter() - t0:.1f} s of building): no solve started")
+        return model
 
     def _should_retry(self, outcome: solvers.SolveOutcome) -> bool:
         return self.config.fallback and not (
@@ -674,8 +711,10 @@ class Run:
         return model, outcome, error
 
     def write(self, model) -> None:
-        """Write ``model`` as LP and MPS with readable names when ``write_models`` is set."""
-        if self.config.write_models is None:
+        """Write ``model`` as LP and MPS with readable names when ``write_models`` is set; not
+        once the time limit has passed (a model built after it may be incomplete, and its solve
+        returns at once)."""
+        if self.config.write_models is None or self.past_deadline():
             return
         self.n_models += 1
         stem = Path(self.config.write_models) / f"{self.n_models:03d}_{model.name}"

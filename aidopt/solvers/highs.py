@@ -291,8 +291,17 @@ def run(h, columns, rows, *, need_duals: bool, is_mip: bool, t0: float, read_sec
 
 def solve(prog: LinearProgram, t0, need_duals, time_limit, threads, tee, options) -> SolveOutcome:
     """Solve a program read from a Pyomo model with a fresh ``Highs`` and load its solution;
-    ``t0`` is when reading the model started."""
+    ``t0`` is when reading the model started. ``time_limit`` counts from the call: passing the
+    model to HiGHS (seconds on ten million nonzeros) is taken from it."""
+    entered = time.perf_counter()
     h = new_highs(threads=threads, tee=tee, options=options)
+    pass_program(h, prog)
+    if time_limit is not None:
+        time_limit -= time.perf_counter() - entered
+        if time_limit <= 0:
+            return SolveOutcome(SolveStatus.TIME_LIMIT, None, None, False, "highs", highs_version(),
+                                time.perf_counter() - t0,
+                                "the time limit was reached while passing the model to HiGHS")
     # HiGHS's QP solver can stall for minutes on QPs Clarabel solves in milliseconds: unless the
     # caller set HiGHS's own time_limit, a QP gets QP_TIME_GUARD seconds and then counts as failed
     # (so that the run falls back), not as the run's time limit
@@ -302,7 +311,6 @@ def solve(prog: LinearProgram, t0, need_duals, time_limit, threads, tee, options
         else guard
     if "time_limit" not in (options or {}):
         set_time_limit(h, limit)
-    pass_program(h, prog)
     outcome = run(h, prog.columns, prog.rows, need_duals=need_duals, is_mip=prog.n_integer > 0,
                   t0=t0, read_seconds=time.perf_counter() - t0, deadline=limit)
     if limit is not None and limit == guard and outcome.status in (SolveStatus.TIME_LIMIT,
