@@ -223,3 +223,47 @@ def test_real_ctrl_c_stops_a_long_clarabel_iteration_promptly(monkeypatch):
         signal.signal(signal.SIGINT, previous)
     assert sent and out.status == "interrupted" and not out.has_solution
     assert done - sent[0] < 2.5, done - sent[0]
+
+
+class _DeafHighs:
+    """A ``highspy.Highs`` stand-in whose solve ignores a cancel for ``deaf`` seconds (HiGHS's QP
+    solver ran 37 s past its cancel on a dense 5,000 x 2,000 SVM dual)."""
+
+    HandleUserInterrupt = False
+
+    def __init__(self, deaf):
+        self.deaf, self.cancelled_at, self.waits_after = deaf, None, 0
+
+    def startSolve(self):
+        pass
+
+    def cancelSolve(self):
+        self.cancelled_at = self.cancelled_at or time.perf_counter()
+
+    def wait(self, timeout):
+        time.sleep(timeout)
+        if self.cancelled_at is not None:
+            self.waits_after += 1
+        done = self.cancelled_at is not None and time.perf_counter() - self.cancelled_at > self.deaf
+        return done, None
+
+
+def test_a_one_shot_highs_solve_deaf_to_its_cancel_is_abandoned():
+    """Cancelled at its deadline (+ 1 s) and still running CANCEL_GRACE later: the solve returns
+    a time limit without a solution; a daemon thread waits for HiGHS to end (it waited)."""
+    import threading
+
+    from aidopt.solvers import highs as H
+
+    h = _DeafHighs(deaf=2.5)
+    t = time.perf_counter()
+    out = H.run(h, [], [], need_duals=False, is_mip=False, t0=t, read_seconds=0.0,
+                deadline=0.2, abandon=True)
+    seconds = time.perf_counter() - t
+    assert out.status == "time_limit" and not out.has_solution and "cancelled" in out.message
+    assert seconds < 0.2 + 1.0 + H.CANCEL_GRACE + 0.5, seconds
+    holder = [th for th in threading.enumerate() if th.name == "aidopt-highs-cancelled"]
+    assert holder
+    for th in holder:
+        th.join(10)
+    assert h.waits_after > 0 and time.perf_counter() - h.cancelled_at > h.deaf
