@@ -20,7 +20,7 @@ from aidopt.data.validate import (
     resolve_engine,
 )
 from aidopt.decomposition.plugins.svm import SVMProblem
-from aidopt.decomposition.run import RunConfig
+from aidopt.decomposition.run import RunConfig, clocked
 from aidopt.numerics.sor import _check_omega, sor_linear
 from aidopt.results import AIDResult
 
@@ -105,6 +105,7 @@ SVM = Family(
 
 
 @SVM.door()
+@clocked  # the input's checks count against time_limit
 def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     r"""Soft-margin SVM :math:`\min_{w,b} R(w) + C \sum_i s_i \max(0, 1 - y_i(w x_i + b))`, certified.
 
