@@ -120,6 +120,10 @@ class _Loop:
         self.stop, self.message = Stop(stop), message
 
     def _initial(self, k0: int):
+        if self.run.time_up():  # e.g. checking a large input took the whole limit
+            self._stop(Stop.TIME_LIMIT, f"time limit reached before the initial partition "
+                                        f"({self.run.elapsed():.1f} s)")
+            return None
         rng = np.random.default_rng(self.config.seed)
         try:
             with self.run.timed("cluster"), self.run.share(INITIAL_SHARE):
@@ -142,6 +146,9 @@ class _Loop:
         t = 0
         while self.stop is None:
             t += 1
+            if run.time_up():  # before a pass over the data: the initial partition may have
+                self._stop(Stop.TIME_LIMIT, f"{run.elapsed():.1f} s")  # used the whole limit
+                break
             try:
                 it = self._one(t, partition, previous)
             except solvers.SolverError as exc:
