@@ -1,6 +1,8 @@
 """A direct solve of a wide dense input returns within its time limit (+ 10 s) and never claims
 optimal: the Pyomo model's build counts against the limit and stops at it. Before, a
-5,000 x 2,000 input with ``time_limit=60`` ran 98 s with HiGHS and 149-172 s with Clarabel."""
+5,000 x 2,000 input with ``time_limit=60`` ran 98 s with HiGHS and 149-172 s with Clarabel, and
+this 3,000 x 1,500 one with ``time_limit=2`` 7-12 s. The deterministic checks of each phase are in
+tests/core/test_deadlines.py and tests/solvers/test_time_limits.py."""
 
 from __future__ import annotations
 
@@ -30,7 +32,9 @@ def _check(res, seconds):
     assert res.termination is Termination.TIME_LIMIT
     assert not res.certified and res.certificate is None
     assert res.objective == math.inf and not res.solution.get("w")
-    assert "while building the model" in res.message
+    # where the limit struck depends on the machine's speed: building (here, loaded), reading
+    # the model, or the solver; before, the build ran to its end whatever the limit
+    assert res.seconds < LIMIT + 3.0  # the run's own clock
 
 
 @pytest.mark.parametrize("norm,solver", [("l2", "highs"), ("l2", "clarabel")])
@@ -40,7 +44,6 @@ def test_wide_direct_svm_stops_at_its_time_limit(wide, norm, solver):
     res = aidopt.solve_svm(X, y, C=1.0, norm=norm, solver=solver, aid=False, time_limit=LIMIT,
                            log=False)
     _check(res, time.perf_counter() - t)
-    assert res.seconds < LIMIT + 3.0  # the run's own clock: the build stopped at the limit
 
 
 def test_wide_direct_lad_stops_at_its_time_limit(wide):
@@ -48,9 +51,4 @@ def test_wide_direct_lad_stops_at_its_time_limit(wide):
     y = X[:, :5].sum(axis=1) + np.random.default_rng(1).laplace(size=len(X))
     t = time.perf_counter()
     res = aidopt.solve_lad(X, y, solver="highs", aid=False, time_limit=LIMIT, log=False)
-    seconds = time.perf_counter() - t
-    assert seconds <= LIMIT + GRACE, seconds
-    assert res.termination is Termination.TIME_LIMIT and not res.certified
-    assert res.objective == math.inf
-    assert "while building the model" in res.message or "while reading the model" in res.message
-    assert res.seconds < LIMIT + 3.0
+    _check(res, time.perf_counter() - t)
