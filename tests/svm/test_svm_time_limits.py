@@ -52,3 +52,13 @@ def test_wide_direct_lad_stops_at_its_time_limit(wide):
     t = time.perf_counter()
     res = aidopt.solve_lad(X, y, solver="highs", aid=False, time_limit=LIMIT, log=False)
     _check(res, time.perf_counter() - t)
+
+
+def test_a_build_longer_than_the_limit_stops_at_it(wide):
+    """Half a second is less than any machine takes to build 4.5 million Pyomo terms: the build
+    itself is cut at the limit (before, it ran to its end and the solve found no time left)."""
+    X, y = wide
+    t = time.perf_counter()
+    res = aidopt.solve_svm(X, y, C=1.0, solver="highs", aid=False, time_limit=0.5, log=False)
+    _check(res, time.perf_counter() - t)
+    assert "while building the model" in res.message
