@@ -379,13 +379,15 @@ def clocked(func):
     """Decorator for a ``solve_*`` door: the first :class:`Run` it starts counts its
     ``time_limit`` from the call, so that checking and copying the input (seconds on a
     10^6 x 100 X) is inside the limit. Runs started after the first (inner runs, which get the
-    time the outer one has left) count from their own start."""
+    time the outer one has left) count from their own start. The copies are made with
+    :func:`small_pages`, as within a run (a copy of 800 MB: 3-4 s instead of 5-7 s here)."""
 
     @functools.wraps(func)
     def door(*args, **kwargs):
         token = _CALL_START.set([time.perf_counter()])
         try:
-            return func(*args, **kwargs)
+            with small_pages():
+                return func(*args, **kwargs)
         finally:
             _CALL_START.reset(token)
 

@@ -193,3 +193,27 @@ def test_checking_the_input_counts_against_the_time_limit(monkeypatch, family):
     assert res.seconds >= 0.6  # the run's clock started at the call
     res = solve(X, y, solver="highs", time_limit=60, log=False)  # the clock of one call only
     assert res.certified
+
+
+def test_checking_finite_values_makes_no_copy_of_x():
+    """The finite / magnitude check of X reads it twice (min and max) instead of building
+    ``abs(X)`` and masks: 6.7 s against 0.2 s on a 10^6 x 100 X, now part of the time limit.
+    Bad values are still found and reported as before."""
+    import tracemalloc
+
+    from aidopt.data.validate import HUGE, _check_finite
+
+    X = np.random.default_rng(0).normal(size=(2000, 500))
+    tracemalloc.start()
+    try:
+        _check_finite(X, "X")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < X.nbytes / 20, peak
+    for value, words in ((np.nan, "NaN or infinite"), (-np.inf, "NaN or infinite"),
+                         (-HUGE, "magnitude")):
+        bad = X.copy()
+        bad[7, 3] = value
+        with pytest.raises(ValueError, match=rf"{words}.*\(7, 3\)"):
+            _check_finite(bad, "X")
