@@ -120,10 +120,6 @@ class _Loop:
         self.stop, self.message = Stop(stop), message
 
     def _initial(self, k0: int):
-        if self.run.time_up():  # e.g. checking a large input took the whole limit
-            self._stop(Stop.TIME_LIMIT, f"time limit reached before the initial partition "
-                                        f"({self.run.elapsed():.1f} s)")
-            return None
         rng = np.random.default_rng(self.config.seed)
         try:
             with self.run.timed("cluster"), self.run.share(INITIAL_SHARE):
