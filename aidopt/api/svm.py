@@ -405,7 +405,8 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
                     Column("rel gap", 10, ".2e")])
         res = sor_linear(used.X, used.y, float(C), omega=omega, tol=0.0, max_sweeps=max_sweeps,
                          weights=weights, gap_tol=config.tol, gap_scale=floor,
-                         time_limit=config.time_limit,
+                         # the run's clock, which counts the checks of the input too
+                         time_limit=None if run.remaining() is None else max(run.remaining(), 1e-9),
                          callback=progress, order=order, shrinking=shrinking, seed=config.seed,
                          polish=polish)
         if history and history[-1].t != printed[0]:  # the last row, when not printed yet

@@ -169,16 +169,18 @@ def test_no_model_is_written_after_the_time_limit(tmp_path):
     assert len(list(tmp_path.iterdir())) == 2
 
 
-@pytest.mark.parametrize("family", ["lad", "svm"])
+@pytest.mark.parametrize("family", ["lad", "svm", "sor"])
 def test_checking_the_input_counts_against_the_time_limit(monkeypatch, family):
     """Validation that takes longer than the limit (seconds on a 10^6 x 100 X, 9 s for a
     Fortran-ordered one here): the run starts with no time left and stops at once, its clock
     counting from the call (before, it got the whole limit after the checks and certified)."""
     import aidopt.api.lad
     import aidopt.api.svm
+    import aidopt.data.validate
 
-    module, name = ((aidopt.api.lad, "as_regression_data") if family == "lad"
-                    else (aidopt.api.svm, "as_classification_data"))
+    module, name = {"lad": (aidopt.api.lad, "as_regression_data"),
+                    "svm": (aidopt.api.svm, "as_classification_data"),
+                    "sor": (aidopt.data.validate, "as_classification_data")}[family]
     real = getattr(module, name)
 
     def slow(*args, **kwargs):
@@ -187,11 +189,18 @@ def test_checking_the_input_counts_against_the_time_limit(monkeypatch, family):
 
     monkeypatch.setattr(module, name, slow)
     X, y = wide(n=300, m=3)
-    solve = aidopt.solve_lad if family == "lad" else aidopt.solve_svm
-    res = solve(X, y, solver="highs", time_limit=0.5, log=False)
+    if family == "sor":
+        def solve(X, y, **options):
+            return aidopt.solve_svm(X, y, method="sor", **options)
+    else:
+        solver = aidopt.solve_lad if family == "lad" else aidopt.solve_svm
+
+        def solve(X, y, **options):
+            return solver(X, y, solver="highs", **options)
+    res = solve(X, y, time_limit=0.5, log=False)
     assert res.termination is Termination.TIME_LIMIT and not res.certified
     assert res.seconds >= 0.6  # the run's clock started at the call
-    res = solve(X, y, solver="highs", time_limit=60, log=False)  # the clock of one call only
+    res = solve(X, y, time_limit=60, log=False)  # the clock of one call only
     assert res.certified
 
 
