@@ -408,7 +408,7 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
                          # the run's clock, which counts the checks of the input too
                          time_limit=None if run.remaining() is None else max(run.remaining(), 1e-9),
                          callback=progress, order=order, shrinking=shrinking, seed=config.seed,
-                         polish=polish)
+                         polish=polish, interruptible=True)
         if history and history[-1].t != printed[0]:  # the last row, when not printed yet
             last = history[-1]
             run.row(last.t, last.info["residual"], last.E_t, last.lower_bound, last.gap)
@@ -429,6 +429,9 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
         if certified:
             termination = Termination.CERTIFIED_OPTIMAL
             message = f"relative duality gap {gap:.2e} <= tol after {res.sweeps} sweeps"
+        elif res.interrupted:
+            termination = Termination.INTERRUPTED
+            message = f"interrupted (Ctrl-C) after {res.sweeps} sweeps, relative gap {gap:.2e}"
         elif res.time_limited:
             termination = Termination.TIME_LIMIT
             message = f"time limit after {res.sweeps} sweeps, relative gap {gap:.2e}"
