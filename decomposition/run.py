@@ -437,10 +437,16 @@ class Run:
         self.config = config
         self.dimensions = dict(dimensions or {})
         self.mode = mode
+        from aidopt.models._data import deadline_in_force
+
         box = _CALL_START.get()
         self.start = box.pop() if box else time.perf_counter()  # the door's clock: once
-        #: when the run's ``time_limit`` ends (a ``time.perf_counter()`` value; None: no limit)
-        self.deadline = None if config.time_limit is None else self.start + config.time_limit
+        #: when the run's ``time_limit`` ends (a ``time.perf_counter()`` value; None: no limit),
+        #: never after the deadline of a run it is part of: a model that deadline cut short
+        #: must meet a solve with no time left here too
+        own = None if config.time_limit is None else self.start + config.time_limit
+        outer = deadline_in_force()
+        self.deadline = outer if own is None else own if outer is None else min(own, outer)
         self._deadline: float | None = None  # a share of the clock (:meth:`share`), absolute
         self._defaults = defaults or (lambda solver: {})
         self._fallbacks = fallbacks or (lambda solver: [])
@@ -666,10 +672,11 @@ class Run:
         with self.timed("build"), build_deadline(self.deadline):
             model = build(form)
         if self.past_deadline():
+            seconds = time.perf_counter() - t0
             release(model)
             raise solvers.TimeLimitReached(
-                f"time limit of {self.config.time_limit:g} s reached while building the model "
-                f"({time.perf_counter() - t0:.1f} s of building): no solve started")
+                f"time limit reached while building the model ({seconds:.1f} s of building, "
+                f"{self.elapsed():.1f} s into the run): no solve started")
         return model
 
     def _should_retry(self, outcome: solvers.SolveOutcome) -> bool:

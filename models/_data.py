@@ -12,8 +12,8 @@ import time
 import numpy as np
 import pyomo.environ as pyo
 
-__all__ = ["abstract_rows", "add_l1_rows", "build_deadline", "past_deadline", "regularizer",
-           "row_array", "row_data", "var_list"]
+__all__ = ["abstract_rows", "add_l1_rows", "build_deadline", "deadline_in_force", "past_deadline",
+           "regularizer", "row_array", "row_data", "var_list"]
 
 #: the ``time.perf_counter()`` after which row rules build nothing (None: no deadline)
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
@@ -45,6 +45,11 @@ def build_deadline(deadline: float | None):
         yield
     finally:
         _DEADLINE.reset(token)
+
+
+def deadline_in_force() -> float | None:
+    """The :func:`build_deadline` in force (the earliest of the enclosing blocks), or None."""
+    return _DEADLINE.get()
 
 
 def past_deadline() -> bool:

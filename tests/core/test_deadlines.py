@@ -237,3 +237,16 @@ def test_checking_finite_values_makes_no_copy_of_x():
         bad[7, 3] = value
         with pytest.raises(ValueError, match=rf"{words}.*\(7, 3\)"):
             _check_finite(bad, "X")
+
+
+def test_a_run_inside_another_ends_no_later_than_it():
+    """A run started within another's build deadline (a plug-in that runs AID itself) never
+    counts past that deadline: a model the outer deadline cut short meets no time left."""
+    now = time.perf_counter()
+    with build_deadline(now - 1.0):
+        run, _ = _run(time_limit=600)
+        assert run.remaining() < 0 and run.past_deadline()
+        free, _ = _run(time_limit=None)
+        assert free.remaining() < 0
+    run, _ = _run(time_limit=600)
+    assert run.remaining() > 500
