@@ -20,6 +20,7 @@ import math
 import numpy as np
 from aidopt.decomposition.protocol import AIDProblem, Iterate, Stop, call_hook, relative_gap
 from aidopt.decomposition.run import BUILTIN_METHODS, Column, Run, RunConfig, pause_gc, release, run_scope
+from aidopt.models._data import build_deadline
 
 from aidopt import solvers
 from aidopt.results import AIDResult, IterationRecord, Termination
@@ -101,20 +102,22 @@ class _Loop:
             problem.configure(run.spec)
             self.run, self.size, self.floor = run, size, 1.0
             run.intro()
-            with run.guard():  # the plug-in's passes over the data, too, stop on Ctrl-C
-                self.floor = problem.gap_floor(data)
-                initial = problem.initial_bound(data)
-                self.initial_lower = -math.inf if initial is None else float(initial)
-                self.lower = self.initial_lower
-                if start is not None:
-                    partition = start
-                else:
-                    partition = self._initial(k0) if aid else problem.trivial_partition(data)
-                if partition is not None:
-                    self._iterate(partition)
-            if run.interrupted and self.stop is not Stop.INTERRUPTED:
-                self._stop(Stop.INTERRUPTED, "interrupted (Ctrl-C): the best solution so far")
-            return self._finish(aid)
+            # every model of the run (aggregated, sample, certificate) stops growing at the limit
+            with build_deadline(run.deadline):
+                with run.guard():  # the plug-in's passes over the data, too, stop on Ctrl-C
+                    self.floor = problem.gap_floor(data)
+                    initial = problem.initial_bound(data)
+                    self.initial_lower = -math.inf if initial is None else float(initial)
+                    self.lower = self.initial_lower
+                    if start is not None:
+                        partition = start
+                    else:
+                        partition = self._initial(k0) if aid else problem.trivial_partition(data)
+                    if partition is not None:
+                        self._iterate(partition)
+                if run.interrupted and self.stop is not Stop.INTERRUPTED:
+                    self._stop(Stop.INTERRUPTED, "interrupted (Ctrl-C): the best solution so far")
+                return self._finish(aid)
 
     def _stop(self, stop: Stop | str, message: str) -> None:
         self.stop, self.message = Stop(stop), message
@@ -143,6 +146,9 @@ class _Loop:
         handover = None  # the uncertified iterate and why, when its aggregated problem goes to the fallbacks
         while self.stop is None:
             t += 1
+            if run.time_up():  # before a pass over the data: the initial partition may have
+                self._stop(Stop.TIME_LIMIT, f"{run.elapsed():.1f} s")  # used the whole limit
+                break
             try:
                 it = (self._one(t, partition, previous) if handover is None
                       else self._fallback(t, *handover))

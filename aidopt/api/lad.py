@@ -16,7 +16,7 @@ from aidopt.data.validate import (
     resolve_engine,
 )
 from aidopt.decomposition.plugins.lad import LADProblem
-from aidopt.decomposition.run import RunConfig
+from aidopt.decomposition.run import RunConfig, clocked
 from aidopt.results import AIDResult
 
 __all__ = ['solve_lad', 'bootstrap_coefficients', 'LADRegressor']
@@ -45,6 +45,7 @@ LAD = Family(
 
 
 @LAD.door()
+@clocked  # the input's checks count against time_limit
 def solve_lad(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     r"""Least-absolute-deviation regression :math:`\min_\beta \sum_i s_i |y_i - x_i\beta|`, certified.
 

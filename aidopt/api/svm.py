@@ -20,7 +20,7 @@ from aidopt.data.validate import (
     resolve_engine,
 )
 from aidopt.decomposition.plugins.svm import SVMProblem
-from aidopt.decomposition.run import RunConfig
+from aidopt.decomposition.run import RunConfig, clocked
 from aidopt.numerics.sor import _check_omega, sor_linear
 from aidopt.results import AIDResult
 
@@ -105,6 +105,7 @@ SVM = Family(
 
 
 @SVM.door()
+@clocked  # the input's checks count against time_limit
 def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     r"""Soft-margin SVM :math:`\min_{w,b} R(w) + C \sum_i s_i \max(0, 1 - y_i(w x_i + b))`, certified.
 
@@ -404,9 +405,10 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
                     Column("rel gap", 10, ".2e")])
         res = sor_linear(used.X, used.y, float(C), omega=omega, tol=0.0, max_sweeps=max_sweeps,
                          weights=weights, gap_tol=config.tol, gap_scale=floor,
-                         time_limit=config.time_limit,
+                         # the run's clock, which counts the checks of the input too
+                         time_limit=None if run.remaining() is None else max(run.remaining(), 1e-9),
                          callback=progress, order=order, shrinking=shrinking, seed=config.seed,
-                         polish=polish)
+                         polish=polish, interruptible=True)
         if history and history[-1].t != printed[0]:  # the last row, when not printed yet
             last = history[-1]
             run.row(last.t, last.info["residual"], last.E_t, last.lower_bound, last.gap)
@@ -427,6 +429,9 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
         if certified:
             termination = Termination.CERTIFIED_OPTIMAL
             message = f"relative duality gap {gap:.2e} <= tol after {res.sweeps} sweeps"
+        elif res.interrupted:
+            termination = Termination.INTERRUPTED
+            message = f"interrupted (Ctrl-C) after {res.sweeps} sweeps, relative gap {gap:.2e}"
         elif res.time_limited:
             termination = Termination.TIME_LIMIT
             message = f"time limit after {res.sweeps} sweeps, relative gap {gap:.2e}"

@@ -133,9 +133,17 @@ HUGE = 1e20
 
 def _check_finite(arr, name):
     """Raise ``ValueError`` for NaN / infinite values, then for values the solvers read as
-    infinite (magnitude >= :data:`HUGE`), naming the count and the first index."""
+    infinite (magnitude >= :data:`HUGE`), naming the count and the first index.
+
+    The smallest and largest values decide first (NaN propagates to both, an infinity is one of
+    them): two passes without temporaries. Masks are computed only to report what is wrong; on a
+    10^6 x 100 X they took 6.7 s (``abs(X)`` is a copy of X), the two passes 0.2 s."""
     if isinstance(arr, ChunkedMatrix):
         return _check_finite_chunked(arr, name)
+    if arr.size:
+        lo, hi = float(np.min(arr)), float(np.max(arr))
+        if np.isfinite(lo) and np.isfinite(hi) and max(-lo, hi) < HUGE:
+            return
     bad = ~np.isfinite(arr)
     if bad.any():
         raise _nonfinite_error(name, int(bad.sum()), np.argwhere(bad)[0])

@@ -138,6 +138,15 @@ def test_time_limit_in_initial_partition_real_solve(raise_on_failure):
     assert res.certificate is None and script.counts["aggregate"] == 0
 
 
+def test_no_aggregation_once_the_initial_partition_used_the_limit():
+    """The initial partition outlasts the whole limit: the loop does not start an iteration (an
+    aggregation is a pass over the data); before, it aggregated and then found no time left."""
+    script = Script({("initial_partition", 1): ("sleep", 0.3)})
+    res = run(FakeLocation(script, sample_solve=False), time_limit=0.2)
+    assert res.termination is Termination.TIME_LIMIT
+    assert script.counts["aggregate"] == 0 and script.counts["build"] == 0
+
+
 def test_time_limit_raised_by_initial_partition():
     script = Script({("initial_partition", 1): solvers.TimeLimitReached("clustering ran out of time")})
     res = run(FakeLocation(script), time_limit=60.0)
