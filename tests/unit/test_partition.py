@@ -50,7 +50,11 @@ def test_refine_validates():
 def test_lad_split_rule_and_sign_tolerance():
     p = Partition.from_labels(np.array([0, 0, 0, 1, 1, 2, 2]))
     r = np.array([1.0, -1.0, 2.0, 1.0, 1e-12, -3.0, 0.0])
-    lifted = Lifted({}, LADState(None, r, 1e-9))
+
+    def lifted_at(residual):
+        return Lifted({}, LADState.from_residual(None, residual, 1e-9, np.ones(residual.size)))
+
+    lifted = lifted_at(r)
     mixed = LADProblem.mixed_clusters(p, lifted)
     assert mixed.tolist() == [True, False, False]  # 1e-12 and 0 count as zero
     split = LADProblem().split(p, None, lifted)
@@ -58,7 +62,7 @@ def test_lad_split_rule_and_sign_tolerance():
     # positive residuals of cluster 0 go together, the rest stay
     q = split.partition
     assert q.labels[0] == q.labels[2] != q.labels[1]
-    split = LADProblem().split(p, None, Lifted({}, LADState(None, np.abs(r), 1e-9)))
+    split = LADProblem().split(p, None, lifted_at(np.abs(r)))
     assert split.partition is None and split.n_split == 0 and split.holds
 
 
