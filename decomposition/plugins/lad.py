@@ -174,8 +174,10 @@ class LADProblem(AIDProblem):
                                 **({"solver": "highs"} if self.method == "fn" else {}))
             beta0, _ = lad.solution_from(model, outcome.duals)
         residual, eps = _residual(data, beta0)
-        labels = one_step_kmeans(np.column_stack([residual, data.y]), n_clusters, rng)
-        return Partition.from_labels(labels), _lifted(data, beta0, None, (residual, eps))
+        fit = _lifted(data, beta0, None, (residual, eps))
+        features = np.column_stack([residual, data.y])
+        del residual  # the features hold it: one n-vector less during the k-means
+        return Partition.from_labels(one_step_kmeans(features, n_clusters, rng)), fit
 
     def aggregate(self, data, partition: Partition, previous=None) -> AggregatedLAD:
         W, (Xbar, ybar) = partition.weighted_means(data.s, data.X, data.y)
@@ -238,7 +240,8 @@ class LADProblem(AIDProblem):
             solve_own(solve, model, "the dual LP for the certificate", need_duals=False)
             _, v = lad.solution_from(model, None)
             method = "dual_lp"
-        u = data.s * (v / aggregated.w)[partition.labels]
+        u = (v / aggregated.w)[partition.labels]
+        u *= data.s  # in place: u_i = s_i v_k / W_k without a second n-vector
         return certificate(
             data, best.lifted.solution["beta"], u, tol=tol, feasibility_tol=feasibility_tol,
             method=method, sign_condition=None if best.split is None else best.split.holds,
@@ -295,14 +298,21 @@ def certificate(
     """
     beta = np.asarray(beta, dtype=float)
     u = np.asarray(u, dtype=float)
-    residual = data.y - data.X @ beta
-    primal = float(np.dot(data.s, np.abs(residual)))
+    # n-vectors are updated in place where the formula allows it (out-of-core data: docs/dask.md)
+    residual = data.X @ beta
+    residual = np.subtract(data.y, residual, out=residual)
+    slack = np.abs(residual)
+    primal = float(np.dot(data.s, slack))
     dual = float(np.dot(data.y, u))
     # relative to the columns' size sum_i s_i |x_ij| (no floor at 1: scale-invariant)
     stationarity = float(np.abs(data.X.T @ u).max()
                          / max(float(data.column_scale.max()), np.finfo(float).tiny))
-    bound = float(np.maximum(np.abs(u) - data.s, 0.0).max() / data.s.max())
-    slack = data.s * np.abs(residual) - u * residual
+    excess = np.abs(u)
+    excess -= data.s
+    bound = float(max(excess.max(), 0.0) / data.s.max())  # max_i (|u_i| - s_i)_+ / max_i s_i
+    del excess
+    slack *= data.s
+    slack -= u * residual  # s_i |r_i| - u_i r_i
     scale = max(gap_floor(data), abs(primal))
     complementarity = float(max(0.0, slack.max()) / scale)
     rel_gap = (primal - dual) / scale
