@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import mmap
 import numbers
 import os
 import sys
@@ -40,6 +41,7 @@ __all__ = [
     "Store",
     "as_chunked",
     "is_dask_array",
+    "is_file_map",
     "is_out_of_core",
     "open_store",
     "parquet_columns",
@@ -90,6 +92,14 @@ def is_path(obj) -> bool:
 def is_out_of_core(obj) -> bool:
     """True for inputs the dask engine streams: a dask array, a :class:`ChunkedMatrix` or a path."""
     return isinstance(obj, ChunkedMatrix) or is_dask_array(obj) or is_path(obj)
+
+
+def is_file_map(X) -> bool:
+    """True for a memory map whose values are exactly those of its file region: the map itself
+    (its base the :class:`mmap.mmap`, so ``offset`` is where its values start), shared with the
+    file (not ``mode="c"``, whose writes stay in memory), at least 1-d."""
+    return (isinstance(X, np.memmap) and isinstance(X.base, mmap.mmap) and X.filename is not None
+            and X.mode in ("r", "r+", "w+") and X.ndim >= 1)
 
 
 def default_chunk_rows(m: int, multiple_of: int = 1, chunk_bytes: int = CHUNK_BYTES) -> int:
@@ -470,8 +480,17 @@ class _Transposed:
 
 def to_dask(X, chunk_rows: int | None = None):
     """An in-memory array as a dask array chunked by rows (``chunk_rows``, default about
-    :data:`CHUNK_BYTES` per chunk)."""
+    :data:`CHUNK_BYTES` per chunk).
+
+    A :class:`numpy.memmap` of a whole file region (``np.load(path, mmap_mode="r")``, not a
+    slice of one; not copy-on-write) is read from its file like a ``.npy`` store, by explicit
+    reads: ``dask.array.from_array`` would copy it into memory.
+    """
     da = _require_dask()
+    if is_file_map(X):
+        layout = _NpyLayout(int(X.offset), tuple(X.shape), X.dtype,
+                            bool(X.flags.f_contiguous and not X.flags.c_contiguous))
+        return _open_npy(Path(X.filename), chunk_rows, layout)
     X = np.asarray(X)
     if X.ndim == 0:
         raise ValueError("X is a scalar, not a matrix")
@@ -483,7 +502,8 @@ def as_chunked(X, chunk_rows: int | None = None) -> ChunkedMatrix:
     """A :class:`ChunkedMatrix` from a ChunkedMatrix, a dask array or an in-memory 2-d array.
 
     ``chunk_rows`` rechunks the rows (default: a dask array keeps its row chunks; a numpy array
-    gets chunks of about :data:`CHUNK_BYTES`).
+    gets chunks of about :data:`CHUNK_BYTES`, a memory map of a file, read from the file, of
+    :data:`NPY_CHUNK_BYTES`: :func:`to_dask`).
     """
     if isinstance(X, ChunkedMatrix):
         return X if chunk_rows is None else X._derive(X.array.rechunk({0: chunk_rows}))
@@ -627,11 +647,11 @@ def _read_npy_rows(path: str, layout: _NpyLayout, start: int, stop: int) -> np.n
     return block
 
 
-def _open_npy(path: Path, chunk_rows):
+def _open_npy(path: Path, chunk_rows, layout: _NpyLayout | None = None):
     from dask import delayed
 
     da = _require_dask()
-    layout = _NpyLayout.read(path)
+    layout = _NpyLayout.read(path) if layout is None else layout
     shape, dtype = layout.shape, layout.dtype
     if len(shape) == 0:
         raise ValueError(f"{path} holds a scalar, not a matrix")

@@ -233,7 +233,8 @@ def _open(X, y, sample_weight, engine):
         raise ValueError(f"{given} names a column, but X is not a Zarr group or Parquet store: "
                          "pass it as an array")
     if engine == "dask" and not (isinstance(X, ChunkedMatrix) or chunked.is_dask_array(X)):
-        X, names = _to_float_matrix(X)
+        if not chunked.is_file_map(X):  # a memory map of a file is read from the file, not copied
+            X, names = _to_float_matrix(X)
         X = chunked.to_dask(X)
     return X, y, sample_weight, names
 
