@@ -43,7 +43,8 @@ def one_step_kmeans(features, n_clusters: int, rng: np.random.Generator) -> np.n
         Z = Z[:, None]
     n = Z.shape[0]
     scale = Z.std(axis=0)
-    Z = (Z - Z.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
+    Z = Z - Z.mean(axis=0)  # one standardised copy of the features, scaled in place
+    Z /= np.where(scale > 0, scale, 1.0)
     k = int(min(max(1, n_clusters), n))
     centres = Z[rng.choice(n, size=k, replace=False)]
     labels = _nearest(Z, centres)
@@ -51,21 +52,26 @@ def one_step_kmeans(features, n_clusters: int, rng: np.random.Generator) -> np.n
     sums = np.column_stack([np.bincount(labels, weights=z, minlength=k) for z in Z.T])
     used = counts > 0
     centres = sums[used] / counts[used, None]
-    return _nearest(Z, centres).astype(np.int64)
+    return _nearest(Z, centres)
 
 
 _KD_TREE_DIMENSIONS = 3
 _BLOCK_ENTRIES = 1 << 20
+#: rows per k-d tree query (the query returns distances and indices for every row it is given)
+_QUERY_ROWS = 1 << 18
 
 
 def _nearest(Z: np.ndarray, centres: np.ndarray) -> np.ndarray:
-    """Index of the nearest centre of every row of ``Z``: a k-d tree in few dimensions, else
-    ``argmin_c ||c||^2 - 2 z'c`` by blocks of rows."""
+    """Index (int64) of the nearest centre of every row of ``Z``: a k-d tree in few dimensions,
+    else ``argmin_c ||c||^2 - 2 z'c``; both by blocks of rows."""
+    labels = np.empty(Z.shape[0], dtype=np.int64)
     if Z.shape[1] <= _KD_TREE_DIMENSIONS:
-        return cKDTree(centres).query(Z, k=1)[1]
+        tree = cKDTree(centres)
+        for lo in range(0, Z.shape[0], _QUERY_ROWS):
+            labels[lo:lo + _QUERY_ROWS] = tree.query(Z[lo:lo + _QUERY_ROWS], k=1)[1]
+        return labels
     half = 0.5 * np.einsum("ij,ij->i", centres, centres)
     step = max(1, _BLOCK_ENTRIES // centres.shape[0])
-    labels = np.empty(Z.shape[0], dtype=np.int64)
     for lo in range(0, Z.shape[0], step):
         labels[lo:lo + step] = np.argmin(half - Z[lo:lo + step] @ centres.T, axis=1)
     return labels

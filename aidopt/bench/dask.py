@@ -1,14 +1,17 @@
-"""Benchmark of the dask engine: AID on a synthetic data set streamed from a Zarr store.
+"""Benchmark of the dask engine: AID on a synthetic data set streamed from a Zarr store or a
+``.npy`` file.
 
-The data set is written to a Zarr group (arrays ``X`` and ``y``) chunk by chunk with seeded
-generators, so it is never held in memory; the solve then reads X from the store with
-``engine="dask"``. Reported: seconds, objective, termination, certificate gap, passes over X and
-peak resident memory of this process during the solve (``VmHWM`` after resetting it through
-``/proc/self/clear_refs``, and a sampling thread on ``VmRSS`` where that is not possible;
-``ru_maxrss`` for the whole process). ``--compare-numpy`` also solves with X in memory (when it
-fits) and reports the relative difference of the objectives.
+The data set is written to a Zarr group (arrays ``X`` and ``y``), or to a ``.npy`` file with y
+beside it (``NAME.y.npy``), chunk by chunk with seeded generators, so it is never held in memory;
+the solve then reads X from the store with ``engine="dask"``. Reported: seconds, objective,
+termination, certificate gap, passes over X, peak resident memory of this process during the
+solve (``VmHWM`` after resetting it through ``/proc/self/clear_refs``, and a sampling thread on
+``VmRSS`` where that is not possible; ``ru_maxrss`` for the whole process) and its growth over
+the resident memory before the solve, also as a multiple of X's size. ``--compare-numpy`` also
+solves with X in memory (when it fits) and reports the relative difference of the objectives.
 
     python -m aidopt.bench.dask --problem lad --n 200000 --m 10 --store /tmp/lad.zarr
+    python -m aidopt.bench.dask --problem lad --n 200000 --m 10 --store /tmp/lad.npy
     python -m aidopt.bench.dask --problem svm --norm l1 --n 200000 --m 10 --store /tmp/svm.zarr
 
 The Zarr arrays are uncompressed (random floats do not compress; passes then cost only I/O). On a
@@ -26,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["write_store", "run_bench", "PeakMemory", "main"]
+__all__ = ["write_store", "run_bench", "PeakMemory", "main", "y_path"]
 
 PROBLEMS = ("lad", "svm")
 
@@ -42,29 +45,38 @@ def _chunk(problem: str, rng: np.random.Generator, rows: int, m: int, beta: np.n
     return rng.standard_normal((rows, m)) + y[:, None] / np.sqrt(m), y
 
 
+def _is_npy(path) -> bool:
+    return str(path).lower().endswith(".npy")
+
+
+def y_path(store) -> Path:
+    """Where :func:`write_store` puts y beside a ``.npy`` matrix: ``NAME.y.npy``."""
+    store = Path(store)
+    return store.with_name(store.stem + ".y.npy")
+
+
 def write_store(path, problem: str, n: int, m: int, *, seed: int = 0,
                 chunk_rows: int | None = None) -> str:
-    """Write a synthetic LAD or SVM data set of ``n x m`` to a Zarr group, chunk by chunk.
+    """Write a synthetic LAD or SVM data set of ``n x m``, chunk by chunk, to a Zarr group or
+    (a path ending in ``.npy``) to a ``.npy`` matrix with y beside it (:func:`y_path`).
 
     Parameters
     ----------
     path : str or os.PathLike
-        The store (a directory, replaced if it exists).
+        The store (a directory or a file, replaced if it exists).
     problem : {"lad", "svm"}
     n, m : int
     seed : int
         Chunk ``i`` is drawn from ``numpy.random.default_rng([seed, i])`` (the same data for the
         same ``seed`` and ``chunk_rows``).
     chunk_rows : int, optional
-        Rows per Zarr chunk (default about 64 MiB of X).
+        Rows per chunk drawn and written (for Zarr, per Zarr chunk); default about 64 MiB of X.
 
     Returns
     -------
     str
         The path.
     """
-    import zarr
-
     from aidopt.data.chunked import default_chunk_rows
 
     if problem not in PROBLEMS:
@@ -72,15 +84,32 @@ def write_store(path, problem: str, n: int, m: int, *, seed: int = 0,
     if not (n > m >= 2):
         raise ValueError(f"need n > m >= 2, got n={n}, m={m}")
     rows = chunk_rows or default_chunk_rows(m)
+    beta = np.random.default_rng([seed, 2**32 - 1]).uniform(-1.0, 1.0, size=m)
+
+    def chunks():
+        for i, start in enumerate(range(0, n, rows)):
+            stop = min(n, start + rows)
+            Xc, yc = _chunk(problem, np.random.default_rng([seed, i]), stop - start, m, beta)
+            if problem == "svm" and i == 0:
+                yc[:2] = (1.0, -1.0)  # both classes present
+            yield start, stop, Xc, yc
+
+    if _is_npy(path):
+        y = np.empty(n)
+        with open(path, "wb") as fh:  # plain writes: no memory map of the file stays resident
+            np.lib.format.write_array_header_1_0(
+                fh, {"descr": "<f8", "fortran_order": False, "shape": (n, m)})
+            for start, stop, Xc, yc in chunks():
+                np.asarray(Xc, dtype="<f8").tofile(fh)
+                y[start:stop] = yc
+        np.save(y_path(path), y)
+        return str(path)
+    import zarr
+
     group = zarr.open_group(str(path), mode="w")
     X = group.create_array("X", shape=(n, m), chunks=(rows, m), dtype="f8", compressors=None)
     y = group.create_array("y", shape=(n,), chunks=(rows,), dtype="f8", compressors=None)
-    beta = np.random.default_rng([seed, 2**32 - 1]).uniform(-1.0, 1.0, size=m)
-    for i, start in enumerate(range(0, n, rows)):
-        stop = min(n, start + rows)
-        Xc, yc = _chunk(problem, np.random.default_rng([seed, i]), stop - start, m, beta)
-        if problem == "svm" and i == 0:
-            yc[:2] = (1.0, -1.0)  # both classes present
+    for start, stop, Xc, yc in chunks():
         X[start:stop] = Xc
         y[start:stop] = yc
     group.attrs.update(problem=problem, seed=seed)
@@ -99,7 +128,8 @@ def _status_kb(field: str) -> int | None:
 
 
 class PeakMemory:
-    """Peak resident memory of this process over a ``with`` block, in MiB (``.peak_mb``).
+    """Peak resident memory of this process over a ``with`` block, in MiB (``.peak_mb``), and
+    its growth over the resident memory at the start (``.growth_mb``).
 
     Resets the kernel's high-water mark (``/proc/self/clear_refs``, Linux) and reads ``VmHWM``
     at the end; a thread also samples ``VmRSS`` every ``interval`` seconds, the only measure
@@ -108,7 +138,8 @@ class PeakMemory:
 
     def __init__(self, interval: float = 0.05):
         self.interval = interval
-        self.peak_mb = float("nan")
+        self.peak_mb = self.growth_mb = float("nan")
+        self._before = 0
         self._sampled = 0
         self._stop = threading.Event()
         self._reset = False
@@ -124,7 +155,7 @@ class PeakMemory:
             self._reset = True
         except OSError:
             self._reset = False
-        self._sampled = _status_kb("VmRSS") or 0
+        self._sampled = self._before = _status_kb("VmRSS") or 0
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
         return self
@@ -134,6 +165,7 @@ class PeakMemory:
         self._thread.join()
         hwm = _status_kb("VmHWM") if self._reset else None
         self.peak_mb = max(hwm or 0, self._sampled, _status_kb("VmRSS") or 0) / 1024.0
+        self.growth_mb = self.peak_mb - self._before / 1024.0
         return False
 
 
@@ -145,7 +177,7 @@ def _solve(problem, X, y, engine, C, norm, options, bias="free"):
     return aidopt.solve_svm(X, y, C=C, norm=norm, engine=engine, bias=bias, **options)
 
 
-def _measure(problem, X, y, engine, C, norm, options, bias="free") -> dict:
+def _measure(problem, X, y, engine, C, norm, options, bias="free", nbytes=None) -> dict:
     start = time.perf_counter()
     with PeakMemory() as memory:
         res = _solve(problem, X, y, engine, C, norm, options, bias)
@@ -155,6 +187,8 @@ def _measure(problem, X, y, engine, C, norm, options, bias="free") -> dict:
         "objective": res.objective, "termination": res.termination.value,
         "gap": None if cert is None else cert.relative_gap, "iterations": len(res.history),
         "passes": res.dimensions.get("data_passes"), "peak_rss_mb": round(memory.peak_mb, 1),
+        "growth_mb": round(memory.growth_mb, 1),
+        "growth_x": round(memory.growth_mb * 2**20 / nbytes, 3) if nbytes else None,
         # the process's peak since the reset of PeakMemory (the whole process where not allowed)
         "ru_maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1),
     }
@@ -178,7 +212,9 @@ def run_bench(store, problem: str, *, C: float = 0.1, norm: str = "l2", bias: st
     Parameters
     ----------
     store : str or os.PathLike
-        A Zarr group with arrays ``X`` and ``y`` (:func:`write_store`).
+        A Zarr group with arrays ``X`` and ``y``, or a ``.npy`` matrix with y beside it
+        (:func:`write_store`). A ``.npy`` store's y is loaded before the solve (outside the
+        memory measured); a Zarr store's is read by the solve.
     problem : {"lad", "svm"}
     C, norm, bias
         SVM cost, regularizer and offset (``bias="regularized"``: the modified SVM (1.35), with
@@ -192,22 +228,36 @@ def run_bench(store, problem: str, *, C: float = 0.1, norm: str = "l2", bias: st
     -------
     list of dict
         One row per engine: seconds, objective, termination, gap, iterations, passes, peak RSS
-        during the solve (MiB); the numpy row adds ``rel_diff`` of the objectives.
+        during the solve and its growth over the RSS before it (MiB, and ``growth_x`` as a
+        multiple of X's bytes); the numpy row adds ``rel_diff`` of the objectives.
     """
     import dask.array  # noqa: F401 - imported before the clock starts
-    import zarr
 
-    group = zarr.open_group(str(store), mode="r")
+    if _is_npy(store):
+        y_all = np.load(y_path(store))
+        head = np.load(store, mmap_mode="r")
+        nbytes, first = head.nbytes, (np.array(head[:1000]), y_all[:1000])
+        del head  # unmapped: only the header and the first rows were read
+
+        def load():
+            return np.load(store), y_all
+    else:
+        import zarr
+
+        group = zarr.open_group(str(store), mode="r")
+        y_all, nbytes, first = "y", group["X"].nbytes, (group["X"][:1000], group["y"][:1000])
+
+        def load():
+            return group["X"][...], group["y"][...]
     # warm-up on the first rows (imports, solver start-up), so that neither engine pays for it
-    _solve(problem, group["X"][:1000], group["y"][:1000], "numpy", C, norm, {**options, "log": False},
-           bias)
-    rows = [_measure(problem, str(store), "y", "dask", C, norm, options, bias)]
+    _solve(problem, *first, "numpy", C, norm, {**options, "log": False}, bias)
+    rows = [_measure(problem, str(store), y_all, "dask", C, norm, options, bias, nbytes)]
     if compare_numpy:
-        if not _fits_in_memory(group["X"].nbytes):
+        if not _fits_in_memory(nbytes):
             rows.append({"engine": "numpy", "termination": "skipped: X does not fit in memory"})
         else:
-            X, y = group["X"][...], group["y"][...]
-            row = _measure(problem, X, y, "numpy", C, norm, options, bias)
+            X, y = load()
+            row = _measure(problem, X, y, "numpy", C, norm, options, bias, nbytes)
             del X
             row["rel_diff"] = abs(row["objective"] - rows[0]["objective"]) / max(1.0, abs(row["objective"]))
             rows.append(row)
@@ -216,7 +266,7 @@ def run_bench(store, problem: str, *, C: float = 0.1, norm: str = "l2", bias: st
 
 def _table(rows: list[dict]) -> str:
     keys = ["engine", "seconds", "objective", "termination", "gap", "iterations", "passes",
-            "peak_rss_mb", "ru_maxrss_mb", "rel_diff"]
+            "peak_rss_mb", "growth_mb", "growth_x", "ru_maxrss_mb", "rel_diff"]
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
     for row in rows:
         cells = []
@@ -232,9 +282,11 @@ def main(argv=None) -> int:
     parser.add_argument("--problem", choices=PROBLEMS, default="lad")
     parser.add_argument("--n", type=int, default=200_000)
     parser.add_argument("--m", type=int, default=10)
-    parser.add_argument("--store", required=True, help="Zarr store to write (or reuse with --reuse)")
+    parser.add_argument("--store", required=True,
+                        help="Zarr store, or a .npy file (y beside it as NAME.y.npy), to write "
+                             "(or reuse with --reuse)")
     parser.add_argument("--reuse", action="store_true", help="solve the existing store, do not write it")
-    parser.add_argument("--chunk-rows", type=int, default=None, help="rows per Zarr chunk")
+    parser.add_argument("--chunk-rows", type=int, default=None, help="rows per chunk written")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--C", type=float, default=0.1, help="svm: misclassification cost")
     parser.add_argument("--norm", default="l2", choices=["l2", "l1", "linf", "none"], help="svm norm")
@@ -257,7 +309,7 @@ def main(argv=None) -> int:
               f"{time.perf_counter() - start:.1f} s", flush=True)
     elif not Path(args.store).exists():
         parser.error(f"--reuse: no store {args.store}")
-    else:
+    elif not _is_npy(args.store):
         import zarr
 
         written = zarr.open_group(args.store, mode="r").attrs.get("problem")
@@ -278,9 +330,12 @@ def main(argv=None) -> int:
     print(_table(rows))
     if args.output:
         with open(args.output, "a") as fh:
-            import zarr
+            if _is_npy(args.store):
+                n, m = np.load(args.store, mmap_mode="r").shape
+            else:
+                import zarr
 
-            n, m = zarr.open_group(args.store, mode="r")["X"].shape
+                n, m = zarr.open_group(args.store, mode="r")["X"].shape
             for row in rows:
                 svm = args.problem == "svm"
                 fh.write(json.dumps({**row, "problem": args.problem, "n": n, "m": m,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import mmap
 import numbers
 import os
 import sys
@@ -40,6 +41,7 @@ __all__ = [
     "Store",
     "as_chunked",
     "is_dask_array",
+    "is_file_map",
     "is_out_of_core",
     "open_store",
     "parquet_columns",
@@ -49,13 +51,15 @@ __all__ = [
 
 logger = logging.getLogger("aidopt.data.chunked")
 
-#: target size of one chunk when aidopt chooses the row chunking (``.npy``, Zarr, numpy input)
+#: target size of one chunk when aidopt chooses the row chunking (Zarr, numpy input): a Zarr
+#: read costs tens of milliseconds per chunk (docs/dask.md)
 CHUNK_BYTES = 64 * 2**20
+#: the same for ``.npy`` files, read by explicit reads that cost nothing per chunk worth
+#: measuring: a pass holds about two chunks per worker thread (a block and its partial result),
+#: so smaller chunks are less memory at the same speed (measured: docs/benchmarks.md)
+NPY_CHUNK_BYTES = 16 * 2**20
 #: largest result that ``np.asarray(X)`` or ``X[rows]`` computes into memory
 MAX_LOAD_BYTES = 256 * 2**20
-#: partial results combined per task when a pass is reduced in a tree (``group_sum``): 2 keeps
-#: at most two inputs and one output of a merge in memory (near the root each is up to K x m)
-SPLIT_EVERY = 2
 #: name of the matrix in a Zarr group; other arrays of the group are vectors (y, weights)
 ZARR_MATRIX = "X"
 
@@ -90,9 +94,17 @@ def is_out_of_core(obj) -> bool:
     return isinstance(obj, ChunkedMatrix) or is_dask_array(obj) or is_path(obj)
 
 
-def default_chunk_rows(m: int, multiple_of: int = 1) -> int:
-    """Rows per chunk of about :data:`CHUNK_BYTES` (float64), a multiple of ``multiple_of``."""
-    rows = max(1, CHUNK_BYTES // (8 * max(1, m)))
+def is_file_map(X) -> bool:
+    """True for a memory map whose values are exactly those of its file region: the map itself
+    (its base the :class:`mmap.mmap`, so ``offset`` is where its values start), shared with the
+    file (not ``mode="c"``, whose writes stay in memory), at least 1-d."""
+    return (isinstance(X, np.memmap) and isinstance(X.base, mmap.mmap) and X.filename is not None
+            and X.mode in ("r", "r+", "w+") and X.ndim >= 1)
+
+
+def default_chunk_rows(m: int, multiple_of: int = 1, chunk_bytes: int = CHUNK_BYTES) -> int:
+    """Rows per chunk of about ``chunk_bytes`` (float64), a multiple of ``multiple_of``."""
+    rows = max(1, chunk_bytes // (8 * max(1, m)))
     return max(multiple_of, rows // multiple_of * multiple_of)
 
 
@@ -116,13 +128,17 @@ def _group_partial(block, labels, weights):
     return keys, indicator @ block
 
 
-def _merge_groups(parts):
-    """One ``(keys, sums)`` from several, adding the sums of equal keys."""
-    keys = np.unique(np.concatenate([k for k, _ in parts]))
-    total = np.zeros((keys.size, parts[0][1].shape[1]))
-    for k, sums in parts:
-        total[np.searchsorted(keys, k)] += sums  # keys are unique within a part
-    return keys, total
+def _threads() -> int:
+    """Tasks the scheduler of ``dask.compute`` runs at once: the threads of the active
+    ``dask.distributed`` client, else of the local pool (``num_workers``, or the CPUs)."""
+    import dask
+    from dask.base import get_scheduler
+    from dask.system import CPU_COUNT
+
+    client = getattr(get_scheduler(), "__self__", None)  # Client.get when a client is active
+    if client is not None and hasattr(client, "nthreads"):
+        return max(1, sum(client.nthreads().values()))
+    return max(1, int(dask.config.get("num_workers", None) or CPU_COUNT))
 
 
 class ChunkedMatrix:
@@ -294,19 +310,28 @@ class ChunkedMatrix:
         """
         return list(self._compute(kind, *self._tasks(func, self._row_args(row_args))))
 
-    def reduce_blocks(self, func, combine, *row_args, kind: str = "reduce_blocks"):
-        """``func`` on every chunk (as :meth:`map_blocks`), combined in a tree in one pass.
+    def iter_blocks(self, func, *row_args, kind: str = "iter_blocks"):
+        """``func(block, *row_slices)`` for every row chunk, yielded in row order (one pass).
 
-        ``combine(list_of_results) -> result`` merges up to :data:`SPLIT_EVERY` results at a
-        time; Dask runs the tree depth first, so partial results do not pile up.
+        For results too large to hold one per chunk (e.g. :meth:`group_sum`'s partial sums,
+        up to one row per cluster each): the chunks are computed a wave at a time, as many as
+        the scheduler runs at once, so a pass holds that many results plus what the caller keeps
+        of them. Arguments as in :meth:`map_blocks`.
+
+        Yields
+        ------
+        object
+            ``func``'s result for each chunk, in row order.
         """
-        from dask import delayed
+        import dask
 
-        parts = self._tasks(func, self._row_args(row_args))
-        merge = delayed(combine, pure=False)
-        while len(parts) > 1:
-            parts = [merge(parts[i:i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
-        return self._compute(kind, parts[0])[0]
+        tasks = self._tasks(func, self._row_args(row_args))
+        self.pass_counts[kind] += 1
+        start, wave = time.perf_counter(), _threads()
+        for first in range(0, len(tasks), wave):
+            yield from dask.compute(*tasks[first:first + wave])
+        logger.debug("pass %d over X (%s): %d chunks in waves of %d, %.2f s", self.passes, kind,
+                     len(self.chunks), wave, time.perf_counter() - start)
 
     # ------------------------------------------------------------------ linear algebra
     def __matmul__(self, v):
@@ -314,7 +339,12 @@ class ChunkedMatrix:
         v = np.asarray(v, dtype=float)
         if v.ndim not in (1, 2) or v.shape[0] != self.shape[1]:
             raise ValueError(f"X @ v: X is {self.shape}, v has shape {v.shape}")
-        return np.concatenate(self.map_blocks(functools.partial(_matmul, v=v), kind="X @ v"))
+        parts = self.map_blocks(functools.partial(_matmul, v=v), kind="X @ v")
+        out = np.empty((self.shape[0], *v.shape[1:]))
+        for i in range(len(parts)):  # each part freed once copied: n values in memory, not 2n
+            out[self._starts[i]:self._starts[i + 1]] = parts[i]
+            parts[i] = None
+        return out
 
     def rmatvec(self, u) -> np.ndarray:
         """``X.T @ u`` for u of shape (n,) or (n, k), as numpy (one pass; the per-chunk partial
@@ -351,10 +381,10 @@ class ChunkedMatrix:
         Notes
         -----
         Each chunk gives the sums of the clusters present in it (a sparse indicator times the
-        chunk, as :meth:`aidopt.decomposition.Partition.weighted_means` does in memory); the
-        partial sums are merged pairwise in a tree. A partial covering r rows has at most
-        ``min(n_clusters, r) x m`` entries, so a merge holds at most three arrays of up to
-        ``n_clusters x m`` (near the root), and memory never holds a copy of X.
+        chunk, as :meth:`aidopt.decomposition.Partition.weighted_means` does in memory), at most
+        ``min(n_clusters, rows) x m`` values; they are added into the result in row order as the
+        waves of :meth:`iter_blocks` arrive. Memory holds the result and, per worker thread, a
+        chunk and its partial sums: never a copy of X.
         """
         n, m = self.shape
         labels = np.asarray(labels)
@@ -363,10 +393,9 @@ class ChunkedMatrix:
         if n and (labels.min() < 0 or labels.max() >= n_clusters):
             raise ValueError(f"labels must lie in 0..{n_clusters - 1}")
         weights = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
-        keys, sums = self.reduce_blocks(_group_partial, _merge_groups, labels, weights,
-                                        kind="group_sum")
         out = np.zeros((int(n_clusters), m))
-        out[keys] = sums
+        for keys, sums in self.iter_blocks(_group_partial, labels, weights, kind="group_sum"):
+            out[keys] += sums  # keys are unique within a chunk
         return out
 
     # ------------------------------------------------------------------ reading into memory
@@ -451,8 +480,17 @@ class _Transposed:
 
 def to_dask(X, chunk_rows: int | None = None):
     """An in-memory array as a dask array chunked by rows (``chunk_rows``, default about
-    :data:`CHUNK_BYTES` per chunk)."""
+    :data:`CHUNK_BYTES` per chunk).
+
+    A :class:`numpy.memmap` of a whole file region (``np.load(path, mmap_mode="r")``, not a
+    slice of one; not copy-on-write) is read from its file like a ``.npy`` store, by explicit
+    reads: ``dask.array.from_array`` would copy it into memory.
+    """
     da = _require_dask()
+    if is_file_map(X):
+        layout = _NpyLayout(int(X.offset), tuple(X.shape), X.dtype,
+                            bool(X.flags.f_contiguous and not X.flags.c_contiguous))
+        return _open_npy(Path(X.filename), chunk_rows, layout)
     X = np.asarray(X)
     if X.ndim == 0:
         raise ValueError("X is a scalar, not a matrix")
@@ -464,7 +502,8 @@ def as_chunked(X, chunk_rows: int | None = None) -> ChunkedMatrix:
     """A :class:`ChunkedMatrix` from a ChunkedMatrix, a dask array or an in-memory 2-d array.
 
     ``chunk_rows`` rechunks the rows (default: a dask array keeps its row chunks; a numpy array
-    gets chunks of about :data:`CHUNK_BYTES`).
+    gets chunks of about :data:`CHUNK_BYTES`, a memory map of a file, read from the file, of
+    :data:`NPY_CHUNK_BYTES`: :func:`to_dask`).
     """
     if isinstance(X, ChunkedMatrix):
         return X if chunk_rows is None else X._derive(X.array.rechunk({0: chunk_rows}))
@@ -496,14 +535,15 @@ def open_store(path, vectors=(), *, chunk_rows: int | None = None) -> Store:
         * Zarr: a directory ending in ``.zarr`` (or holding ``zarr.json`` / ``.zarray`` /
           ``.zgroup``). An array is the matrix; a group holds the matrix as array ``"X"`` and
           vectors (y, weights) as other 1-d arrays.
-        * ``.npy``: the matrix, read through a memory map, block by block.
+        * ``.npy``: the matrix, read block by block by explicit reads at the blocks' offsets
+          (no memory map).
         * Parquet: a ``.parquet`` / ``.pq`` file or a directory of them (read in name order, one
           chunk per row group); every column not named in ``vectors`` is a feature.
     vectors : sequence of str
         Names of vectors in the same store (Zarr group arrays, Parquet columns), read whole.
     chunk_rows : int, optional
-        Rows per chunk (default: about :data:`CHUNK_BYTES` for Zarr and ``.npy``, aligned to the
-        Zarr chunks; one row group per chunk for Parquet).
+        Rows per chunk (default: about :data:`CHUNK_BYTES` for Zarr, aligned to the Zarr
+        chunks, and :data:`NPY_CHUNK_BYTES` for ``.npy``; one row group per chunk for Parquet).
 
     Returns
     -------
@@ -554,22 +594,71 @@ def parquet_columns(path) -> list[str]:
     return list(pq.read_schema(files[0]).names)
 
 
-def _read_npy_rows(path: str, start: int, stop: int) -> np.ndarray:
-    return np.array(np.load(path, mmap_mode="r")[start:stop])
+@dataclass(frozen=True)
+class _NpyLayout:
+    """Where a ``.npy`` file keeps its values: the data offset, shape, dtype and order."""
+
+    offset: int
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    fortran: bool
+
+    @classmethod
+    def read(cls, path) -> _NpyLayout:
+        mm = np.load(path, mmap_mode="r")  # parses the header; maps the file, touches no data page
+        # only a Fortran array that is not also C-contiguous has another byte order
+        layout = cls(int(mm.offset), tuple(mm.shape), mm.dtype,
+                     bool(mm.flags.f_contiguous and not mm.flags.c_contiguous))
+        del mm
+        return layout
 
 
-def _open_npy(path: Path, chunk_rows):
+def _read_exactly(fh, out: np.ndarray) -> None:
+    """Fill the contiguous array ``out`` from the file's current position."""
+    view = memoryview(out.reshape(-1).view(np.uint8))  # bytes of any dtype, byte order included
+    while view:
+        got = fh.readinto(view)
+        if not got:
+            raise OSError(f"{fh.name}: file ends {view.nbytes} bytes early")
+        view = view[got:]
+
+
+def _read_npy_rows(path: str, layout: _NpyLayout, start: int, stop: int) -> np.ndarray:
+    """Rows ``start:stop`` of a ``.npy`` array, read by explicit reads at their offsets.
+
+    No memory map: the pages of a map count as the process's resident memory while it lives
+    (and the kernel may keep them there), a read leaves only the returned copy. A C-ordered
+    file holds the rows as one run of bytes; a Fortran-ordered one holds each column's rows as
+    a run of its own.
+    """
+    n, rest = layout.shape[0], layout.shape[1:]
+    width = int(np.prod(rest, dtype=np.int64))  # values per row
+    item = layout.dtype.itemsize
+    block = np.empty((stop - start, *rest), dtype=layout.dtype, order="F" if layout.fortran else "C")
+    with open(path, "rb", buffering=0) as fh:
+        if not layout.fortran:
+            fh.seek(layout.offset + start * width * item)
+            _read_exactly(fh, block)
+            return block
+        columns = block.reshape(stop - start, width, order="F")  # a view of the F-ordered block
+        for j in range(width):
+            fh.seek(layout.offset + (j * n + start) * item)
+            _read_exactly(fh, columns[:, j])
+    return block
+
+
+def _open_npy(path: Path, chunk_rows, layout: _NpyLayout | None = None):
     from dask import delayed
 
     da = _require_dask()
-    mm = np.load(path, mmap_mode="r")  # reads the header only
-    shape, dtype = mm.shape, mm.dtype
-    del mm
+    layout = _NpyLayout.read(path) if layout is None else layout
+    shape, dtype = layout.shape, layout.dtype
     if len(shape) == 0:
         raise ValueError(f"{path} holds a scalar, not a matrix")
-    rows = chunk_rows or default_chunk_rows(int(np.prod(shape[1:], dtype=np.int64)))
+    rows = chunk_rows or default_chunk_rows(int(np.prod(shape[1:], dtype=np.int64)),
+                                            chunk_bytes=NPY_CHUNK_BYTES)
     read = delayed(_read_npy_rows)
-    blocks = [da.from_delayed(read(str(path), a, min(a + rows, shape[0])),
+    blocks = [da.from_delayed(read(str(path), layout, a, min(a + rows, shape[0])),
                               shape=(min(a + rows, shape[0]) - a, *shape[1:]), dtype=dtype)
               for a in range(0, shape[0], rows)]
     return da.concatenate(blocks, axis=0) if blocks else da.zeros(shape, dtype=dtype)

@@ -92,15 +92,17 @@ class RegressionData:
         if isinstance(self.X, ChunkedMatrix):
             parts = self.X.map_blocks(_abs_weighted_column_sum, self.s, kind="column_scale")
             return functools.reduce(np.add, parts)
-        total = np.zeros(self.m)
-        for start in range(0, self.n, _BLOCK):
-            stop = start + _BLOCK
-            total += np.abs(self.X[start:stop]).T @ self.s[start:stop]
-        return total
+        return _abs_weighted_column_sum(self.X, self.s)
 
 
 def _abs_weighted_column_sum(block, s):
-    return np.abs(block).T @ s
+    """``sum_i s_i |x_ij|`` over the rows of ``block``, :data:`_BLOCK` rows at a time (``np.abs``
+    of the whole block would copy it)."""
+    total = np.zeros(block.shape[1])
+    for start in range(0, block.shape[0], _BLOCK):
+        stop = start + _BLOCK
+        total += np.abs(block[start:stop]).T @ s[start:stop]
+    return total
 
 
 def _take_rows(X, keep):
@@ -144,10 +146,10 @@ def _check_finite(arr, name):
         lo, hi = float(np.min(arr)), float(np.max(arr))
         if np.isfinite(lo) and np.isfinite(hi) and max(-lo, hi) < HUGE:
             return
-    bad = ~np.isfinite(arr)
+    bad = _nonfinite_mask(arr)
     if bad.any():
         raise _nonfinite_error(name, int(bad.sum()), np.argwhere(bad)[0])
-    huge = np.abs(arr) >= HUGE
+    huge = _huge_mask(arr)
     if huge.any():
         raise _huge_error(name, int(huge.sum()), np.argwhere(huge)[0])
 
@@ -167,12 +169,26 @@ def _huge_error(name, count, where) -> ValueError:
     )
 
 
+def _nonfinite_mask(a) -> np.ndarray:
+    """NaN or infinite entries of ``a`` (boolean masks only: no float copy of ``a``)."""
+    mask = np.isfinite(a)
+    return np.logical_not(mask, out=mask)
+
+
+def _huge_mask(a) -> np.ndarray:
+    """Entries of magnitude >= :data:`HUGE` (infinities included; boolean masks only)."""
+    mask = a >= HUGE
+    mask |= a <= -HUGE
+    return mask
+
+
 def _count_bad(block):
     """Per block: count and first flat index (-1 if none) of non-finite and of huge values."""
     out = []
-    for mask in (~np.isfinite(block), np.abs(block) >= HUGE):
-        count = int(mask.sum())
-        out += [count, int(np.flatnonzero(mask.ravel())[0]) if count else -1]
+    for find in (_nonfinite_mask, _huge_mask):
+        mask = find(block).ravel()
+        count = int(np.count_nonzero(mask))
+        out += [count, int(np.argmax(mask)) if count else -1]
     return out
 
 
@@ -225,7 +241,8 @@ def _open(X, y, sample_weight, engine):
         raise ValueError(f"{given} names a column, but X is not a Zarr group or Parquet store: "
                          "pass it as an array")
     if engine == "dask" and not (isinstance(X, ChunkedMatrix) or chunked.is_dask_array(X)):
-        X, names = _to_float_matrix(X)
+        if not chunked.is_file_map(X):  # a memory map of a file is read from the file, not copied
+            X, names = _to_float_matrix(X)
         X = chunked.to_dask(X)
     return X, y, sample_weight, names
 

@@ -52,13 +52,34 @@ class AggregatedLAD:
 
 @dataclass
 class LADState:
-    """What one lifted LAD solution carries to ``evaluate`` / ``split`` / ``certify``: the
-    aggregated dual ``v`` (None for solvers without duals), the full-data residuals and the sign
-    tolerance."""
+    r"""What one lifted LAD solution carries to ``evaluate`` / ``split`` / ``certify``: the
+    aggregated dual ``v`` (None for solvers without duals), the full-data objective
+    :math:`E = \sum_i s_i |r_i|`, the sign tolerance ``eps`` and each residual's side of it.
+
+    The residuals themselves are not kept: the driver holds several iterates at once (the
+    previous, the best, the one with the best bound), and one byte per row instead of eight is
+    what keeps them small at tens of millions of rows (docs/dask.md, memory model).
+
+    Attributes
+    ----------
+    v : ndarray of shape (K,) or None
+    side : ndarray of int8, shape (n,)
+        +1 where :math:`r_i > \epsilon`, -1 where :math:`r_i < -\epsilon`, 0 in between.
+    objective : float
+        :math:`E = \sum_i s_i |r_i|`.
+    eps : float
+    """
 
     v: np.ndarray | None
-    residual: np.ndarray
+    side: np.ndarray
+    objective: float
     eps: float
+
+    @classmethod
+    def from_residual(cls, v, residual, eps: float, s) -> LADState:
+        """The state of residuals ``residual`` with sign tolerance ``eps`` and sample weights ``s``."""
+        side = (residual > eps).view(np.int8) - (residual < -eps).view(np.int8)
+        return cls(v, side, float(np.dot(s, np.abs(residual))), eps)
 
 
 #: relative gap of the Frisch–Newton fit on the random sample that seeds the initial partition
@@ -152,9 +173,11 @@ class LADProblem(AIDProblem):
             outcome = solve_own(solve, model, "initial sample LAD", need_duals=self.needs_duals,
                                 **({"solver": "highs"} if self.method == "fn" else {}))
             beta0, _ = lad.solution_from(model, outcome.duals)
-        fit = _lifted(data, beta0, None)
-        labels = one_step_kmeans(np.column_stack([fit.state.residual, data.y]), n_clusters, rng)
-        return Partition.from_labels(labels), fit
+        residual, eps = _residual(data, beta0)
+        fit = _lifted(data, beta0, None, (residual, eps))
+        features = np.column_stack([residual, data.y])
+        del residual  # the features hold it: one n-vector less during the k-means
+        return Partition.from_labels(one_step_kmeans(features, n_clusters, rng)), fit
 
     def aggregate(self, data, partition: Partition, previous=None) -> AggregatedLAD:
         W, (Xbar, ybar) = partition.weighted_means(data.s, data.X, data.y)
@@ -202,10 +225,11 @@ class LADProblem(AIDProblem):
         return outcome.bound
 
     def evaluate(self, data, lifted: Lifted) -> float:
-        return float(np.dot(data.s, np.abs(lifted.state.residual)))
+        r""":math:`E = \sum_i s_i |r_i|`, summed by ``lift`` while it had the residuals."""
+        return lifted.state.objective
 
     def split(self, partition: Partition, data, lifted: Lifted) -> Split:
-        return Split(*partition.split_mixed(lifted.state.residual, lifted.state.eps))
+        return Split(*partition.split_mixed(lifted.state.side, 0))
 
     def certify(self, data, best: Iterate, *, bound: Iterate, solve, tol, feasibility_tol=1e-6,
                 history=()) -> Certificate:
@@ -216,7 +240,8 @@ class LADProblem(AIDProblem):
             solve_own(solve, model, "the dual LP for the certificate", need_duals=False)
             _, v = lad.solution_from(model, None)
             method = "dual_lp"
-        u = data.s * (v / aggregated.w)[partition.labels]
+        u = (v / aggregated.w)[partition.labels]
+        u *= data.s  # in place: u_i = s_i v_k / W_k without a second n-vector
         return certificate(
             data, best.lifted.solution["beta"], u, tol=tol, feasibility_tol=feasibility_tol,
             method=method, sign_condition=None if best.split is None else best.split.holds,
@@ -226,7 +251,7 @@ class LADProblem(AIDProblem):
     @staticmethod
     def mixed_clusters(partition: Partition, lifted: Lifted) -> np.ndarray:
         """Boolean (K,): clusters holding both a residual > eps and a residual < -eps."""
-        return partition.mixed(lifted.state.residual, lifted.state.eps)
+        return partition.mixed(lifted.state.side, 0)
 
 
 def gap_floor(data) -> float:
@@ -235,14 +260,24 @@ def gap_floor(data) -> float:
     return max(GAP_FLOOR * float(np.dot(data.s, np.abs(data.y))), np.finfo(float).tiny)
 
 
-def _lifted(data, beta, v) -> Lifted:
-    """``beta`` on the full data: residuals, and the tolerance of their signs."""
+def _residual(data, beta) -> tuple[np.ndarray, float]:
+    """The full-data residuals ``y - X beta`` (one pass over X) and the tolerance of their signs."""
     fitted = data.X @ beta
-    residual = data.y - fitted
     # relative to the data's own scale (y in any unit: a floor of 1 called every residual of y x 1e-9
     # zero and the split could never certify)
-    eps = SIGN_TOL * max(float(np.abs(data.y).max()), float(np.abs(fitted).max()), np.finfo(float).tiny)
-    return Lifted({"beta": beta}, LADState(v, residual, eps))
+    eps = SIGN_TOL * max(_abs_max(data.y), _abs_max(fitted), np.finfo(float).tiny)
+    return np.subtract(data.y, fitted, out=fitted), eps  # in place: one n-vector, not two
+
+
+def _lifted(data, beta, v, fit=None) -> Lifted:
+    """``beta`` on the full data (``fit``: its ``_residual`` when already computed)."""
+    residual, eps = _residual(data, beta) if fit is None else fit
+    return Lifted({"beta": beta}, LADState.from_residual(v, residual, eps, data.s))
+
+
+def _abs_max(a: np.ndarray) -> float:
+    """``max |a_i|`` without the n-vector ``np.abs(a)``."""
+    return max(float(a.max()), -float(a.min())) if a.size else 0.0
 
 
 def certificate(
@@ -263,14 +298,21 @@ def certificate(
     """
     beta = np.asarray(beta, dtype=float)
     u = np.asarray(u, dtype=float)
-    residual = data.y - data.X @ beta
-    primal = float(np.dot(data.s, np.abs(residual)))
+    # n-vectors are updated in place where the formula allows it (out-of-core data: docs/dask.md)
+    residual = data.X @ beta
+    residual = np.subtract(data.y, residual, out=residual)
+    slack = np.abs(residual)
+    primal = float(np.dot(data.s, slack))
     dual = float(np.dot(data.y, u))
     # relative to the columns' size sum_i s_i |x_ij| (no floor at 1: scale-invariant)
     stationarity = float(np.abs(data.X.T @ u).max()
                          / max(float(data.column_scale.max()), np.finfo(float).tiny))
-    bound = float(np.maximum(np.abs(u) - data.s, 0.0).max() / data.s.max())
-    slack = data.s * np.abs(residual) - u * residual
+    excess = np.abs(u)
+    excess -= data.s
+    bound = float(max(excess.max(), 0.0) / data.s.max())  # max_i (|u_i| - s_i)_+ / max_i s_i
+    del excess
+    slack *= data.s
+    slack -= u * residual  # s_i |r_i| - u_i r_i
     scale = max(gap_floor(data), abs(primal))
     complementarity = float(max(0.0, slack.max()) / scale)
     rel_gap = (primal - dual) / scale

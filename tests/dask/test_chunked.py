@@ -91,3 +91,52 @@ def test_construction_errors():
     with pytest.raises(ValueError, match="unknown chunk sizes"):
         ChunkedMatrix(unknown)
     assert ChunkedMatrix(da.ones((4, 2), dtype=int, chunks=2)).dtype == np.float64
+
+
+@pytest.mark.parametrize("dtype", ["<f8", ">f8", "<i4", "<f4"])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_npy_read_by_explicit_reads(tmp_path, dtype, order):
+    """A .npy store is read at the chunks' offsets (C or Fortran order, any byte order), with no
+    memory map left behind: the blocks own their memory."""
+    from aidopt.data.chunked import open_store
+
+    X = np.asarray(np.random.default_rng(0).normal(size=(N, M)) * 100, dtype=dtype, order=order)
+    np.save(tmp_path / "X.npy", X)
+    for rows in (10, 1, None):  # uneven chunks, one row each, the default
+        array = open_store(tmp_path / "X.npy", chunk_rows=rows).array
+        np.testing.assert_array_equal(array.compute(), X)
+    block = array.blocks[0].compute()
+    assert block.base is None or not isinstance(block.base, np.memmap)
+
+
+def test_memory_map_is_read_from_its_file(tmp_path):
+    """A memory map of a whole .npy file is streamed from the file (no copy in the graph); a
+    slice of one, or a copy-on-write map, is an in-memory array like any other."""
+    from aidopt.data.chunked import is_file_map
+
+    X = np.random.default_rng(1).normal(size=(N, M))
+    np.save(tmp_path / "X.npy", X)
+    mm = np.load(tmp_path / "X.npy", mmap_mode="r")
+    assert is_file_map(mm) and not is_file_map(mm[5:]) and not is_file_map(X)
+    assert not is_file_map(np.load(tmp_path / "X.npy", mmap_mode="c"))
+    C = as_chunked(mm, chunk_rows=25)
+    held = [v for v in dict(C.array.dask).values() if isinstance(v, np.ndarray) and v.size > M]
+    assert not held  # the graph reads the file, it holds no array of the data
+    np.testing.assert_array_equal(np.asarray(C), X)
+    np.testing.assert_array_equal(as_chunked(mm[5:], chunk_rows=25) @ np.ones(M), X[5:] @ np.ones(M))
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_group_sum_in_waves(pair, monkeypatch, threads):
+    """The cluster sums are the same whatever the number of chunks computed per wave."""
+    from aidopt.data import chunked
+
+    X, C = pair
+    labels = np.random.default_rng(2).integers(0, 7, size=N)
+    monkeypatch.setattr(chunked, "_threads", lambda: threads)
+    before = C.passes
+    np.testing.assert_allclose(C.group_sum(labels, None, 7),
+                               Partition.from_labels(labels).indicator() @ X, rtol=1e-13)
+    assert C.passes == before + 1
+    blocks = list(C.iter_blocks(lambda block: block.shape[0]))
+    assert blocks == list(C.chunks)  # row order

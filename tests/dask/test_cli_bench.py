@@ -11,7 +11,7 @@ pytest.importorskip("dask.array")
 zarr = pytest.importorskip("zarr")
 
 from aidopt.bench.dask import main as bench_main  # noqa: E402
-from aidopt.bench.dask import run_bench, write_store  # noqa: E402
+from aidopt.bench.dask import run_bench, write_store, y_path  # noqa: E402
 from aidopt.cli.main import main  # noqa: E402
 
 from .conftest import RTOL  # noqa: E402
@@ -26,13 +26,24 @@ def test_write_store_is_seeded_and_chunked(tmp_path):
     assert set(np.unique(A["y"][...])) == {-1.0, 1.0}
 
 
-@pytest.mark.parametrize("problem, norm", [("lad", "l2"), ("svm", "linf")])
-def test_bench_matches_numpy(tmp_path, problem, norm):
-    store = write_store(tmp_path / "d.zarr", problem, 3000, 4, chunk_rows=700)
+@pytest.mark.parametrize("problem, norm, store", [("lad", "l2", "d.zarr"), ("svm", "linf", "d.zarr"),
+                                                  ("lad", "l2", "d.npy")])
+def test_bench_matches_numpy(tmp_path, problem, norm, store):
+    store = write_store(tmp_path / store, problem, 3000, 4, chunk_rows=700)
     dask_row, numpy_row = run_bench(store, problem, norm=norm, compare_numpy=True, log=False)
     assert dask_row["termination"] == numpy_row["termination"] == "certified_optimal"
     assert numpy_row["rel_diff"] <= RTOL
     assert dask_row["passes"] >= 2 * dask_row["iterations"] and dask_row["peak_rss_mb"] > 0
+    assert 0 <= dask_row["growth_mb"] <= dask_row["peak_rss_mb"] and dask_row["growth_x"] >= 0
+
+
+def test_npy_store_equals_zarr_store(tmp_path):
+    """The same seeded data in both formats; y beside the .npy matrix."""
+    npy = write_store(tmp_path / "d.npy", "svm", 500, 3, seed=4, chunk_rows=128)
+    group = zarr.open_group(write_store(tmp_path / "d.zarr", "svm", 500, 3, seed=4,
+                                        chunk_rows=128), mode="r")
+    np.testing.assert_array_equal(np.load(npy), group["X"][...])
+    np.testing.assert_array_equal(np.load(y_path(npy)), group["y"][...])
 
 
 def test_bench_command_line(tmp_path, capsys):

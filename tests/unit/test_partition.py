@@ -50,7 +50,11 @@ def test_refine_validates():
 def test_lad_split_rule_and_sign_tolerance():
     p = Partition.from_labels(np.array([0, 0, 0, 1, 1, 2, 2]))
     r = np.array([1.0, -1.0, 2.0, 1.0, 1e-12, -3.0, 0.0])
-    lifted = Lifted({}, LADState(None, r, 1e-9))
+
+    def lifted_at(residual):
+        return Lifted({}, LADState.from_residual(None, residual, 1e-9, np.ones(residual.size)))
+
+    lifted = lifted_at(r)
     mixed = LADProblem.mixed_clusters(p, lifted)
     assert mixed.tolist() == [True, False, False]  # 1e-12 and 0 count as zero
     split = LADProblem().split(p, None, lifted)
@@ -58,7 +62,7 @@ def test_lad_split_rule_and_sign_tolerance():
     # positive residuals of cluster 0 go together, the rest stay
     q = split.partition
     assert q.labels[0] == q.labels[2] != q.labels[1]
-    split = LADProblem().split(p, None, Lifted({}, LADState(None, np.abs(r), 1e-9)))
+    split = LADProblem().split(p, None, lifted_at(np.abs(r)))
     assert split.partition is None and split.n_split == 0 and split.holds
 
 
@@ -107,3 +111,24 @@ def test_grouped_reductions_match_loops():
     np.testing.assert_allclose(part.sum(M), [M[part.members(k)].sum(axis=0) for k in range(part.n_clusters)])
     with pytest.raises(ValueError, match="one entry per element"):
         part.min(v[:-1])
+
+
+def test_from_labels_counting_equals_unique():
+    """Renumbering by counting (small non-negative labels) gives np.unique's numbering; other
+    labels (negative, large, bool) are renumbered too."""
+    rng = np.random.default_rng(5)
+    for labels in (rng.integers(0, 50, size=300), rng.integers(0, 50, size=300).astype(np.uint16),
+                   rng.integers(-5, 5, size=300), rng.integers(0, 2**40, size=300),
+                   rng.random(300) < 0.3):
+        p = Partition.from_labels(labels)
+        uniq, inverse = np.unique(labels, return_inverse=True)
+        assert p.labels.dtype == np.int64 and p.counts.dtype == np.int64
+        np.testing.assert_array_equal(p.labels, inverse)
+        np.testing.assert_array_equal(p.counts, np.bincount(inverse))
+
+
+def test_min_max_of_integer_values():
+    p = Partition.from_labels(np.array([0, 0, 1, 1, 1, 2]))
+    side = np.array([1, -1, 0, 1, 1, -1], dtype=np.int8)
+    assert p.max(side).tolist() == [1.0, 1.0, -1.0] and p.min(side).tolist() == [-1.0, 0.0, -1.0]
+    assert p.mixed(side, 0).tolist() == [True, False, False]
