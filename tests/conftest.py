@@ -2,9 +2,34 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from aidopt import solvers
+
+
+# ------------------------------------------------------------------- pytest-xdist (addopts -n auto)
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto`` in pyproject's addopts: a worker per usable core, at most 4 (memory, and the
+    solvers' own threads); one core runs the suite in this process. ``-n 0`` runs it serially,
+    PYTEST_XDIST_AUTO_NUM_WORKERS sets the count."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    cores = _cores()
+    return 0 if cores < 2 else min(cores, 4)
+
+
+# BLAS threads are not limited per worker: aidopt's runs compute on one BLAS thread already
+# (decomposition/threads.py), and tests/unit/test_threads.py's two-thread test fails when BLAS's
+# process-wide setting outside a run is not the default (e.g. OPENBLAS_NUM_THREADS=1).
 
 #: relative tolerance for "same objective" comparisons between two exact solves
 RTOL = 1e-6
