@@ -35,6 +35,10 @@ def _full_lp_orlib(name):
     return _full_lp(as_facility_data(costs, p=p))
 
 
+#: the tests that compare with pmed6's full LP run on one xdist worker, which solves it once
+pmed6_full_lp = pytest.mark.xdist_group("pmed6_full_lp")
+
+
 def _ufl(n, s, seed):
     rng = np.random.default_rng(seed)
     costs = euclidean_costs(rng.random((n, 2)) * 100, rng.random((s, 2)) * 100, round_to=0)
@@ -42,6 +46,7 @@ def _ufl(n, s, seed):
                             demand=rng.integers(0, 4, n).astype(float))
 
 
+@pmed6_full_lp
 @pytest.mark.parametrize("name", ["pmed1", "pmed6"])
 def test_cut_lp_equals_the_full_radius_lp_p_median(name):
     costs, p, _ = orlib_pmed(name)
@@ -143,6 +148,7 @@ def test_a_nonzero_budget_per_round_reaches_the_same_lp(monkeypatch):
     assert np.all(capped.reduced[at_zero] >= -1e-7)
 
 
+@pmed6_full_lp
 def test_column_generation_reaches_the_full_lp_from_a_few_sites():
     """The master starts with p sites (the farthest-first spread) and prices the others in: the
     same optimum as the full radius LP, with fewer columns than sites."""
@@ -156,6 +162,7 @@ def test_column_generation_reaches_the_full_lp_from_a_few_sites():
     assert lp.y.sum() == pytest.approx(p)
 
 
+@pmed6_full_lp
 @pytest.mark.parametrize("rounds", [1, 2, 4, 8])
 def test_a_stopped_lp_reports_a_lower_bound(rounds):
     """Stopped after a few rounds (few cuts, few sites: the master is neither a relaxation nor
