@@ -27,9 +27,46 @@ def pytest_xdist_auto_num_workers(config):
     return 0 if cores < 2 else min(cores, 4)
 
 
-# BLAS threads are not limited per worker: aidopt's runs compute on one BLAS thread already
-# (decomposition/threads.py), and tests/unit/test_threads.py's two-thread test fails when BLAS's
-# process-wide setting outside a run is not the default (e.g. OPENBLAS_NUM_THREADS=1).
+#: (limiter, threads) of an xdist worker's BLAS limit
+_WORKER_BLAS: list = []
+
+
+def pytest_configure(config):
+    """In an xdist worker, BLAS gets the worker's share of the cores (two workers on two cores:
+    one thread each). Tests that call fm, SMO or numpy products outside an aidopt run (which
+    limits BLAS itself) otherwise run OpenBLAS's threads of two workers on the same cores, whose
+    waits for each other's time slices made a 0.1 s dense fm solve take 7-18 s on the loaded
+    machine. Set through threadpoolctl after loading NumPy's and SciPy's BLAS, so a test can
+    still raise the limit (threads=2); the environment carries it to the tests' subprocesses. A
+    serial run keeps the libraries' defaults."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if not workers:
+        return
+    import numpy  # noqa: F401 - both BLAS libraries loaded (with their defaults) before limiting
+    import scipy.linalg  # noqa: F401
+    from threadpoolctl import threadpool_limits
+
+    share = max(1, _cores() // int(workers))
+    _WORKER_BLAS.append((threadpool_limits(limits=share, user_api="blas"), share))
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, str(share))
+
+
+@pytest.fixture
+def blas_library_defaults():
+    """BLAS as a fresh process has it within the test (the xdist worker's limit lifted): for the
+    thread-budget tests that compare limits before and after overlapping runs."""
+    if not _WORKER_BLAS:
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    limiter, share = _WORKER_BLAS.pop()
+    limiter.restore_original_limits()
+    try:
+        yield
+    finally:
+        _WORKER_BLAS.append((threadpool_limits(limits=share, user_api="blas"), share))
 
 #: relative tolerance for "same objective" comparisons between two exact solves
 RTOL = 1e-6
