@@ -170,6 +170,7 @@ INTERRUPT_SCRIPT = textwrap.dedent("""
     import signal, sys
     signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy as np, aidopt
+    import aidopt.api.s3vm, pyomo.environ, pyscipopt  # imported before START: the 4 s are SCIP's
     rng = np.random.default_rng(1)
     n, m = 300, 5
     X = rng.normal(size=(n, m)); y = np.where(X[:, 0] + rng.normal(size=n) > 0, 1, -1)
