@@ -663,8 +663,9 @@ def tsplib_case(rng, rec):
 def facility_mip_case(rng, rec):
     import aidopt
 
-    n, s = int(rng.integers(41, 121)), int(rng.integers(41, 81))
-    kind = pick(rng, ["euclid", "uniform_int", "uniform_real", "clustered"])
+    n, s = int(rng.integers(41, 91)), int(rng.integers(41, 61))
+    # mostly geometric costs: uniform random p-medians are hard for the reference MIP as well
+    kind = pick(rng, ["euclid", "uniform_int", "uniform_real", "clustered"], p=[0.4, 0.1, 0.1, 0.4])
     if kind in ("euclid", "clustered"):
         if kind == "clustered":
             centres = rng.uniform(0, 100, (int(rng.integers(3, 8)), 2))
