@@ -97,8 +97,10 @@ def weighted_kernel_svm_reference(K, y, s, C):
     A = sp.vstack([sp.csr_matrix(y[None, :]), -sp.eye(n), sp.eye(n)])
     b = np.concatenate([[0.0], np.zeros(n), C * s])
     a, status = clarabel_qp(Q, -np.ones(n), A, b, [clarabel.ZeroConeT(1), clarabel.NonnegativeConeT(2 * n)])
-    if not _ok(status):
-        return math.nan, math.nan, None, None
+    if not _ok(status):  # a second reference: LIBSVM (scikit-learn's SVC) on the same kernel
+        a = _libsvm_dual(K, y, s, C)
+        if a is None:
+            return math.nan, math.nan, None, None
     a = np.clip(a, 0.0, C * s)
     coef = a * y
     g = K @ coef
@@ -118,6 +120,29 @@ def weighted_kernel_svm_reference(K, y, s, C):
     else:
         lower = -math.inf
     return upper, lower, a, off
+
+
+def _libsvm_dual(K, y, s, C):
+    """The dual point of scikit-learn's ``SVC(kernel="precomputed")`` with sample weights (box
+    ``C s_i``), tight tolerance; None when it fails."""
+    import warnings
+
+    from sklearn.svm import SVC
+
+    keep = s > 0
+    if len(np.unique(y[keep])) < 2:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = SVC(C=C, kernel="precomputed", tol=1e-10, max_iter=10**7).fit(
+                K[np.ix_(keep, keep)], y[keep], sample_weight=s[keep])
+    except Exception:
+        return None
+    a = np.zeros(len(y))
+    rows = np.flatnonzero(keep)[est.support_]
+    a[rows] = np.abs(est.dual_coef_[0])
+    return a
 
 
 def kernel_svm_reference(K, y, s, C):
@@ -254,11 +279,20 @@ def gsvm_reference(K, d, nu, formulation):
             sp.hstack([sp.csr_matrix(-G), sp.csr_matrix((m, 1)), Z, -sp.eye(m)])]          # -G u <= t
     rhs = np.concatenate([-np.ones(m), np.zeros(2 * m)])
     bounds = [(None, None)] * (m + 1) + [(0, None)] * (2 * m)
-    res = linprog(c, A_ub=sp.vstack(rows).tocsr(), b_ub=rhs, bounds=bounds, method="highs")
-    if res.status != 0:
-        return math.nan, None, None
-    assert len(res.x) == nv
-    u, gamma = res.x[:m], float(res.x[m])
+    G_ub = sp.vstack(rows).tocsr()
+    for method in ("highs", "highs-ds", "highs-ipm"):  # the next one where HiGHS's choice fails
+        res = linprog(c, A_ub=G_ub, b_ub=rhs, bounds=bounds, method=method)
+        if res.status == 0:
+            x = res.x
+            break
+    else:  # Clarabel on the same LP (y, t >= 0 as rows)
+        lower = sp.hstack([sp.csr_matrix((2 * m, m + 1)), -sp.eye(2 * m)])
+        x, status = clarabel_qp(sp.csr_matrix((nv, nv)), c, sp.vstack([G_ub, lower]),
+                                np.concatenate([rhs, np.zeros(2 * m)]), [clarabel.NonnegativeConeT(5 * m)])
+        if not _ok(status):
+            return math.nan, None, None
+    assert len(x) == nv
+    u, gamma = x[:m], float(x[m])
     return gsvm_value(K, d, nu, formulation, u, gamma), u, gamma
 
 
