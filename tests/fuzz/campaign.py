@@ -1331,22 +1331,25 @@ def _seeds(text):
 
 
 def summary(paths, markdown=False):
-    recs = []
+    latest = {}  # (family, seed) -> record: a later file (a re-run) replaces an earlier record
     for path in paths:
         for line in Path(path).read_text().splitlines():
             with contextlib.suppress(json.JSONDecodeError):
-                recs.append(json.loads(line))
+                rec = json.loads(line)
+                latest[(rec["family"], rec["seed"])] = rec
+    recs = list(latest.values())
     by = defaultdict(list)
     for r in recs:
         by[r["family"]].append(r)
     cols = ["runs", "certified", "certified_but_wrong", "wrong", "uncertified", "error", "hang",
-            "ref_failed", "harness_error", "past_limit"]
+            "ref_failed", "harness_error", "past_limit", "uncertified_mismatch"]
     rows = []
     total = Counter()
     for name in sorted(by):
         c = Counter(r["verdict"] for r in by[name])
-        row = {"family": name, "runs": len(by[name]), **{k: c.get(k, 0) for k in cols[1:-1]},
-               "past_limit": sum(1 for r in by[name] if r.get("past_limit"))}
+        row = {"family": name, "runs": len(by[name]), **{k: c.get(k, 0) for k in cols[1:-2]},
+               "past_limit": sum(1 for r in by[name] if r.get("past_limit")),
+               "uncertified_mismatch": sum(1 for r in by[name] if r.get("uncertified_mismatch"))}
         rows.append(row)
         total.update({k: row[k] for k in cols})
     rows.append({"family": "total", **{k: total.get(k, 0) for k in cols}})
