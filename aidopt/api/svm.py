@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from aidopt.api import _front
+from aidopt.api import _front, _shape
 from aidopt.api._params import COEF0, DEGREE, GAMMA, Family, Param
 from aidopt.api.estimator import WEIGHTED_FIT_DOC, _BaseEstimator, _BinaryClassifierMixin
 from aidopt.api.lpc import LPC
@@ -177,7 +177,11 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
         result = _front.run_rows(ModifiedSVMProblem(C=p.C), data, config)
         return _front.decorate(result, data)
     config = RunConfig.from_kwargs(options, caller="solve_svm", solver=default_svm_solver(p.norm, p.kernel))
-    data = as_classification_data(X, y, sample_weight, engine=engine)
+    by_shape = p.norm == "l2" and p.kernel in (None, "linear") and engine == "numpy"
+    data = as_classification_data(X, y, sample_weight, engine=engine, sparse=by_shape)
+    note = ""
+    if by_shape:  # AID, or dual coordinate descent on sparse or wide X (docs/svm.md)
+        data, config, note = _shape.prepare(data, options, config)
     if p.kernel is None or p.kernel == "linear":
         if p.cache_size is not None:
             raise ValueError("cache_size is for kernel AID (kernel='rbf', 'poly' or a callable): "
@@ -190,7 +194,10 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
             raise ValueError(f"kernel AID solves the 2-norm SVM dual; norm={p.norm!r} is not supported")
         problem = KernelSVMProblem(C=p.C, kernel=p.kernel, gamma=p.gamma, degree=p.degree, coef0=p.coef0,
                                    cache_size=p.cache_size)
-    return _front.decorate(_front.run_rows(problem, data, config), data)
+    result = _front.decorate(_front.run_rows(problem, data, config), data)
+    if note:
+        result.message = f"{result.message}; {note}" if result.message else note
+    return result
 
 
 class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
