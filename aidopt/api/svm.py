@@ -110,8 +110,11 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
 
     Parameters
     ----------
-    X : array-like of shape (n, m), dask array, ChunkedMatrix or path
-        Out of core with ``engine="dask"`` as in :func:`solve_lad`.
+    X : array-like or scipy sparse matrix of shape (n, m), dask array, ChunkedMatrix or path
+        Out of core with ``engine="dask"`` as in :func:`solve_lad`. A scipy sparse X (CSR, CSC,
+        COO, ...) is validated and converted to CSR once, never densified, when the linear
+        2-norm SVM runs dual coordinate descent; every other path (other norms, kernels, AID,
+        ``bias="regularized"``, ``method="sor"`` / ``"lpc"``) densifies it, as before.
     y : array-like of shape (n,) or str
         Two classes (any two labels; the sorted first is -1, as in scikit-learn). A str names
         the labels in X's store.
@@ -119,6 +122,13 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     solver : str, optional
         Default :func:`default_svm_solver`: "smo" for kernels (:mod:`aidopt.numerics.smo`), "fm"
         (aidopt's interior point, :mod:`aidopt.numerics.fm`) for linear 2-norm QPs, "highs" for LPs.
+        The linear 2-norm SVM (``bias="free"``) is first dispatched by the data's shape
+        (:func:`aidopt.api._shape.linear_method`, logged and noted in ``result.message``): AID
+        with "fm" on tall, narrow, dense X; "dcd" (dual coordinate descent on the full data's
+        sparse rows, :mod:`aidopt.numerics.dcd`; ``aid`` has no effect) on sparse or wide X.
+        ``solver="dcd"`` chooses it whatever the shape (``solver_options``: ``tol``, the gap of
+        its own stop, and ``max_iter``, passes over the rows; ``time_limit`` is checked between
+        passes).
         r0 defaults to max(1.1 m / n, 0.0001). The other common options are listed below.
 
     Returns

@@ -672,8 +672,11 @@ def user_stacklevel() -> int:
     return level
 
 
-def read_svmlight(path):
-    """Read an svmlight/LIBSVM file (``label idx:value ...``, 1-based indices) to dense (X, y)."""
+def read_svmlight(path, *, sparse: bool = False):
+    """Read an svmlight/LIBSVM file (``label idx:value ...``, 1-based indices) to ``(X, y)``.
+
+    ``X`` is a dense array, or with ``sparse`` a scipy CSR matrix of float64 values (an index
+    given twice in a line: its values are summed) that holds only the stored entries."""
     labels, rows, cols, vals = [], [], [], []
     with open(path) as fh:
         for line in fh:
@@ -692,17 +695,25 @@ def read_svmlight(path):
                 vals.append(float(val))
     if min(cols, default=0) < 0:
         raise ValueError(f"{path}: svmlight feature indices start at 1")
-    X = np.zeros((len(labels), max(cols, default=-1) + 1))
+    shape = (len(labels), max(cols, default=-1) + 1)
+    if sparse:
+        from scipy.sparse import csr_matrix
+
+        X = csr_matrix((np.asarray(vals, dtype=float), (rows, cols)), shape=shape)
+        X.sum_duplicates()
+        return X, np.asarray(labels)
+    X = np.zeros(shape)
     X[rows, cols] = vals
     return X, np.asarray(labels)
 
 
-def load_table(path, target: str | None = None):
+def load_table(path, target: str | None = None, *, sparse: bool = False):
     """Load ``(X, y, feature_names)`` from CSV, Parquet, ``.npz`` or svmlight files.
 
     For CSV/Parquet, ``target`` names the response column (default: the last column); every other
     column is a feature. ``.npz`` files must hold arrays ``X`` and ``y``. Files ending in
-    ``.svm``, ``.svmlight``, ``.libsvm`` or ``.txt`` are read as svmlight.
+    ``.svm``, ``.svmlight``, ``.libsvm`` or ``.txt`` are read as svmlight; with ``sparse`` their
+    X is a scipy CSR matrix (:func:`read_svmlight`), never the n x m array.
     """
     import pandas as pd
 
@@ -717,7 +728,7 @@ def load_table(path, target: str | None = None):
             X, y = z["X"], z["y"]
         return X, y, None
     if suffix in (".svm", ".svmlight", ".libsvm", ".txt"):
-        X, y = read_svmlight(path)
+        X, y = read_svmlight(path, sparse=sparse)
         return X, y, None
     if path.stat().st_size == 0:
         raise ValueError(f"data file {path} is empty")

@@ -29,8 +29,12 @@ sees the offset :math:`b = \lambda + \rho\sigma` (curvature :math:`\|x_i\|^2 + \
 every pass :math:`\lambda \leftarrow \lambda + \rho\sigma`. In the primal this is the proximal
 point method on the offset (Rockafellar 1976): each pass works on the SVM with
 :math:`\frac{1}{2\rho}(b - \lambda)^2` added, whose minimiser moves :math:`\lambda` to the
-optimal :math:`b`. The iterates are in the box but not balanced until the end, which costs
-nothing: the bound is taken at the balanced :math:`\alpha` (below).
+optimal :math:`b`. At each exact evaluation (below) the multiplier restarts where the passes'
+offset :math:`\lambda + \rho\sigma` is the best offset for the current :math:`w`: the
+multiplier alone moves by :math:`\rho\sigma` per pass, far too slowly when the optimal offset
+is far from it and :math:`\sigma` is small (a small C: every :math:`\alpha_i \le C s_i`; on
+such data it stalled at a gap of 3e-3). The iterates are in the box but not balanced until the
+end, which costs nothing: the bound is taken at the balanced :math:`\alpha` (below).
 
 Nothing is trusted but the exact duality gap. When the active rows' projected gradients agree
 to ``pg_tol`` (every row visited again first), one exact evaluation recomputes
@@ -158,6 +162,7 @@ class _Best:
     """The best primal point ``(w, b, P)`` and the best dual point ``(alpha, D)`` met so far."""
 
     def __init__(self):
+        self.offset = 0.0  # the best offset of the last w evaluated
         self.w, self.b, self.primal = None, 0.0, math.inf
         self.alpha, self.dual = None, -math.inf
 
@@ -167,7 +172,7 @@ class _Best:
         they are the best so far."""
         w = X.T @ (alpha * y)
         margin = y * (X @ w)
-        b = best_offset(margin, y, u)
+        b = self.offset = best_offset(margin, y, u)
         primal = 0.5 * float(w @ w) + float(u @ np.maximum(0.0, 1.0 - margin - y * b))
         if primal < self.primal:
             self.w, self.b, self.primal = w.copy(), b, primal
@@ -267,6 +272,7 @@ def dcd(X, y, u, *, tol: float = 1e-6, max_iter: int | None = None,
                     if gap <= tol:
                         status = "optimal"
                         break
+                    lam = best.offset - rho * sigma  # the passes' offset: the best for this w
                     history.append(gap)
                     if (pg_tol <= STALL_PG and len(history) > STALL_CHECKS
                             and gap > 0.9 * history[-1 - STALL_CHECKS]):
