@@ -55,9 +55,9 @@ import math
 import time
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from aidopt.numerics._dcd_pass import one_pass
 from aidopt.numerics.fm import FMResult, balanced, best_offset
 
 __all__ = ["DCDResult", "dcd", "MAX_PASSES", "RHO"]
@@ -85,77 +85,13 @@ class DCDResult(FMResult):
     work: float = 0.0
 
 
-@numba.njit(cache=True)
-def _seed(seed):  # pragma: no cover - compiled
-    np.random.seed(seed)  # noqa: NPY002 - numba's own generator state inside compiled code
-
-
-@numba.njit(cache=True, inline="always")
-def _dot(indptr, indices, data, w, i):  # pragma: no cover - compiled
-    """``x_i w`` over the stored entries of row ``i``."""
-    s = 0.0
-    for p in range(indptr[i], indptr[i + 1]):
-        s += data[p] * w[indices[p]]
-    return s
-
-
-@numba.njit(cache=True)
-def _pass(indptr, indices, data, y, u, sq, alpha, w, active, n_active, lam, rho, sigma,
-          shrink, pg_hi, pg_lo):  # pragma: no cover - compiled
-    """One pass of coordinate steps over ``active[:n_active]``, in a fresh random order.
-
-    Row ``i``: gradient ``G = y_i (x_i w + lam + rho sigma) - 1``, projected gradient ``PG``
-    (``G`` when ``0 < alpha_i < u_i``; ``min(G, 0)`` at 0, ``max(G, 0)`` at ``u_i``), step
-    ``alpha_i <- clip(alpha_i - G / (||x_i||^2 + rho), 0, u_i)``, then ``w += d y_i x_i`` and
-    ``sigma += d y_i`` for the change ``d``. With ``shrink``, a row at 0 with ``G > pg_hi`` or at
-    ``u_i`` with ``G < pg_lo`` (the extremes of the last pass) is swapped behind
-    ``active[:n_active]``. Returns ``(n_active, max PG, min PG, sigma)``.
-    """
-    for k in range(n_active - 1, 0, -1):
-        r = np.random.randint(0, k + 1)  # noqa: NPY002 - numba's generator (seeded by _seed)
-        active[k], active[r] = active[r], active[k]
-    hi = -np.inf
-    lo = np.inf
-    k = 0
-    while k < n_active:
-        i = active[k]
-        G = y[i] * (_dot(indptr, indices, data, w, i) + lam + rho * sigma) - 1.0
-        a = alpha[i]
-        pg = G
-        if a <= 0.0:
-            if shrink and G > pg_hi:
-                n_active -= 1
-                active[k] = active[n_active]
-                active[n_active] = i
-                continue
-            if G > 0.0:
-                pg = 0.0
-        elif a >= u[i]:
-            if shrink and G < pg_lo:
-                n_active -= 1
-                active[k] = active[n_active]
-                active[n_active] = i
-                continue
-            if G < 0.0:
-                pg = 0.0
-        if pg > hi:
-            hi = pg
-        if pg < lo:
-            lo = pg
-        if pg != 0.0:
-            new = a - G / (sq[i] + rho)
-            if new < 0.0:
-                new = 0.0
-            elif new > u[i]:
-                new = u[i]
-            d = (new - a) * y[i]
-            if d != 0.0:
-                alpha[i] = new
-                sigma += d
-                for p in range(indptr[i], indptr[i + 1]):
-                    w[indices[p]] += d * data[p]
-        k += 1
-    return n_active, hi, lo, sigma
+def _pass(indptr, indices, data, y, u, sq, alpha, w, active, n_active, lam, rho, sigma, shrink,
+          pg_hi, pg_lo, rng):
+    """One pass of coordinate steps over ``active[:n_active]`` in a fresh random order
+    (:func:`aidopt.numerics._dcd_pass.one_pass`): ``(n_active, max PG, min PG, sigma)``."""
+    rng.shuffle(active[:n_active])
+    return one_pass(indptr, indices, data, y, u, sq, alpha, w, active, n_active, lam, rho, sigma,
+                    shrink, pg_hi, pg_lo)
 
 
 class _Best:
@@ -232,8 +168,9 @@ def dcd(X, y, u, *, tol: float = 1e-6, max_iter: int | None = None,
         raise ValueError("dcd: y in {-1, +1} and u > 0 need one entry per row")
     if np.all(y > 0) or np.all(y < 0):
         raise ValueError("dcd: both classes are needed")
-    indptr = np.asarray(X.indptr, dtype=np.int64)
-    indices, data = X.indices, np.asarray(X.data, dtype=float)
+    indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
+    indices = X.indices if X.indices.dtype in (np.int32, np.int64) else X.indices.astype(np.int64)
+    indices, data = np.ascontiguousarray(indices), np.ascontiguousarray(X.data, dtype=float)
     sq = np.bincount(np.repeat(np.arange(n), np.diff(indptr)), weights=data * data, minlength=n)
     if rho is None:
         mean = float(sq.mean())
@@ -248,13 +185,13 @@ def dcd(X, y, u, *, tol: float = 1e-6, max_iter: int | None = None,
     work = 0.0
     status = "iteration_limit"
     history: list[float] = []
-    _seed(int(seed))
+    rng = np.random.default_rng(seed)
     try:
         while passes < max_passes:
             visited = n_active
             n_active, hi, lo, sigma = _pass(indptr, indices, data, y, u, sq, alpha, w, active,
                                             n_active, lam, rho, sigma, bool(shrinking), pg_hi,
-                                            pg_lo)
+                                            pg_lo, rng)
             passes += 1
             work += visited / n
             lam += rho * sigma

@@ -14,7 +14,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = ["aidopt.models.lad", "aidopt.decomposition.aid", "aidopt.decomposition.plugins.lad",
            "aidopt.instances", "aidopt.solvers", "aidopt.cli",
-           "aidopt.numerics._smo_pairs", "aidopt.decomposition.plugins._kernel_loops"]  # the last two compiled
+           "aidopt.numerics._smo_pairs", "aidopt.numerics._dcd_pass",
+           "aidopt.decomposition.plugins._kernel_loops"]  # the last three compiled
 
 
 @pytest.mark.slow
@@ -72,9 +73,10 @@ def test_a_wheel_builds_from_the_sdist_with_the_compiled_modules(tmp_path):
     assert sdist.name == f"aidopt-{__version__}.tar.gz"  # pyproject.toml reads aidopt/_version.py
     with tarfile.open(sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
-    assert {"aidopt/numerics/_smo_pairs.pyx", "decomposition/plugins/_kernel_loops.pyx", "setup.py",
-            "CHANGELOG.md"} <= names
-    assert not {"aidopt/numerics/_smo_pairs.c", "decomposition/plugins/_kernel_loops.c"} & names
+    assert {"aidopt/numerics/_smo_pairs.pyx", "aidopt/numerics/_dcd_pass.pyx",
+            "decomposition/plugins/_kernel_loops.pyx", "setup.py", "CHANGELOG.md"} <= names
+    assert not {"aidopt/numerics/_smo_pairs.c", "aidopt/numerics/_dcd_pass.c",
+                "decomposition/plugins/_kernel_loops.c"} & names
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
          "-w", str(tmp_path / "dist"), str(sdist)], capture_output=True, text=True,
@@ -82,5 +84,6 @@ def test_a_wheel_builds_from_the_sdist_with_the_compiled_modules(tmp_path):
     assert proc.returncode == 0, proc.stderr
     wheel = next((tmp_path / "dist").glob("aidopt-*.whl"))
     built = zipfile.ZipFile(wheel).namelist()
-    for stem in ("aidopt/numerics/_smo_pairs.", "aidopt/decomposition/plugins/_kernel_loops."):
+    for stem in ("aidopt/numerics/_smo_pairs.", "aidopt/numerics/_dcd_pass.",
+                 "aidopt/decomposition/plugins/_kernel_loops."):
         assert any(n.startswith(stem) and n.endswith((".so", ".pyd")) for n in built), stem
