@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from aidopt.api import _front
+from aidopt.api import _front, _shape
 from aidopt.api._params import COEF0, DEGREE, GAMMA, Family, Param
 from aidopt.api.estimator import WEIGHTED_FIT_DOC, _BaseEstimator, _BinaryClassifierMixin
 from aidopt.api.lpc import LPC
@@ -111,8 +111,11 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
 
     Parameters
     ----------
-    X : array-like of shape (n, m), dask array, ChunkedMatrix or path
-        Out of core with ``engine="dask"`` as in :func:`solve_lad`.
+    X : array-like or scipy sparse matrix of shape (n, m), dask array, ChunkedMatrix or path
+        Out of core with ``engine="dask"`` as in :func:`solve_lad`. A scipy sparse X (CSR, CSC,
+        COO, ...) is validated and converted to CSR once, never densified, when the linear
+        2-norm SVM runs dual coordinate descent; every other path (other norms, kernels, AID,
+        ``bias="regularized"``, ``method="sor"`` / ``"lpc"``) densifies it, as before.
     y : array-like of shape (n,) or str
         Two classes (any two labels; the sorted first is -1, as in scikit-learn). A str names
         the labels in X's store.
@@ -120,6 +123,13 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     solver : str, optional
         Default :func:`default_svm_solver`: "smo" for kernels (:mod:`aidopt.numerics.smo`), "fm"
         (aidopt's interior point, :mod:`aidopt.numerics.fm`) for linear 2-norm QPs, "highs" for LPs.
+        The linear 2-norm SVM (``bias="free"``) is first dispatched by the data's shape
+        (:func:`aidopt.api._shape.linear_method`, logged and noted in ``result.message``): AID
+        with "fm" on tall, narrow, dense X; "dcd" (dual coordinate descent on the full data's
+        sparse rows, :mod:`aidopt.numerics.dcd`; ``aid`` has no effect) on sparse or wide X.
+        ``solver="dcd"`` chooses it whatever the shape (``solver_options``: ``tol``, the gap of
+        its own stop, and ``max_iter``, passes over the rows; ``time_limit`` is checked between
+        passes).
         r0 defaults to max(1.1 m / n, 0.0001). The other common options are listed below.
 
     Returns
@@ -178,7 +188,11 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
         result = _front.run_rows(ModifiedSVMProblem(C=p.C), data, config)
         return _front.decorate(result, data)
     config = RunConfig.from_kwargs(options, caller="solve_svm", solver=default_svm_solver(p.norm, p.kernel))
-    data = as_classification_data(X, y, sample_weight, engine=engine)
+    by_shape = p.norm == "l2" and p.kernel in (None, "linear") and engine == "numpy"
+    data = as_classification_data(X, y, sample_weight, engine=engine, sparse=by_shape)
+    note = ""
+    if by_shape:  # AID, or dual coordinate descent on sparse or wide X (docs/svm.md)
+        data, config, note = _shape.prepare(data, options, config)
     if p.kernel is None or p.kernel == "linear":
         if p.cache_size is not None:
             raise ValueError("cache_size is for kernel AID (kernel='rbf', 'poly' or a callable): "
@@ -191,7 +205,10 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
             raise ValueError(f"kernel AID solves the 2-norm SVM dual; norm={p.norm!r} is not supported")
         problem = KernelSVMProblem(C=p.C, kernel=p.kernel, gamma=p.gamma, degree=p.degree, coef0=p.coef0,
                                    cache_size=p.cache_size)
-    return _front.decorate(_front.run_rows(problem, data, config), data)
+    result = _front.decorate(_front.run_rows(problem, data, config), data)
+    if note:
+        result.message = f"{result.message}; {note}" if result.message else note
+    return result
 
 
 class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):

@@ -156,9 +156,10 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
                         "must be able to read --data")
 
 
-def _load(args):
-    """``(X, y)`` for the solve: the table in memory, or with ``--engine dask`` the store's path
-    and y (its name in the store, or an array)."""
+def _load(args, *, sparse: bool = False):
+    """``(X, y)`` for the solve: the table in memory (an svmlight file's X as a scipy CSR matrix
+    with ``sparse``), or with ``--engine dask`` the store's path and y (its name in the store, or
+    an array)."""
     from aidopt.data.validate import load_table, store_inputs
 
     if args.scheduler is not None and args.engine != "dask":
@@ -167,7 +168,7 @@ def _load(args):
         if getattr(args, "bootstrap", None):
             raise ValueError("--bootstrap refits in memory: use it with --engine numpy")
         return store_inputs(args.data, args.target)
-    X, y, _ = load_table(args.data, target=args.target)
+    X, y, _ = load_table(args.data, target=args.target, sparse=sparse)
     return X, y
 
 

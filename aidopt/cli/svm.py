@@ -20,7 +20,7 @@ from aidopt.cli.common import (
 def cmd_svm(args) -> int:
     from aidopt.api.svm import SVM, solve_svm
 
-    X, y = _load(args)
+    X, y = _load(args, sparse=True)  # an svmlight file stays sparse (the door densifies if needed)
     kwargs = SVM.cli_kwargs(args)
     accuracy = None
     with _dask_client(args):
@@ -28,7 +28,7 @@ def cmd_svm(args) -> int:
         if result.solution.get("w") is not None and result.solution.get("b") is not None:
             from aidopt.data.validate import as_classification_data
 
-            data = as_classification_data(X, y, engine=args.engine)
+            data = as_classification_data(X, y, engine=args.engine, sparse=True)
             f = data.X @ np.asarray(result.solution["w"]) + float(result.solution["b"])
             share = float(np.mean(np.where(f > 0, 1.0, -1.0) == data.y))
             accuracy = (f"training accuracy {100 * share:.2f} % (classes {data.classes.tolist()}, "

@@ -255,6 +255,12 @@ NATIVE_METHODS: dict[str, SolverSpec] = {
         notes="2-norm linear SVM (default) and kernel SVM: Ferris-Munson interior point with "
               "dense normal equations (aidopt.numerics.fm)",
         backend="native"),
+    "dcd": SolverSpec(
+        name="dcd", pyomo_name="", classes=frozenset({ProblemClass.QP}), duals=True,
+        extra="", module="aidopt.numerics.dcd",
+        notes="linear 2-norm SVM on sparse or wide data (chosen by shape): dual coordinate "
+              "descent on the full data, CSR rows (aidopt.numerics.dcd)",
+        backend="native"),
     "smo": SolverSpec(
         name="smo", pyomo_name="", classes=frozenset({ProblemClass.QP}), duals=True,
         extra="", module="aidopt.numerics.smo",
@@ -415,7 +421,7 @@ def solver_table(*, native: bool = False) -> list[dict[str, Any]]:
     Parameters
     ----------
     native : bool, default False
-        Also list :data:`NATIVE_METHODS` (``fn``, ``fm``, ``smo``, ``sor``, ``libsvm``,
+        Also list :data:`NATIVE_METHODS` (``fn``, ``fm``, ``dcd``, ``smo``, ``sor``, ``libsvm``,
         ``benders``: named as ``solver=``, run without a Pyomo model), after the solvers; their
         ``notes`` start with what they solve.
 

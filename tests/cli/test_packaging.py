@@ -15,8 +15,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = ["aidopt.models.lad", "aidopt.decomposition.aid", "aidopt.decomposition.plugins.lad",
            "aidopt.instances", "aidopt.solvers", "aidopt.cli",
-           "aidopt.numerics._smo_pairs", "aidopt.decomposition.plugins._kernel_loops"]  # the last two compiled
-#: the builds compile the two Cython modules unoptimized and without debug info (a build from the
+           "aidopt.numerics._smo_pairs", "aidopt.numerics._dcd_pass",
+           "aidopt.decomposition.plugins._kernel_loops"]  # the last three compiled
+#: the builds compile the Cython modules unoptimized and without debug info (a build from the
 #: sdist: 5 s of CPU instead of 15 s here): the tests check what the wheel holds and that it
 #: imports, not how fast the compiled code runs
 BUILD_ENV = {**os.environ, "CFLAGS": (os.environ.get("CFLAGS", "") + " -O0 -g0").strip()}
@@ -81,9 +82,10 @@ def test_a_wheel_builds_from_the_sdist_with_the_compiled_modules(tmp_path):
     assert sdist.name == f"aidopt-{__version__}.tar.gz"  # pyproject.toml reads aidopt/_version.py
     with tarfile.open(sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
-    assert {"aidopt/numerics/_smo_pairs.pyx", "decomposition/plugins/_kernel_loops.pyx", "setup.py",
-            "CHANGELOG.md"} <= names
-    assert not {"aidopt/numerics/_smo_pairs.c", "decomposition/plugins/_kernel_loops.c"} & names
+    assert {"aidopt/numerics/_smo_pairs.pyx", "aidopt/numerics/_dcd_pass.pyx",
+            "decomposition/plugins/_kernel_loops.pyx", "setup.py", "CHANGELOG.md"} <= names
+    assert not {"aidopt/numerics/_smo_pairs.c", "aidopt/numerics/_dcd_pass.c",
+                "decomposition/plugins/_kernel_loops.c"} & names
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
          "-w", str(tmp_path / "dist"), str(sdist)], capture_output=True, text=True, env=BUILD_ENV,
@@ -91,5 +93,6 @@ def test_a_wheel_builds_from_the_sdist_with_the_compiled_modules(tmp_path):
     assert proc.returncode == 0, proc.stderr
     wheel = next((tmp_path / "dist").glob("aidopt-*.whl"))
     built = zipfile.ZipFile(wheel).namelist()
-    for stem in ("aidopt/numerics/_smo_pairs.", "aidopt/decomposition/plugins/_kernel_loops."):
+    for stem in ("aidopt/numerics/_smo_pairs.", "aidopt/numerics/_dcd_pass.",
+                 "aidopt/decomposition/plugins/_kernel_loops."):
         assert any(n.startswith(stem) and n.endswith((".so", ".pyd")) for n in built), stem
