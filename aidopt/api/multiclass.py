@@ -474,20 +474,21 @@ class _MulticlassMixin(_BinaryClassifierMixin):
         if len(self.classes_) == 2:
             return self._decision(X)
         scores = self._scores(X)
-        if self.result_.strategy == "ovr" or self.decision_function_shape == "ovo":
-            return scores
-        return _ovo_votes(scores, len(self.classes_))
+        if self.result_.strategy == "ovo" and self.decision_function_shape == "ovr":
+            return _ovo_votes(scores, len(self.classes_))
+        return scores
 
     def predict(self, X) -> np.ndarray:
         """Class labels: binary, ``classes_[1]`` where the decision function is positive;
         one-vs-rest, the class of the largest value; one-vs-one, the class with the most votes
         (ties broken by the summed pairwise values)."""
-        f = self.decision_function(X)  # checks that the classifier is fitted
-        if len(self.classes_) == 2:
+        if len(getattr(self, "classes_", ())) == 2 or not self.__sklearn_is_fitted__():
+            f = self.decision_function(X)  # checks that the classifier is fitted
             return self.classes_[self._positive(f).astype(int)]
-        if f.shape[1] != len(self.classes_):  # the pairwise values
-            f = _ovo_votes(f, len(self.classes_))
-        return self.classes_[np.argmax(f, axis=1)]
+        scores = self._scores(self._check_X(X, dense=self._dense_input))
+        if self.result_.strategy == "ovo":
+            scores = _ovo_votes(scores, len(self.classes_))
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def _positive(self, f) -> np.ndarray:
         """Where a binary decision value means ``classes_[1]``."""
