@@ -685,6 +685,12 @@ class S2RLSCClassifier(_ClassifierMixin, _BaseEstimator):
 
     Notes
     -----
+    A binary model, with no multi-class form (docs/multiclass.md): the search (or the exact
+    MIQP) chooses one label in {-1, +1} per unlabelled point under one class balance
+    :math:`b_c`, and with no labels it splits the data into two clusters. Separate binary
+    searches would label the unlabelled points independently, with nothing making them agree.
+    Labels other than -1 / +1 / 0 / NaN are refused (``labels must be -1 or +1``).
+
     Not a standard scikit-learn classifier: the labels are -1 / +1 and 0 / NaN marks the
     unlabelled points, at least one of which is required (as :class:`aidopt.S3VMClassifier`).
     scikit-learn's common checks (which fit fully labelled data with arbitrary labels, 0 among

@@ -13,8 +13,9 @@ import numpy as np
 
 from aidopt.api import _front, _shape
 from aidopt.api._params import COEF0, DEGREE, GAMMA, Family, Param
-from aidopt.api.estimator import WEIGHTED_FIT_DOC, _BaseEstimator, _BinaryClassifierMixin
+from aidopt.api.estimator import WEIGHTED_FIT_DOC, _BaseEstimator
 from aidopt.api.lpc import LPC
+from aidopt.api.multiclass import _MulticlassMixin
 from aidopt.data.validate import (
     as_classification_data,
     resolve_engine,
@@ -211,25 +212,40 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     return result
 
 
-class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
+class SVMClassifier(_MulticlassMixin, _BaseEstimator):
     """Soft-margin SVM classifier (2-norm, 1-norm, infinity-norm, RLP, or kernel), certified.
+
+    Two classes are one binary SVM. More classes are binary SVMs, one per class against the
+    rest (``multi_class="ovr"``, the default of the linear SVMs, as LIBLINEAR) or one per pair
+    of classes (``"ovo"``, the default of the kernel SVMs, as LIBSVM), each certified on its
+    own (docs/multiclass.md).
 
     Parameters
     ----------
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-    coef_ : ndarray of shape (1, n_features)
-        Linear SVMs only.
-    intercept_ : ndarray of shape (1,)
+    classes_ : ndarray of shape (k,)
+    coef_ : ndarray of shape (1, n_features) or (n_subproblems, n_features)
+        Linear SVMs only; one row per subproblem (its +1 class against the rest or the pair's
+        second class).
+    intercept_ : ndarray of shape (1,) or (n_subproblems,)
     support_ : ndarray of int
         Rows with a positive lifted dual ``alpha_i > 1e-8 C s_i`` (interior-point solvers return
-        tiny positive values for non-support rows).
-    support_vectors_, dual_coef_ : kernel SVMs: ``f(x) = sum dual_coef_ K(sv, x) + intercept_``.
-    result_ : AIDResult
+        tiny positive values for non-support rows); k classes: in any subproblem.
+    support_vectors_, dual_coef_ : kernel SVMs: ``f(x) = sum dual_coef_ K(sv, x) + intercept_``;
+        k classes: ``dual_coef_`` has one row per subproblem (zero for the support vectors of
+        the others).
+    result_ : AIDResult or MulticlassResult
+        k classes: :class:`aidopt.api.multiclass.MulticlassResult`, one result per subproblem.
+    results_ : list of AIDResult
+        One per subproblem (``[result_]`` for two classes), each with its certificate.
+    certified_ : bool
+        Every subproblem is certified optimal.
+    estimators_ : list of SVMClassifier
+        k classes: the binary classifier of each subproblem (labels -1 / +1).
     n_iter_ : int
-        AID iterations (1 for a direct solve).
+        AID iterations (1 for a direct solve); k classes: the most of any subproblem.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         The column names, when X was a DataFrame with string column names.
@@ -244,6 +260,11 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
     >>> clf = SVMClassifier(C=0.1).fit(X, y)
     >>> clf.result_.certified, clf.score(X, y) > 0.9
     (True, True)
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = SVMClassifier().fit(X, y)
+    >>> clf.coef_.shape, clf.certified_, clf.score(X, y) > 0.9
+    ((3, 4), True, True)
     """
 
     _options_note = ('the solver defaults to "fm" (aidopt.numerics.fm) for the 2-norm QP, "smo" '
@@ -266,8 +287,18 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
     def _linear(self) -> bool:
         return self.kernel is None or (isinstance(self.kernel, str) and self.kernel == "linear")
 
+    @property
+    def _dense_input(self) -> bool:
+        return not self._linear
+
     def fit(self, X, y, sample_weight=None):
-        X, y, result = self._fit_weighted(solve_svm, X, y, sample_weight, "SVM")
+        return self._fit_classes(X, y, sample_weight)
+
+    fit.__doc__ = WEIGHTED_FIT_DOC.format(what="Fit by (certified) AID.")
+
+    def _fit_binary(self, X, y, sample_weight) -> None:
+        """One certified binary SVM on validated two-class data."""
+        result = self._solve_binary(solve_svm, X, y, sample_weight, "SVM")
         sol = result.solution
         alpha = sol["alpha"]
         if alpha is not None:
@@ -284,9 +315,28 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
             self._kernel_spec = (self.kernel, sol["gamma"], self.degree, self.coef0)
             self._restore()
         self._after_fit(X, result, "SVM", n_features=len(sol["feature_names"]))
-        return self
 
-    fit.__doc__ = WEIGHTED_FIT_DOC.format(what="Fit by (certified) AID.")
+    def _combine(self, estimators, rows) -> None:
+        """``coef_`` / ``intercept_`` (:meth:`_MulticlassMixin._combine`), ``support_`` (the
+        rows that are support vectors of any subproblem) and, for kernels,
+        ``support_vectors_`` and a ``dual_coef_`` row per subproblem over them."""
+        super()._combine(estimators, rows)
+        if not all(hasattr(est, "support_") for est in estimators):
+            return
+        own = [est.support_ if r is None else r[est.support_] for est, r in zip(estimators, rows,
+                                                                                 strict=True)]
+        self.support_ = np.unique(np.concatenate(own))
+        if self._linear:
+            return
+        position = {row: i for i, row in enumerate(self.support_.tolist())}
+        self.support_vectors_ = np.empty((self.support_.size, estimators[0].support_vectors_.shape[1]))
+        self.dual_coef_ = np.zeros((len(estimators), self.support_.size))
+        for p, (est, sv) in enumerate(zip(estimators, own, strict=True)):
+            at = np.array([position[row] for row in sv.tolist()], dtype=int)
+            self.support_vectors_[at] = est.support_vectors_
+            self.dual_coef_[p, at] = est.dual_coef_[0]
+        self._kernel_spec = estimators[0]._kernel_spec
+        self._restore()
 
     def _restore(self) -> None:
         """The kernel function of the fit (a local function: not pickled)."""
@@ -295,17 +345,18 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
 
             self._kfun = svc_kernel(*self._kernel_spec)
 
-    def decision_function(self, X) -> np.ndarray:
-        """Signed score ``w x + b`` (or ``sum_i alpha_i y_i K(x_i, x) + b``); > 0 means ``classes_[1]``."""
-        X = self._check_X(X, dense=not self._linear)
+    def _decision(self, X) -> np.ndarray:
+        """The binary decision values on validated X."""
         if self._linear:
             return X @ self.coef_[0] + self.intercept_[0]
         return self._kfun(X, self.support_vectors_) @ self.dual_coef_[0] + self.intercept_[0]
 
-    def predict(self, X) -> np.ndarray:
-        """Class labels (``classes_[1]`` where the decision function is > 0)."""
-        f = self.decision_function(X)  # checks that the classifier is fitted
-        return self.classes_[(f > 0).astype(int)]
+    def _scores(self, X) -> np.ndarray:
+        """The subproblems' decision values; a kernel is evaluated once on the support vectors
+        of all subproblems."""
+        if self._linear:
+            return super()._scores(X)
+        return self._kfun(X, self.support_vectors_) @ self.dual_coef_.T + self.intercept_
 
 
 # ----------------------------------------------------------------------------------------------
