@@ -551,7 +551,7 @@ def graph_costs(graph, customers=None, sites=None, *, weight: str = "weight", me
 
     ``method="scipy"`` (default) runs :func:`scipy.sparse.csgraph.shortest_path` (Dijkstra from
     each customer) on the graph's sparse adjacency matrix; ``"networkx"`` runs networkx's own
-    Dijkstra (same numbers, slower: docs/benchmarks_facility.md). An edge without ``weight`` costs
+    Dijkstra (same numbers, slower: docs/benchmarks/facility.md). An edge without ``weight`` costs
     1; a negative weight is an error; a customer that cannot reach some site is an error (the
     graph is disconnected there). :class:`GraphCosts` computes the same costs when needed
     instead of as a matrix.
