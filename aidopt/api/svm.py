@@ -206,6 +206,9 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
             raise ValueError(f"kernel AID solves the 2-norm SVM dual; norm={p.norm!r} is not supported")
         problem = KernelSVMProblem(C=p.C, kernel=p.kernel, gamma=p.gamma, degree=p.degree, coef0=p.coef0,
                                    cache_size=p.cache_size)
+        # gamma="scale" over every row, as documented (and as scikit-learn's SVC): the run below
+        # leaves rows of zero sample weight out of the model
+        problem.gamma = problem.resolved_gamma(data)
     result = _front.decorate(_front.run_rows(problem, data, config), data)
     if note:
         result.message = f"{result.message}; {note}" if result.message else note
