@@ -582,7 +582,9 @@ def test_real_ctrl_c_during_a_highs_solve_returns_the_best_so_far():
 def test_real_ctrl_c_stops_a_highs_solve_promptly():
     res, after_signal = _sigint_during_second_solve(0.2, 1.5)
     assert res.termination is Termination.INTERRUPTED
-    assert after_signal < 0.5, f"the run ended {after_signal:.2f} s after Ctrl-C"
+    # the solve's own limit would end it 1.3 s after the signal; under pytest-xdist's second
+    # worker (and a loaded machine) the prompt stop measured 0.55 s
+    assert after_signal < 1.0, f"the run ended {after_signal:.2f} s after Ctrl-C"
 
 
 def _lad_file(tmp_path):
