@@ -198,7 +198,7 @@ def _run_interruptible(h, deadline: float | None = None, abandon: bool = False):
     :class:`_Abandoned` when the solve was abandoned."""
     h.HandleUserInterrupt = True
     start = time.perf_counter()
-    h.startSolve()
+    _start_when_free(h, deadline, start)
     cancelled = by_user = False
     cancelled_at = None
     while True:
@@ -221,13 +221,55 @@ def _run_interruptible(h, deadline: float | None = None, abandon: bool = False):
             raise _Abandoned(cancelled and not by_user)
 
 
-class _Abandoned(Exception):
-    """A cancelled one-shot solve that had not stopped :data:`CANCEL_GRACE` seconds later;
-    ``late``: the deadline, not Ctrl-C, cancelled it."""
+#: one thread at a time checks that no HiGHS solve runs and starts one (:func:`_start_when_free`)
+_STARTING = threading.Lock()
 
-    def __init__(self, late: bool):
+
+def _start_when_free(h, deadline: float | None, start: float) -> None:
+    """``h.startSolve()`` once no other HiGHS solve runs in this process.
+
+    highspy runs one solve at a time per process (its "solver running" lock belongs to the
+    ``Highs`` class) and refuses to start a second: a solve abandoned at its deadline and still
+    running would make every later solve fail. Wait for it instead, polling, until ``deadline``
+    seconds (+ 1, as for the solve itself) after ``start``; then raise :class:`_Abandoned` (late),
+    or (not late) on Ctrl-C. HiGHS's global thread scheduler is not safe for solves in two threads
+    at once either, so the wait is also what keeps them apart."""
+    while True:
+        with _STARTING:
+            if not h.is_solver_running():
+                h.startSolve()
+                return
+        why = "waiting for another HiGHS solve of this process to end"
+        try:
+            if deadline is not None and time.perf_counter() - start > deadline + 1.0:
+                raise _Abandoned(True, f"time limit reached {why}: returned without a solution")
+            time.sleep(0.02)
+        except KeyboardInterrupt:
+            raise _Abandoned(False, f"interrupted {why}: returned without a solution") from None
+
+
+def wait_until_free(h, seconds: float | None = None) -> bool:
+    """Wait (at most ``seconds``) until no HiGHS solve runs in this process, for code that calls
+    ``h.run()`` itself (:func:`_start_when_free`); whether none runs."""
+    end = None if seconds is None else time.perf_counter() + seconds
+    while h.is_solver_running():
+        if end is not None and time.perf_counter() > end:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+class _Abandoned(Exception):
+    """A cancelled one-shot solve that had not stopped :data:`CANCEL_GRACE` seconds later, or a
+    solve that never started (:func:`_start_when_free`); ``late``: the deadline, not Ctrl-C,
+    stopped it."""
+
+    def __init__(self, late: bool, message: str | None = None):
         super().__init__()
         self.late = late
+        self.message = message or (
+            f"HiGHS had not stopped {CANCEL_GRACE:g} s after it was cancelled "
+            f"({'at its deadline' if late else 'Ctrl-C'}): returned without a solution")
 
 
 def _hold_until_done(h) -> None:
@@ -280,9 +322,7 @@ def run(h, columns, rows, *, need_duals: bool, is_mip: bool, t0: float, read_sec
     except _Abandoned as stop:
         return SolveOutcome(
             SolveStatus.TIME_LIMIT if stop.late else SolveStatus.INTERRUPTED, None, None, False,
-            solver, highs_version(), time.perf_counter() - t0,
-            f"HiGHS had not stopped {CANCEL_GRACE:g} s after it was cancelled "
-            f"({'at its deadline' if stop.late else 'Ctrl-C'}): returned without a solution",
+            solver, highs_version(), time.perf_counter() - t0, stop.message,
             extra={"read_seconds": read_seconds, **(extra or {})})
     message = h.modelStatusToString(model_status)
     sol = h.getSolution()

@@ -503,9 +503,14 @@ class MasterLP:
         """
         import highspy
 
+        from aidopt.solvers.highs import wait_until_free
+
         h = self.highs
+        t = time.perf_counter()
+        if not wait_until_free(h, time_limit):  # a solve abandoned earlier still runs
+            return "time_limit"
         if time_limit is not None:
-            h.setOptionValue("time_limit", float(time_limit))
+            h.setOptionValue("time_limit", max(0.0, float(time_limit) - (time.perf_counter() - t)))
         h.run()
         status = h.getModelStatus()
         if status != highspy.HighsModelStatus.kOptimal:

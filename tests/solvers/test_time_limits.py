@@ -237,6 +237,9 @@ class _DeafHighs:
     def __init__(self, deaf):
         self.deaf, self.cancelled_at, self.waits_after = deaf, None, 0
 
+    def is_solver_running(self):  # no other solve of the process runs
+        return False
+
     def startSolve(self):
         pass
 
