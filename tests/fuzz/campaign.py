@@ -777,6 +777,7 @@ def facility_parts_case(rng, rec):
         logger.setLevel(level)
     del D
     rec["by_parts_ran"] = any("re-optimization by parts" in msg for msg in seen)
+    rec["log"] = [msg[:200] for msg in seen[:40]]  # the plug-in's own record of its phases
     rec["termination"] = termination_of(r)
     wd = np.bincount(copy_of, minlength=distinct).astype(float)
     upper, lower, _ = ref.facility_mip(Dd, None, wd, p, time_limit=1800.0)

@@ -211,8 +211,17 @@ def modified_svm_reference(A, d, s, C):
     Acon = sp.vstack([-sp.eye(n), sp.eye(n)])
     b = np.concatenate([np.zeros(n), C * s])
     u, status = clarabel_qp(G, -np.ones(n), Acon, b, [clarabel.NonnegativeConeT(2 * n)])
-    if not _ok(status):
-        return math.nan, math.nan
+    if not _ok(status):  # a second reference: the primal (1.35) in (w, gamma, xi) by Clarabel
+        m = A.shape[1]
+        P = sp.diags(np.concatenate([np.ones(m + 1), np.zeros(n)]))
+        q = np.concatenate([np.zeros(m + 1), C * s])
+        rows = sp.vstack([sp.hstack([sp.csr_matrix(-d[:, None] * A), sp.csr_matrix(d[:, None]), -sp.eye(n)]),
+                          sp.hstack([sp.csr_matrix((n, m + 1)), -sp.eye(n)])])
+        x, status = clarabel_qp(P, q, rows, np.concatenate([-np.ones(n), np.zeros(n)]),
+                                [clarabel.NonnegativeConeT(2 * n)])
+        if not _ok(status):
+            return math.nan, math.nan
+        return modified_svm_value(A, d, s, C, x[:m], float(x[m])), -math.inf
     u = np.clip(u, 0.0, C * s)
     w = A.T @ (d * u)
     gamma = -float(d @ u)
