@@ -1,3 +1,4 @@
-"""The package version (one definition; read by the run log and results)."""
+"""The package version: its one definition (pyproject.toml reads it; ``aidopt --version``, the
+run log and results print it)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -261,7 +261,8 @@ class AIDResult(RunResult):
             "objective": self.objective,
             "lower_bound": self.lower_bound,
             "gap": self.gap,
-            "solution": {k: np.asarray(v).tolist() for k, v in self.solution.items()},
+            "solution": {k: np.asarray(v).tolist() for k, v in self.solution.items()
+                         if not callable(v)},  # a function (GSVM's kernel) is no data
             "certificate": None if self.certificate is None else {
                 k: v for k, v in asdict(self.certificate).items() if k != "dual_values"},
             "history": [asdict(r) for r in self.history],
@@ -341,7 +342,7 @@ class AIDResult(RunResult):
         lines = ["coefficients:", head]
         for i in order:
             name, value = rows[i]
-            line = f"  {name:<{width}} {value:>14.6g}"
+            line = f"  {name:<{width}} {value + 0.0:>14.6g}"  # + 0.0: -0.0 printed as 0
             if se is not None:
                 line += f" {se[i]:>12.4g}"
             lines.append(line)

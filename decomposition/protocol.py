@@ -36,7 +36,11 @@ A partition is over an abstract index set that the plug-in names with :attr:`AID
 from __future__ import annotations
 
 import enum
+import inspect
 import math
+import threading
+import warnings
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,8 +51,8 @@ from aidopt.decomposition.partition import Partition
 from aidopt.results import Certificate, Termination
 from aidopt.solvers import ProblemClass, SolveOutcome, SolverError, TimeLimitReached
 
-__all__ = ["AIDProblem", "Iterate", "Lifted", "OPEN_FALLBACKS", "Split", "Stop", "SolveFn",
-           "solve_own"]
+__all__ = ["AIDProblem", "GROWN_HOOKS", "Iterate", "Lifted", "OPEN_FALLBACKS", "Split", "Stop",
+           "SolveFn", "call_hook", "earlier_signature", "solve_own"]
 
 #: the solvers :meth:`AIDProblem.fallbacks` draws on by default: open source, in the core install
 OPEN_FALLBACKS = ("highs", "clarabel", "scip")
@@ -154,6 +158,9 @@ class AIDProblem:
     table_info : tuple of str
         Keys of ``Lifted.info`` the iteration table shows, one integer column each (e.g.
         the working-set size of a column generation); every :meth:`lift` must set them.
+    method_name : str or None
+        What the run's header calls the method when the plug-in's AID run is something else
+        (e.g. a branch and cut on the trivial partition); ``None``: "AID, r0=..., |K_0| ...".
     """
 
     name: str = "problem"
@@ -163,6 +170,7 @@ class AIDProblem:
     per_element_keys: tuple[str, ...] = ()
     native_methods: tuple[str, ...] = ()
     table_info: tuple[str, ...] = ()
+    method_name: str | None = None
 
     # ------------------------------------------------------------------ setup
     def configure(self, solver_spec) -> None:
@@ -334,6 +342,80 @@ class AIDProblem:
         return dict(best.lifted.solution)
 
 
+# --------------------------------------------------------------------------- earlier signatures
+#: hooks whose signature grew after the contract was published (docs/plugins.md): hook -> (the
+#: parameter added at the end, the release that deprecated the shorter signature). A plug-in
+#: written to the shorter one is still called right, without that argument, and warned once per
+#: class (:func:`call_hook`). Every other hook has kept its published signature.
+GROWN_HOOKS = {"lower_bound": ("lifted", "0.2.0")}
+
+_EARLIER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # class -> {hook: bool}
+_EARLIER_LOCK = threading.Lock()
+
+
+def earlier_signature(cls: type, hook: str) -> bool:
+    """Whether ``cls`` implements ``hook`` (one of :data:`GROWN_HOOKS`) with its signature of
+    before the last parameter was added: it cannot take every argument the driver passes, but it
+    takes all of them but the last.
+
+    The signature is inspected once per class and hook, and the answer cached; the first time an
+    earlier signature is found, a ``DeprecationWarning`` names the class and what to change
+    (attributed to the plug-in's own ``def`` line, so that Python's default filters show it when
+    the plug-in is defined in a script).
+    """
+    with _EARLIER_LOCK:
+        known = _EARLIER.setdefault(cls, {})
+        if hook in known:
+            return known[hook]
+        known[hook] = earlier = _takes_all_but_last(cls, hook)
+    if earlier:
+        _warn_earlier(cls, hook)
+    return earlier
+
+
+def call_hook(problem: AIDProblem, hook: str, *args):
+    """``problem.<hook>(*args)``, without the last argument when the plug-in's class implements
+    the hook's earlier signature (:func:`earlier_signature`, :data:`GROWN_HOOKS`)."""
+    if hook in GROWN_HOOKS and earlier_signature(problem.__class__, hook):
+        args = args[:-1]
+    return getattr(problem, hook)(*args)
+
+
+def _takes_all_but_last(cls: type, hook: str) -> bool:
+    wanted = len(inspect.signature(getattr(AIDProblem, hook)).parameters) - 1  # without self
+    try:
+        signature = inspect.signature(getattr(cls, hook))
+    except (TypeError, ValueError):  # not introspectable: call it as the contract says
+        return False
+    owner = () if isinstance(inspect.getattr_static(cls, hook), staticmethod | classmethod) else (None,)
+
+    def binds(count: int) -> bool:
+        try:
+            signature.bind(*owner, *[None] * count)
+        except TypeError:
+            return False
+        return True
+
+    return not binds(wanted) and binds(wanted - 1)
+
+
+def _warn_earlier(cls: type, hook: str) -> None:
+    added, since = GROWN_HOOKS[hook]
+    names = list(inspect.signature(getattr(AIDProblem, hook)).parameters)
+    earlier = ", ".join(names[:-1])
+    text = (f"{cls.__module__}.{cls.__qualname__}.{hook}({earlier}) is the earlier signature of "
+            f"this hook: the driver now also passes `{added}`. Add a `{added}=None` parameter: "
+            f"def {hook}({earlier}, {added}=None). The earlier signature is deprecated since aidopt "
+            f"{since} and still called without `{added}`; it may stop working in the next minor "
+            "release at the earliest (docs/plugins.md, 'Deprecation policy').")
+    code = getattr(inspect.unwrap(getattr(cls, hook)), "__code__", None)
+    if code is None:
+        warnings.warn(text, DeprecationWarning, stacklevel=3)
+    else:
+        warnings.warn_explicit(text, DeprecationWarning, code.co_filename, code.co_firstlineno,
+                               module=cls.__module__)
+
+
 def solve_own(solve: SolveFn, model, what: str, **kwargs) -> SolveOutcome:
     """A plug-in's own solve (initial sample, certificate) through the run's ``solve``: the
     outcome when optimal; :class:`~aidopt.solvers.TimeLimitReached` at the time limit, and
@@ -354,6 +436,18 @@ def solve_own(solve: SolveFn, model, what: str, **kwargs) -> SolveOutcome:
 #: certified near-zero optimum is within tol * 1e-6 (1e-12 at tol 1e-6) of the zero solution's
 #: objective: still a proof far below any data's resolution.
 GAP_FLOOR = 1e-6
+
+
+def relative_difference(a: float, b: float, floor: float = 1.0) -> float:
+    """``|a - b| / max(floor, |a|, |b|)``: how far two values of one objective disagree, on the
+    scale of the relative gap (``floor`` as in :func:`relative_gap`, so that it is as
+    scale-invariant as the plug-in's gap). ``0`` for equal values (infinities included), ``inf``
+    when only one is finite or either is NaN."""
+    if a == b:
+        return 0.0
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return math.inf
+    return abs(a - b) / max(floor, abs(a), abs(b))
 
 
 def relative_gap(upper: float, lower: float | None, floor: float = 1.0) -> float:

@@ -23,8 +23,10 @@ Nothing here knows a problem by name. Pyomo's gdpopt ``_GDPoptAlgorithm`` is the
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import difflib
+import functools
 import gc
 import inspect
 import logging
@@ -98,7 +100,11 @@ class RunConfig:
                                     ".mps, numbered in solve order (NNN_<model name>; an initial "
                                     "sample or LP-phase solve counts).", flag="--write-models")
     log: bool = _opt(True, "Print the iteration table and the termination block.", flag="--quiet",
-                     flag_help="Print neither the iteration table nor the termination block.")
+                     flag_help="Print the result only: one line 'result: <termination>, "
+                               "objective, relative gap, certificate, time' and the fitted model "
+                               "(coefficients, open sites, selected features, accuracy); no banner, "
+                               "iteration table, termination or certificate block, progress or "
+                               "file notes. Errors and warnings still go to stderr.")
     solver_options: dict = _opt(None, "Options passed through untouched to the solver "
                                 "(CLI: --option KEY=VALUE, repeatable).", flag="--option",
                                 default_factory=dict)
@@ -366,6 +372,32 @@ def release(model) -> None:
         model.del_component(component)
 
 
+# --------------------------------------------------------------------------- the call's clock
+
+#: when the current public call started (:func:`clocked`), in a box the first run takes
+_CALL_START: contextvars.ContextVar[list | None] = contextvars.ContextVar(
+    "aidopt_call_start", default=None)
+
+
+def clocked(func):
+    """Decorator for a ``solve_*`` door: the first :class:`Run` it starts counts its
+    ``time_limit`` from the call, so that checking and copying the input (seconds on a
+    10^6 x 100 X) is inside the limit. Runs started after the first (inner runs, which get the
+    time the outer one has left) count from their own start. The copies are made with
+    :func:`small_pages`, as within a run (a copy of 800 MB: 3-4 s instead of 5-7 s here)."""
+
+    @functools.wraps(func)
+    def door(*args, **kwargs):
+        token = _CALL_START.set([time.perf_counter()])
+        try:
+            with small_pages():
+                return func(*args, **kwargs)
+        finally:
+            _CALL_START.reset(token)
+
+    return door
+
+
 # --------------------------------------------------------------------------- the run
 
 
@@ -409,7 +441,16 @@ class Run:
         self.config = config
         self.dimensions = dict(dimensions or {})
         self.mode = mode
-        self.start = time.perf_counter()
+        from aidopt.models._data import deadline_in_force
+
+        box = _CALL_START.get()
+        self.start = box.pop() if box else time.perf_counter()  # the door's clock: once
+        #: when the run's ``time_limit`` ends (a ``time.perf_counter()`` value; None: no limit),
+        #: never after the deadline of a run it is part of: a model that deadline cut short
+        #: must meet a solve with no time left here too
+        own = None if config.time_limit is None else self.start + config.time_limit
+        outer = deadline_in_force()
+        self.deadline = outer if own is None else own if outer is None else min(own, outer)
         self._deadline: float | None = None  # a share of the clock (:meth:`share`), absolute
         self._defaults = defaults or (lambda solver: {})
         self._fallbacks = fallbacks or (lambda solver: [])
@@ -420,7 +461,8 @@ class Run:
         self.n_models = 0
         self.interrupted = False
         self.notes: list[str] = []
-        self.retries: dict[tuple, list] = {}  # kind of fallback -> [first message, count]
+        # (failed solver, fallback, form) -> [first message, count, retries that ended optimal]
+        self.retries: dict[tuple, list] = {}
         self.seconds: dict[str, float] = {}
         self.columns: list[Column] = []
         self.log = logger if config.log else _quiet
@@ -434,11 +476,17 @@ class Run:
     def remaining(self) -> float | None:
         """Seconds left for the next solve: of the run's ``time_limit``, and within a
         :meth:`share` of the share's (None: no limit)."""
-        left = None if self.config.time_limit is None else self.config.time_limit - self.elapsed()
+        # from the same absolute deadline as builds (:meth:`build`): a model whose rows were
+        # skipped at the deadline always meets a solve with no time left
+        left = None if self.deadline is None else self.deadline - time.perf_counter()
         if self._deadline is not None:
             share = self._deadline - time.perf_counter()
             left = share if left is None else min(left, share)
         return left
+
+    def past_deadline(self) -> bool:
+        """Whether the run's ``time_limit`` has passed, on the clock of :meth:`build`."""
+        return self.deadline is not None and time.perf_counter() >= self.deadline
 
     def time_up(self) -> bool:
         """Whether the run's ``time_limit`` (not a share of it) has passed."""
@@ -544,8 +592,8 @@ class Run:
                     continue
                 retry, _ = self._attempt(model, need_duals, other, problem_class)
                 self._note_retry(outcome, other, None, retry)
-                if retry.optimal:
-                    return retry
+                if retry.optimal or not self._should_retry(retry):
+                    return retry  # optimal, or stopped by the time limit or Ctrl-C
         if error is not None:
             raise error
         return outcome
@@ -575,8 +623,7 @@ class Run:
         -------
         (model, outcome)
         """
-        with self.timed("build"):
-            model = build(None)
+        model = self.build(build, None)
         model, outcome, error = self._solve_checked(model, need_duals, None, rebuild)
         model, retried = self.retry_failed(model, outcome, build, need_duals=need_duals,
                                            fallbacks=fallbacks, rebuild=rebuild)
@@ -596,15 +643,46 @@ class Run:
         for solver, form in fallbacks:
             if not self._can_take(solver, need_duals, None):
                 continue
+            left = self.remaining()
+            if left is not None and left <= 0:  # no time to build and solve another model
+                self.note(f"{outcome.solver} returned {outcome.status} ({outcome.message}); no "
+                          f"time left to retry with {solver}")
+                return model, solvers.SolveOutcome(
+                    solvers.SolveStatus.TIME_LIMIT, None, None, False, outcome.solver, "", 0.0,
+                    "no time left for a fallback")
             release(model)
-            with self.timed("build"):
-                model = build(form)
+            model = self.build(build, form)
             model, retry, _ = self._solve_checked(model, True, solver, rebuild)
             self._note_retry(outcome, solver, form, retry)
-            if retry.optimal:
-                return model, retry
+            if retry.optimal or not self._should_retry(retry):
+                return model, retry  # optimal, or stopped by the time limit or Ctrl-C
             outcome = retry
         return model, outcome
+
+    def build(self, build, form=None):
+        """``build(form)`` timed as the step ``"build"`` and stopped at the run's time limit.
+
+        The formulations' row rules skip every row once the deadline has passed
+        (:func:`aidopt.models._data.build_deadline`), so a build that would outlast the limit
+        ends there; the incomplete model is released, never solved.
+
+        Raises
+        ------
+        TimeLimitReached
+            The time limit passed during the build.
+        """
+        from aidopt.models._data import build_deadline
+
+        t0 = time.perf_counter()
+        with self.timed("build"), build_deadline(self.deadline):
+            model = build(form)
+        if self.past_deadline():
+            seconds = time.perf_counter() - t0
+            release(model)
+            raise solvers.TimeLimitReached(
+                f"time limit reached while building the model ({seconds:.1f} s of building, "
+                f"{self.elapsed():.1f} s into the run): no solve started")
+        return model
 
     def _should_retry(self, outcome: solvers.SolveOutcome) -> bool:
         return self.config.fallback and not (
@@ -620,23 +698,29 @@ class Run:
             solvers.ProblemClass(problem_class or self.problem_class) in spec.classes)
 
     def _note_retry(self, failed, solver, form, retry) -> None:
-        """Count a fallback; the result's message has one line per kind of retry (the first
-        one's details and how often it happened), not one per solve."""
-        key = (failed.solver, str(failed.status), solver, form, str(retry.status))
+        """Count a fallback; the result's message and the log have one line per failed solver
+        and fallback (the first failure's reason, how often it happened and how many retries
+        ended optimal), not one per solve or per status."""
+        key = (failed.solver, solver, form)
         if key in self.retries:
             self.retries[key][1] += 1
+            self.retries[key][2] += bool(retry.optimal)
             self.log.debug("%s returned %s (%s); retried with %s: %s", failed.solver,
                            failed.status, failed.message, solver, retry.status)
             return
-        text = (f"{failed.solver} returned {failed.status} ({failed.message}); retried with "
-                f"{solver}" + (f" ({form} form)" if form else "") + f": {retry.status}")
-        self.retries[key] = [text, 1]
+        text = (f"{failed.solver} returned {failed.status} ({_one_line(failed.message)}); "
+                f"retried with {solver}" + (f" ({form} form)" if form else "")
+                + f": {retry.status}")
+        self.retries[key] = [text, 1, int(bool(retry.optimal))]
         self.log.info(text)
 
     def retry_notes(self) -> list[str]:
-        """The retries, one line per kind (with a count when it happened more than once)."""
-        return [text if count == 1 else f"{text} (x{count}: the first shown)"
-                for text, count in self.retries.values()]
+        """The retries, one line per failed solver and fallback (with a count, and how many
+        retries ended optimal, when it happened more than once)."""
+        return [text if count == 1 else
+                f"{text} (x{count}: the first shown" + ("" if optimal == count else
+                                                        f"; {optimal} of them optimal") + ")"
+                for text, count, optimal in self.retries.values()]
 
     def _attempt(self, model, need_duals, solver, problem_class):
         """One solve, as ``(outcome, error)``: a solver error (a crash, a licence refusal)
@@ -674,8 +758,10 @@ class Run:
         return model, outcome, error
 
     def write(self, model) -> None:
-        """Write ``model`` as LP and MPS with readable names when ``write_models`` is set."""
-        if self.config.write_models is None:
+        """Write ``model`` as LP and MPS with readable names when ``write_models`` is set; not
+        once the time limit has passed (a model built after it may be incomplete, and its solve
+        returns at once)."""
+        if self.config.write_models is None or self.past_deadline():
             return
         self.n_models += 1
         stem = Path(self.config.write_models) / f"{self.n_models:03d}_{model.name}"
@@ -727,6 +813,33 @@ class Run:
             self.notes.append(text)
             self.log.info(text)
 
+    def check_objective(self, certificate: Certificate | None, objective: float,
+                        floor: float = 1.0) -> tuple[Certificate | None, bool]:
+        """The certificate as the run may accept it for ``objective``, and whether they agree.
+
+        A certificate proves something about its own ``primal_objective``; the run reports
+        ``objective`` (for AID, the plug-in's ``evaluate`` of the returned solution). When the
+        two differ by more than ``tol`` relative (:func:`~.protocol.relative_difference`, on the
+        scale of the gap test with its ``floor``), the certificate proves nothing about what the
+        run reports: it comes back not certified, with a note saying why, and the run's message
+        says so too. ``certificate`` ``None``: ``(None, True)``.
+        """
+        from aidopt.decomposition.protocol import relative_difference
+
+        if certificate is None:
+            return None, True
+        primal = certificate.primal_objective
+        diff = relative_difference(objective, primal, floor)
+        if diff <= self.config.tol:
+            return certificate, True
+        text = (f"not certified: the objective reported, {objective:.10g}, is not the "
+                f"certificate's primal objective, {primal:.10g} (relative difference "
+                f"{diff:.3e} > tol {self.config.tol:g}; the evaluation of the solution and its "
+                "certificate disagree)")
+        self.note(f"{self.name}: {text}")
+        note = "; ".join(part for part in (certificate.note, text) if part)
+        return dataclasses.replace(certificate, certified=False, note=note), False
+
     # ------------------------------------------------------------ log
     def solver_version(self, solver: str | None = None) -> str:
         """The version of ``solver`` (default the configured one); aidopt's own for a built-in
@@ -770,6 +883,8 @@ class Run:
         from aidopt.decomposition.protocol import relative_gap
 
         parts = [p for p in (message, *self.notes, *self.retry_notes()) if p]
+        if self.retries and certificate is not None and certificate.certified:
+            parts.append(f"certified with {solver or self.config.solver}'s solution")
         result = AIDResult(
             problem=self.name, termination=termination, objective=objective, lower_bound=lower,
             gap=relative_gap(objective, lower, floor), solution=solution or {}, certificate=certificate,
@@ -860,4 +975,11 @@ class _RunHandle:
 
 def _short(exc: Exception) -> str:
     text = str(exc)
-    return "model too large for its licence" if "licen" in text.lower() else text[:200]
+    if "licen" in text.lower():
+        return "model too large for its licence"
+    return _one_line(text)
+
+
+def _one_line(text) -> str:
+    """``text`` on one line of at most 200 characters, for the result's message and the log."""
+    return " ".join(str(text).split())[:200]

@@ -12,10 +12,16 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ORLIB_PMED", "orlib_pmed", "orlib_style_pmed", "euclidean_instance", "tsplib_like_points",
-           "tsplib_instance", "tsplib_path", "TSPLIB_PATHS", "DATA_DIR"]
+__all__ = ["InstanceNotFoundError", "ORLIB_PMED", "orlib_pmed", "orlib_style_pmed", "euclidean_instance",
+           "tsplib_like_points", "tsplib_instance", "tsplib_path", "TSPLIB_PATHS", "DATA_DIR"]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+class InstanceNotFoundError(FileNotFoundError, ValueError):
+    """A facility instance that is neither an existing file nor a known set. Both a
+    ``FileNotFoundError`` and a ``ValueError``: :func:`orlib_pmed` raised the one and
+    :func:`tsplib_path` the other for any such name, and callers may catch either."""
 
 #: OR-Library p-median instances shipped in ``instances/data`` and their known optima (pmedopt)
 ORLIB_PMED = {
@@ -44,8 +50,10 @@ def orlib_pmed(name: str, *, method: str = "scipy"):
 
     path = DATA_DIR / f"{name}.txt" if name in ORLIB_PMED else Path(name)
     if not path.exists():
-        raise ValueError(f"unknown OR-Library instance {name!r}: shipped are {sorted(ORLIB_PMED)}, "
-                         "or pass a file path")
+        if _path_like(name):
+            raise InstanceNotFoundError(f"OR-Library file not found: {name}")
+        raise InstanceNotFoundError(f"unknown OR-Library instance {name!r}: shipped are "
+                                    f"{sorted(ORLIB_PMED)}, or pass a file path")
     costs, p = read_orlib_pmed(path, method=method)
     optimum = ORLIB_PMED[name][2] if name in ORLIB_PMED else None
     return costs, p, optimum
@@ -153,16 +161,38 @@ def tsplib_like_points(kind: str, n: int, seed: int = 7) -> np.ndarray:
 
 
 def tsplib_path(name: str) -> Path:
-    """Path of a TSPLIB file by name (searched where Debian's r-cran-tsp and glpk-utils put
-    them) or a path given directly."""
+    """Path of a TSPLIB file given directly, or of a set by name: ``fl1400`` and ``u1432`` are
+    shipped, ``d493`` is searched where Debian's r-cran-tsp puts it.
+
+    Raises
+    ------
+    InstanceNotFoundError
+        A path (it has a suffix or a directory) that does not exist ("file not found"), or a
+        name that is neither a file nor a known set (a ``FileNotFoundError`` and a
+        ``ValueError``).
+    FileNotFoundError
+        A known set that is not installed.
+    """
     direct = Path(name)
     if direct.exists():
         return direct
-    for candidate in TSPLIB_PATHS.get(name, []):
+    if name not in TSPLIB_PATHS:
+        if _path_like(name):
+            raise InstanceNotFoundError(f"TSPLIB file not found: {name}")
+        raise InstanceNotFoundError(f"unknown TSPLIB set {name!r}: known are "
+                                    f"{sorted(TSPLIB_PATHS)}, or pass a file path")
+    for candidate in TSPLIB_PATHS[name]:
         if Path(candidate).exists():
             return Path(candidate)
-    raise FileNotFoundError(f"TSPLIB set {name!r} not found (apt-get install r-cran-tsp glpk-utils; "
-                            f"looked in {TSPLIB_PATHS.get(name, [])})")
+    raise FileNotFoundError(f"TSPLIB set {name!r} is not shipped with aidopt: Debian's r-cran-tsp "
+                            f"installs it (apt-get install r-cran-tsp; looked in "
+                            f"{TSPLIB_PATHS[name]})")
+
+
+def _path_like(name: str) -> bool:
+    """Whether ``name`` reads as a file path (a suffix or a directory part), not a set's name."""
+    path = Path(name)
+    return bool(path.suffix) or len(path.parts) > 1
 
 
 def tsplib_instance(name: str, *, kind: str = "p-median", p: int | None = None,

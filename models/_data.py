@@ -1,12 +1,61 @@
 """Declarations and instance data shared by the formulation modules: rows K, features J, one
-numpy matrix Param, row-indexed Params and scalar Params."""
+numpy matrix Param, row-indexed Params and scalar Params; the variable lists their row rules
+share; and the build deadline (:func:`build_deadline`) that stops a long build at a run's time
+limit."""
 
 from __future__ import annotations
+
+import contextlib
+import contextvars
+import time
 
 import numpy as np
 import pyomo.environ as pyo
 
-__all__ = ["abstract_rows", "add_l1_rows", "regularizer", "row_array", "row_data"]
+__all__ = ["abstract_rows", "add_l1_rows", "build_deadline", "deadline_in_force", "past_deadline",
+           "regularizer", "row_array", "row_data", "var_list"]
+
+#: the ``time.perf_counter()`` after which row rules build nothing (None: no deadline)
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "aidopt_build_deadline", default=None)
+
+
+@contextlib.contextmanager
+def build_deadline(deadline: float | None):
+    """Within the block, the row rules of the large formulations build nothing once
+    ``time.perf_counter()`` is past ``deadline``: the rows left are skipped, so a model whose
+    build would outlast a run's time limit stops growing at the limit instead of minutes later.
+
+    A model built past its deadline is incomplete and must never be solved: whoever sets the
+    deadline checks the clock after the build (:meth:`aidopt.decomposition.run.Run.build`) and
+    discards the model when the deadline has passed (it has, whenever a row was skipped: the clock
+    is monotonic). Nested blocks keep the earlier deadline; ``None`` adds none.
+
+    Parameters
+    ----------
+    deadline : float or None
+        A ``time.perf_counter()`` value.
+    """
+    current = _DEADLINE.get()
+    if deadline is None or (current is not None and current <= deadline):
+        yield
+        return
+    token = _DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def deadline_in_force() -> float | None:
+    """The :func:`build_deadline` in force (the earliest of the enclosing blocks), or None."""
+    return _DEADLINE.get()
+
+
+def past_deadline() -> bool:
+    """Whether the :func:`build_deadline` in force has passed (False without one)."""
+    deadline = _DEADLINE.get()
+    return deadline is not None and time.perf_counter() > deadline
 
 
 def abstract_rows(name: str, matrix: tuple[str, str], rows: dict, scalars: dict | None = None):
@@ -54,6 +103,16 @@ def row_array(model, name: str) -> np.ndarray:
     if name not in cache:
         param = getattr(model, name)
         cache[name] = np.fromiter((param[k] for k in model.K), dtype=float, count=len(model.K))
+    return cache[name]
+
+
+def var_list(model, name: str) -> list:
+    """The data of the indexed ``Var`` ``name`` of a constructed model in index order, listed once
+    per model: ``Var.values()`` calls a Python getter per element, which rules that run once per
+    row repeated |J| (or |K|) times each, about half of the build of a dense row."""
+    cache = model.__dict__.setdefault("_var_lists", {})
+    if name not in cache:
+        cache[name] = list(getattr(model, name).values())
     return cache[name]
 
 

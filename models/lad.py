@@ -35,7 +35,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ._data import abstract_rows, row_data
+from ._data import abstract_rows, past_deadline, row_data, var_list
 
 __all__ = [
     "PRIMAL",
@@ -63,11 +63,13 @@ def _abstract_primal() -> pyo.AbstractModel:
     model.e_minus = pyo.Var(model.K, within=pyo.NonNegativeReals, doc="negative residual part")
 
     def fit_rule(m, k):
+        if past_deadline():
+            return pyo.Constraint.Skip
         row = m.x.value[m.K.ord(k) - 1]
         body = LinearExpression(
             constant=0.0,
             linear_coefs=[*row.tolist(), 1.0, -1.0],
-            linear_vars=[*m.beta.values(), m.e_plus[k], m.e_minus[k]],
+            linear_vars=[*var_list(m, "beta"), m.e_plus[k], m.e_minus[k]],
         )
         return body == m.y[k]
 
@@ -90,9 +92,11 @@ def _abstract_dual() -> pyo.AbstractModel:
     model.v = pyo.Var(model.K, bounds=lambda m, k: (-m.w[k], m.w[k]), doc="dual of fit[k]")
 
     def balance_rule(m, j):
+        if past_deadline():
+            return pyo.Constraint.Skip
         column = m.x.value[:, m.J.ord(j) - 1]
         body = LinearExpression(
-            constant=0.0, linear_coefs=column.tolist(), linear_vars=list(m.v.values())
+            constant=0.0, linear_coefs=column.tolist(), linear_vars=var_list(m, "v")
         )
         return body == 0.0
 
@@ -102,7 +106,7 @@ def _abstract_dual() -> pyo.AbstractModel:
         return LinearExpression(
             constant=0.0,
             linear_coefs=[m.y[k] for k in m.K],
-            linear_vars=list(m.v.values()),
+            linear_vars=var_list(m, "v"),
         )
 
     model.objective = pyo.Objective(rule=objective_rule, sense=pyo.maximize)

@@ -44,7 +44,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ._data import abstract_rows, row_array, row_data
+from ._data import abstract_rows, past_deadline, row_array, row_data, var_list
 
 __all__ = ["REGULARIZERS", "FORMS", "MODELS", "create_instance", "solution_from"]
 
@@ -72,12 +72,14 @@ def _abstract(regularizer: str) -> pyo.AbstractModel:
     model.y = pyo.Var(model.K, within=pyo.NonNegativeReals, doc="slack (hinge loss)")
 
     def margin_rule(m, k):
+        if past_deadline():
+            return pyo.Constraint.Skip
         dk = m.d[k]
         row = m.A.value[m.K.ord(k) - 1] * dk
         body = LinearExpression(
             constant=0.0,
             linear_coefs=[*row.tolist(), -float(dk), 1.0],
-            linear_vars=[*m.w.values(), m.gamma, m.y[k]],
+            linear_vars=[*var_list(m, "w"), m.gamma, m.y[k]],
         )
         return body >= 1.0
 
@@ -105,7 +107,7 @@ def _abstract(regularizer: str) -> pyo.AbstractModel:
 
     def objective_rule(m):
         coefs = [m.nu * m.c[k] for k in m.K]
-        variables = list(m.y.values())
+        variables = list(var_list(m, "y"))
         if regularizer == "l1":
             coefs += [float(m.r[j]) for j in m.J]
             variables += list(m.s.values())
@@ -124,7 +126,7 @@ def _abstract_dual(regularizer: str) -> pyo.AbstractModel:
 
     def balance_rule(m):
         return LinearExpression(
-            constant=0.0, linear_coefs=[float(m.d[k]) for k in m.K], linear_vars=list(m.u.values())
+            constant=0.0, linear_coefs=row_array(m, "d").tolist(), linear_vars=var_list(m, "u")
         ) == 0.0
 
     model.balance = pyo.Constraint(rule=balance_rule, doc="sum_k d_k u_k = 0")
@@ -132,10 +134,12 @@ def _abstract_dual(regularizer: str) -> pyo.AbstractModel:
     def column(m, j):
         """sum_k d_k A_kj u_k as coefficient and variable lists."""
         coefs = m.A.value[:, m.J.ord(j) - 1] * row_array(m, "d")
-        return coefs.tolist(), list(m.u.values())
+        return coefs.tolist(), var_list(m, "u")
 
     if regularizer == "l1":
         def norm_rule(m, j):
+            if past_deadline():
+                return pyo.Constraint.Skip
             coefs, variables = column(m, j)
             body = LinearExpression(constant=0.0, linear_coefs=coefs, linear_vars=variables)
             return (-float(m.r[j]), body, float(m.r[j]))
@@ -147,6 +151,8 @@ def _abstract_dual(regularizer: str) -> pyo.AbstractModel:
             model.q = pyo.Var(model.J, within=pyo.NonNegativeReals, doc="negative part of v_j")
 
         def vdef_rule(m, j):
+            if past_deadline():
+                return pyo.Constraint.Skip
             coefs, variables = column(m, j)
             if regularizer == "linf":
                 coefs, variables = coefs + [-1.0, 1.0], variables + [m.p[j], m.q[j]]
@@ -164,7 +170,7 @@ def _abstract_dual(regularizer: str) -> pyo.AbstractModel:
 
     def objective_rule(m):
         return LinearExpression(
-            constant=0.0, linear_coefs=[1.0] * len(m.K), linear_vars=list(m.u.values())
+            constant=0.0, linear_coefs=[1.0] * len(m.K), linear_vars=var_list(m, "u")
         )
 
     model.objective = pyo.Objective(rule=objective_rule, sense=pyo.maximize)

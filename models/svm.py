@@ -40,7 +40,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ._data import abstract_rows, row_array, row_data
+from ._data import abstract_rows, past_deadline, row_array, row_data, var_list
 
 __all__ = ["PRIMAL", "DUAL", "FORMS", "REGULARIZED_FORMS", "BIASES", "create_instance", "solution_from"]
 
@@ -65,12 +65,14 @@ def _abstract_primal(regularized: bool) -> pyo.AbstractModel:
     model.xi = pyo.Var(model.K, within=pyo.NonNegativeReals, doc="hinge slack")
 
     def margin_rule(m, k):
+        if past_deadline():
+            return pyo.Constraint.Skip
         yk = m.y[k]
         row = m.x.value[m.K.ord(k) - 1] * yk
         body = LinearExpression(
             constant=0.0,
             linear_coefs=[*row.tolist(), float(yk), 1.0],
-            linear_vars=[*m.w.values(), m.b, m.xi[k]],
+            linear_vars=[*var_list(m, "w"), m.b, m.xi[k]],
         )
         return body >= 1.0
 
@@ -80,7 +82,7 @@ def _abstract_primal(regularized: bool) -> pyo.AbstractModel:
         loss = LinearExpression(
             constant=0.0,
             linear_coefs=[m.M * m.c[k] for k in m.K],
-            linear_vars=list(m.xi.values()),
+            linear_vars=var_list(m, "xi"),
         )
         bias = 0.5 * m.b ** 2 if regularized else 0.0
         return _half_squared_norm(m.w) + bias + loss
@@ -95,11 +97,13 @@ def _abstract_dual(regularized: bool) -> pyo.AbstractModel:
     model.w = pyo.Var(model.J, doc="w = sum_k alpha_k y_k x_k")
 
     def weights_rule(m, j):
+        if past_deadline():
+            return pyo.Constraint.Skip
         column = m.x.value[:, m.J.ord(j) - 1] * row_array(m, "y")
         body = LinearExpression(
             constant=0.0,
             linear_coefs=[1.0, *(-column).tolist()],
-            linear_vars=[m.w[j], *m.alpha.values()],
+            linear_vars=[m.w[j], *var_list(m, "alpha")],
         )
         return body == 0.0
 
@@ -109,7 +113,7 @@ def _abstract_dual(regularized: bool) -> pyo.AbstractModel:
         model.b = pyo.Var(doc="offset b = sum_k alpha_k y_k (gamma = -b in (1.37))")
 
     def balance_rule(m):
-        coefs, variables = [float(m.y[k]) for k in m.K], list(m.alpha.values())
+        coefs, variables = row_array(m, "y").tolist(), var_list(m, "alpha")
         if regularized:
             coefs, variables = [1.0, *(-c for c in coefs)], [m.b, *variables]
         return LinearExpression(constant=0.0, linear_coefs=coefs, linear_vars=variables) == 0.0
@@ -121,7 +125,7 @@ def _abstract_dual(regularized: bool) -> pyo.AbstractModel:
 
     def objective_rule(m):
         total = LinearExpression(
-            constant=0.0, linear_coefs=[1.0] * len(m.K), linear_vars=list(m.alpha.values())
+            constant=0.0, linear_coefs=[1.0] * len(m.K), linear_vars=var_list(m, "alpha")
         )
         bias = 0.5 * m.b ** 2 if regularized else 0.0
         return total - _half_squared_norm(m.w) - bias

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["COEF0", "DEGREE", "ENGINE", "GAMMA", "Family", "Param", "none_or_float", "none_or_str", "number",
-           "scale_or_float"]
+           "plain_text", "scale_or_float"]
 
 
 _SAME = object()  # Param.model_default unset
@@ -112,8 +112,7 @@ class Param:
         if negated and not self.flag_help:
             raise ValueError(f"parameter {self.name!r}: its flag {self.cli_flag()} needs a "
                              "flag_help (the help says what the option does when on)")
-        text = re.sub(r":\w+:`~?([^`]+)`", r"\1", self.flag_help if negated else self.help)
-        text = text.replace("``", "")
+        text = plain_text(self.flag_help if negated else self.help)
         if not negated and ("default" not in text.lower() or self.model_default is not _SAME):
             text += f" (default: {self.user_default})"
         return text
@@ -145,11 +144,30 @@ class Family:
 
     # ------------------------------------------------------------------ the door
     def values(self, given: dict) -> types.SimpleNamespace:
-        """Every parameter's value: ``given``, else its default. The values are checked where
-        they are used (the plug-ins' constructors, the data validation), with messages that
-        name the accepted values; ``choices`` are the CLI's and the documentation's."""
+        """Every parameter's value: ``given``, else its default. Booleans are checked here
+        (:meth:`check_bools`); the other values where they are used (the plug-ins'
+        constructors, the data validation), with messages that name the accepted values;
+        ``choices`` are the CLI's and the documentation's."""
+        self.check_bools(given)
         return types.SimpleNamespace(**{name: given.get(name, param.default)
                                         for name, param in self.params.items()})
+
+    def check_bools(self, given: dict) -> None:
+        """Refuse a value other than True or False (numpy's booleans included) for a boolean
+        parameter: ``prune="no"`` would otherwise be true.
+
+        Raises
+        ------
+        TypeError
+            Naming the parameter and the value given.
+        """
+        import numpy as np
+
+        for name, value in given.items():
+            param = self.params.get(name)
+            if (param is not None and param.type_text() == "bool"
+                    and not isinstance(value, bool | np.bool_)):
+                raise TypeError(f"{name} must be True or False, got {value!r}")
 
     def door(self, *, namespace: str = "p", exclude: tuple[str, ...] = (), **defaults):
         """Decorator for ``solve_*(data..., *, p, **options)``: the public function takes the
@@ -210,7 +228,7 @@ class Family:
                 if default and p.default is False and not p.flag:  # the function's flag still works
                     group.add_argument(f"--{name.replace('_', '-')}", dest=name,
                                        action="store_true", help="The default (kept for scripts "
-                                       f"that pass it): {p.help}".replace("``", ""))
+                                       f"that pass it): {plain_text(p.help)}")
                 continue
             parse = p.parse or (str if p.choices or default is None
                                 else type(default))
@@ -222,6 +240,67 @@ class Family:
         """The parameters :meth:`add_arguments` parsed, as keyword arguments of the door."""
         return {name: getattr(args, name) for name, p in self.params.items()
                 if p.cli_flag() is not None}
+
+
+#: LaTeX commands with a plain-text spelling of their own (the others lose their backslash:
+#: ``\lambda`` -> ``lambda``)
+_LATEX_WORDS = {
+    "le": "<=", "leq": "<=", "ge": ">=", "geq": ">=", "ne": "!=", "neq": "!=", "in": "in",
+    "notin": "not in", "cdot": "*", "times": "x", "to": "->", "infty": "inf", "approx": "~",
+    "pm": "+/-", "mid": "|", "ldots": "...", "dots": "...", "cdots": "...", "top": "'",
+    "varepsilon": "epsilon", "varphi": "phi", "setminus": "minus", "quad": " ", "qquad": " ",
+}
+#: LaTeX commands dropped with only their argument kept (fonts, sizes, text)
+_LATEX_DROP = ("mathcal", "mathbf", "mathrm", "mathbb", "boldsymbol", "operatorname", "textrm",
+               "text", "left", "right", "bigl", "bigr", "big", "Big", "displaystyle")
+_ARG = r"(\{[^{}]*\}|[^\s{}\\])"  # a LaTeX argument: a braced group or one character
+
+
+def _argument(arg: str) -> str:
+    """A LaTeX argument without its braces, in parentheses when it is more than one term."""
+    arg = arg[1:-1] if arg.startswith("{") else arg
+    return arg if arg.isalnum() or len(arg) == 1 else f"({arg})"
+
+
+def plain_text(text: str) -> str:
+    r"""``text`` (a parameter's help, written for the API documentation) as plain text for
+    ``--help``: reST roles (``:math:`x```, ``:func:`~a.b```), literals, emphasis and the common
+    LaTeX of the formulas become readable ASCII: ``\frac12`` -> ``1/2``, ``\lceil x \rceil`` ->
+    ``ceil(x)``, ``\mathcal D^-_t`` -> ``D^-_t``, ``K_{ij}`` -> ``K_ij``, ``x^{j-\tau}`` ->
+    ``x^(j-tau)``, ``\le`` -> ``<=``, ``\lambda`` -> ``lambda``, ``\|w\|`` -> ``||w||``. No
+    backslash command is left.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+    """
+    text = re.sub(r":\w+:`~?([^`]+)`", r"\1", text)  # roles, :math: included
+    text = text.replace("``", "")
+    text = re.sub(r"(?<![\w*])\*\*(\S(?:[^*]*\S)?)\*\*(?![\w*])", r"\1", text)  # **strong**
+    text = re.sub(r"(?<![\w*])\*(\S(?:[^*]*\S)?)\*(?![\w*])", r"\1", text)  # *emphasis*
+    text = re.sub(r"\\arg\s*\\(min|max)", r"arg\1", text)
+    text = re.sub(r"\\l(ceil|floor)\s*(.*?)\s*\\r(?:ceil|floor)", r"\1(\2)", text)
+    text = re.sub(r"\\[dt]?frac\s*" + _ARG + r"\s*" + _ARG,
+                  lambda m: f"{_argument(m.group(1))}/{_argument(m.group(2))}", text)
+    text = re.sub(r"\\sqrt\s*" + _ARG, lambda m: f"sqrt({_argument(m.group(1)).strip('()')})",
+                  text)
+    text = re.sub(r"\\(?:" + "|".join(_LATEX_DROP) + r")(?![A-Za-z])\s*(?:\{([^{}]*)\})?",
+                  lambda m: m.group(1) or "", text)
+    text = re.sub(r"\^\s*\{?\\top\}?", "'", text)  # w^\top: w'
+    text = text.replace("\\|", "||")  # a norm's bars
+    text = re.sub(r"\\([{}%#&_$])", r"\1", text)  # escaped symbols: \{ \}
+    text = re.sub(r"\\[,;:! ]", " ", text)  # LaTeX spaces
+
+    def word(m):
+        spelled = _LATEX_WORDS.get(m.group(2), m.group(2))
+        return m.group(1) + (" " if m.group(1) and spelled[0].isalnum() else "") + spelled
+
+    text = re.sub(r"(\w?)\\([A-Za-z]+)", word, text)
+    return re.sub(r"([_^])\{([^{}]*)\}", lambda m: m.group(1) + _argument(m.group(0)[1:]), text)
 
 
 def number(text: str) -> int | float:

@@ -95,6 +95,11 @@ class AggregateOutputClassifier(_ClassifierMixin, _BaseEstimator):
 
     Notes
     -----
+    A binary model, with no multi-class form (docs/multiclass.md): its data are the counts of
+    *one* class per collection, and the rows' 0 / 1 labels are chosen to match them. k classes
+    would need k counts per collection and labels coupled across classes (each row in exactly
+    one), a different problem from k binary ones; counts outside 0..collection size are refused.
+
     Not a standard scikit-learn classifier: it is never given individual labels, so
     ``fit(X, collections, counts)`` replaces ``fit(X, y)`` and scikit-learn's common checks,
     which all fit ``(X, y)``, are skipped (``tags._skip_test``);

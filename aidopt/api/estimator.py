@@ -15,8 +15,11 @@ at least two rows, column-vector y (a ``DataConversionWarning``), ``n_features_i
 function then checks the *content* with aidopt's messages, exactly as when it is called directly:
 NaN / inf and huge values, more rows than columns, the two classes, the sample weights.
 
-scipy sparse X is accepted everywhere (``input_tags.sparse``) and densified: every model here is
-a dense LP / QP / MIP. Linear decision functions are evaluated on sparse X without densifying it.
+scipy sparse X is accepted everywhere (``input_tags.sparse``). The linear 2-norm
+:class:`~aidopt.api.svm.SVMClassifier` keeps it sparse where its method works on sparse rows
+(dual coordinate descent, chosen by the data's shape, docs/svm.md); every other model densifies
+it (a dense LP / QP / MIP). Linear decision functions are evaluated on sparse X without
+densifying it.
 """
 
 from __future__ import annotations
@@ -129,15 +132,16 @@ class NotFittedError(_NotFittedErrorBase, RuntimeError):
     """
 
 
-def _document(doc: str | None, family, overrides: dict, note: str) -> str:
-    """``doc`` with the estimator parameters of ``family``, then the common options (with the
-    estimator's ``overrides`` of their defaults and its ``note`` on them), listed first under
-    "Parameters"."""
+def _document(doc: str | None, families, overrides: dict, note: str) -> str:
+    """``doc`` with the estimator parameters of ``families`` (the family's own, then those the
+    estimator adds, e.g. the multi-class options), then the common options (with the estimator's
+    ``overrides`` of their defaults and its ``note`` on them), listed first under "Parameters"."""
     import textwrap
 
     doc = doc or ""
     head = "Parameters\n    ----------\n"
-    entries = [p.doc(user=True) for p in family.params.values() if p.estimator]
+    entries = [p.doc(user=True) for family in families for p in family.params.values()
+               if p.estimator]
     names = [f.name for f in dataclasses.fields(RunConfig)]
     changed = ", ".join(f"``{k}={v!r}``" for k, v in overrides.items())
     common = (f"The common options (:class:`aidopt.decomposition.RunConfig`), with {changed}"
@@ -174,6 +178,9 @@ class _BaseEstimator(_SklearnBase):
     _family = None
     """The family's :class:`~aidopt.api._params.Family`: ``_params`` and the documented
     parameters come from it (classes without one list ``_params`` themselves)."""
+    _extra_families: tuple = ()
+    """Families of estimator-only parameters added after the family's own (the multi-class
+    options of :mod:`aidopt.api.multiclass`: the estimator's, not the ``solve_*`` function's)."""
     _overrides = {"log": False}
     _options_note = ""
     """What the estimator's documentation adds about the common options (e.g. which it ignores)."""
@@ -186,8 +193,9 @@ class _BaseEstimator(_SklearnBase):
         super().__init_subclass__(**kwargs)
         family = cls.__dict__.get("_family")
         if family is not None:  # the family's one declaration: parameters and their docs
-            cls._params = family.estimator_params()
-            cls.__doc__ = _document(cls.__doc__, family, cls._overrides, cls._options_note)
+            families = (family, *cls._extra_families)
+            cls._params = {k: v for f in families for k, v in f.estimator_params().items()}
+            cls.__doc__ = _document(cls.__doc__, families, cls._overrides, cls._options_note)
         params = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v)
                   for k, v in cls._params.items()]
         for f in dataclasses.fields(RunConfig):
@@ -265,7 +273,8 @@ class _BaseEstimator(_SklearnBase):
         for name in self._transient:
             state.pop(name, None)
         result = state.get("result_")
-        if result is not None and any(k in result.solution for k in self._transient_solution):
+        solution = getattr(result, "solution", None)  # a multi-class result has none of its own
+        if solution is not None and any(k in solution for k in self._transient_solution):
             kept = {k: v for k, v in result.solution.items() if k not in self._transient_solution}
             state["result_"] = dataclasses.replace(result, solution=kept)
         return state
@@ -284,25 +293,35 @@ class _BaseEstimator(_SklearnBase):
 
     # ------------------------------------------------------------------ validation
 
-    def _validate_fit(self, X, y=None, *, target: str | None, min_features: int = 1):
-        """Check the structure of the training data; return ``(X, y)`` for the solve function.
+    def _check_params(self) -> None:
+        """Refuse a non-boolean value of a boolean parameter of the family
+        (:meth:`~aidopt.api._params.Family.check_bools`) before anything is validated or solved;
+        the common options are checked by :class:`~aidopt.decomposition.RunConfig`."""
+        if self._family is not None:
+            values = {name: getattr(self, name) for name in self._params}
+            for family in (self._family, *self._extra_families):
+                family.check_bools(values)
+
+    def _validate_fit(self, X, y=None, *, target: str | None):
+        """Check the parameters (:meth:`_check_params`) and the structure of the training data;
+        return ``(X, y)`` for the solve function.
 
         With scikit-learn (>= 1.6): ``validate_data`` converts X to float64 (dense or sparse),
-        rejects complex data, 1-d X and fewer than two rows or ``min_features`` columns, warns
-        on a column-vector y, and records ``n_features_in_`` / ``feature_names_in_``. NaN / inf
+        rejects complex data, 1-d X and fewer than two rows or one column, warns on a
+        column-vector y, and records ``n_features_in_`` / ``feature_names_in_``. NaN / inf
         are left to the solve function (aidopt's messages name the first bad entry). A
         DataFrame is passed on as given, so that the result names its columns. Without
-        scikit-learn, X and y are returned unchanged (the solve function validates them).
+        scikit-learn, X without columns is refused and X and y are returned otherwise
+        unchanged (the solve function validates them).
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,), optional
-        target : {"continuous", "binary", "labels"} or None
-            Numeric y (regression); exactly two classes of any labels; semi-supervised labels
-            (-1 / +1, 0 or NaN unlabelled: only made 1-d); or no y.
-        min_features : int, default 1
-            0 where a model without columns is valid (LAD with an intercept: the median).
+        target : {"continuous", "binary", "classes", "labels"} or None
+            Numeric y (regression); exactly two classes of any labels; two or more classes of
+            any labels; semi-supervised labels (-1 / +1, 0 or NaN unlabelled: only made 1-d);
+            or no y.
 
         Returns
         -------
@@ -313,11 +332,18 @@ class _BaseEstimator(_SklearnBase):
         ------
         TypeError
             A DataFrame with non-numeric columns (named), or X holding non-numbers.
+        TypeError
+            A boolean parameter that is not True or False.
         ValueError
-            Complex data, wrong shapes, empty data, a target that is not what ``target`` says
-            (for "binary": ``Only binary classification is supported`` for more classes).
+            Complex data, wrong shapes, empty data (no rows or no columns), a target that is
+            not what ``target`` says (for "binary": ``Only binary classification is supported``
+            for more classes; for "binary" and "classes": one class only).
         """
+        self._check_params()
         if validate_data is None:
+            shape = _shape(X)
+            if len(shape) == 2 and shape[1] == 0:
+                raise ValueError(f"X has 0 features (shape {shape}): at least 1 is required")
             return X, y
         frame = hasattr(X, "columns") and hasattr(X, "dtypes")
         if frame and len(X):
@@ -326,7 +352,7 @@ class _BaseEstimator(_SklearnBase):
         if None not in rows and rows[0] != rows[1]:  # aidopt's message, as the solve functions'
             raise ValueError(f"X has {rows[0]} rows but y has {rows[1]} entries")
         check = dict(accept_sparse=True, dtype=np.float64, ensure_all_finite=False,
-                     ensure_min_samples=2, ensure_min_features=min_features)
+                     ensure_min_samples=2, ensure_min_features=1)
         if target in (None, "labels"):
             Xv = validate_data(self, X, **check)
             if target == "labels":
@@ -335,6 +361,8 @@ class _BaseEstimator(_SklearnBase):
             Xv, y = validate_data(self, X, y, y_numeric=target == "continuous", **check)
             if target == "binary":
                 self._check_binary(y)
+            elif target == "classes":
+                self._check_classes(y)
         return (X if frame else Xv), y
 
     def _check_binary(self, y) -> None:
@@ -349,6 +377,17 @@ class _BaseEstimator(_SklearnBase):
                  f"Only binary classification is supported. The type of the target is {kind}: ")
                 + f"{type(self).__name__} needs exactly two classes, got {classes.size} "
                 + ("class" if classes.size == 1 else "classes") + f": {shown}")
+
+    def _check_classes(self, y) -> None:
+        """Two or more classes (any labels), with scikit-learn's messages for other targets."""
+        check_classification_targets(y)  # "Unknown label type" for continuous targets
+        kind = type_of_target(y, input_name="y")
+        classes = np.unique(y)
+        if kind not in ("binary", "multiclass") or classes.size < 2:
+            raise ValueError(
+                ("" if kind in ("binary", "multiclass") else f"The type of the target is {kind}: ")
+                + f"{type(self).__name__} needs at least two classes, got {classes.size} "
+                + ("class" if classes.size == 1 else "classes") + f": {classes[:10].tolist()}")
 
     def _check_X(self, X, *, dense: bool = True):
         """Validated float X for predict: fitted, 2-d, the features (count and names) of fit.
@@ -428,14 +467,16 @@ class _BaseEstimator(_SklearnBase):
             )
 
 
-#: the documentation of ``fit(X, y, sample_weight=None)`` of the weighted binary classifiers
+#: the documentation of ``fit(X, y, sample_weight=None)`` of the weighted classifiers
 WEIGHTED_FIT_DOC = """{what}
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-            Two classes, any labels (the sorted first is the negative class).
+            Two or more classes, any labels. Two classes: one binary fit (the sorted first
+            class is the negative one); more: one binary fit per subproblem, one-vs-rest or
+            one-vs-one (``multi_class``, docs/multiclass.md).
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative row weights; an integer weight k counts the row k times.
 
@@ -448,15 +489,14 @@ WEIGHTED_FIT_DOC = """{what}
 class _BinaryClassifierMixin(_ClassifierMixin):
     """A classifier of two classes (any two labels; the sorted first is the negative class)."""
 
-    def _fit_weighted(self, solve, X, y, sample_weight, what: str):
-        """Validate, solve with the estimator's parameters, and set ``classes_`` and
-        ``intercept_``: ``(X, result)`` for the rest of ``fit``."""
-        X, y = self._validate_fit(X, y, target="binary")
+    def _solve_binary(self, solve, X, y, sample_weight, what: str):
+        """Solve on validated two-class data with the estimator's parameters and set
+        ``classes_`` and ``intercept_``: the result, for the rest of the fit."""
         result = solve(X, y, sample_weight=sample_weight, **self._solve_kwargs())
         self._require_solution(result, what)
         self.classes_ = np.asarray(result.solution["classes"])
         self.intercept_ = np.array([float(result.solution["b"])])
-        return X, y, result
+        return result
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -20,12 +20,15 @@ lifted solution.
 
 from __future__ import annotations
 
+import dataclasses
+import time
+
 import numpy as np
 
 from aidopt.api import _front
 from aidopt.api._params import Family, Param
-from aidopt.data.facility import as_facility_data
-from aidopt.decomposition.plugins.facility import FacilityProblem
+from aidopt.data.facility import FacilityData, as_facility_data
+from aidopt.decomposition.plugins.facility import FacilityProblem, bounded
 from aidopt.decomposition.plugins.facility_benders import FacilityBendersProblem
 from aidopt.decomposition.plugins.facility_radius import FacilityRadiusProblem
 from aidopt.decomposition.run import RunConfig
@@ -168,12 +171,61 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
         problem = radius
     else:  # the site clusters; with capacities its trivial partition is the direct textbook model
         problem = sites
-    result = _front.run_problem(problem, data, config)
+    # the costs the solvers see: none above what a solution as cheap as a greedy one can pay
+    # (a huge cost, e.g. a forbidden pair, would set their scale; docs/facility.md); its time
+    # counts against the run's limit
+    start = time.perf_counter()
+    if data.dense:
+        data = bounded(data)
+    result = _front.run_problem(problem, data, _less_time(config, start))
+    while capacity is not None and data.raw_costs is not None:
+        # split demand may use a lowered pair (or open a lowered site): raise those toward
+        # the user's costs and solve again (the certificate already priced them at the user's)
+        restored = _restored(data, result.solution)
+        spent = time.perf_counter() - start
+        if (restored is None or result.termination == "interrupted"
+                or (config.time_limit is not None and spent >= config.time_limit)):
+            break
+        data = restored
+        result = _front.run_problem(problem, data, _less_time(config, start))
     result.solution["kind"] = data.kind
     if customer_xy is not None or site_xy is not None:
         result.solution["customer_xy"] = data.customer_xy
         result.solution["site_xy"] = data.site_xy
     return result
+
+
+def _less_time(config, start):
+    """``config`` with what is left of its ``time_limit`` since ``start`` (a millisecond at
+    least: the run then returns its start)."""
+    if config.time_limit is None:
+        return config
+    left = config.time_limit - (time.perf_counter() - start)
+    return dataclasses.replace(config, time_limit=max(left, 1e-3))
+
+
+#: how much a lowered cost that a capacitated answer uses is raised (toward the user's) before
+#: the next solve
+RAISE = 100.0
+
+
+def _restored(data, solution):
+    """``data`` with the lowered costs (:func:`aidopt.data.facility.bound_costs`) that
+    ``solution`` uses raised :data:`RAISE`-fold (at most to the user's), or ``None`` when it
+    uses none. Every cost stays at most the user's, so every bound stays valid."""
+    used = (solution["shares"] > 0) & (data.costs < data.raw_costs)
+    fixed = data.fixed
+    opened = np.zeros(data.n_sites, dtype=bool)
+    if fixed is not None:
+        opened[solution["open"]] = True
+        opened &= fixed < data.raw_fixed
+    if not used.any() and not opened.any():
+        return None
+    costs = np.where(used, np.minimum(data.raw_costs, RAISE * data.costs), data.costs)
+    if opened.any():
+        fixed = np.where(opened, np.minimum(data.raw_fixed, RAISE * fixed), fixed)
+    return FacilityData(costs, data.demand, fixed, data.p, data.capacity, data.customer_xy,
+                        data.site_xy, data.name, raw_costs=data.raw_costs, raw_fixed=data.raw_fixed)
 
 
 # --------------------------------------------------------------------------- map plot

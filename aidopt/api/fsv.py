@@ -8,7 +8,8 @@ import numpy as np
 
 from aidopt.api import _front
 from aidopt.api._params import Family, Param
-from aidopt.api.estimator import WEIGHTED_FIT_DOC, _BaseEstimator, _BinaryClassifierMixin, _SelectorMixin
+from aidopt.api.estimator import WEIGHTED_FIT_DOC, _BaseEstimator, _SelectorMixin
+from aidopt.api.multiclass import _MulticlassMixin
 from aidopt.data.validate import (
     as_classification_data,
 )
@@ -104,13 +105,15 @@ def solve_fsv(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     return result
 
 
-class FSVClassifier(_BinaryClassifierMixin, _SelectorMixin, _BaseEstimator):
+class FSVClassifier(_MulticlassMixin, _SelectorMixin, _BaseEstimator):
     """Sparse linear classifier and feature selector by FSV (successive linearization).
 
     ``fit`` solves the feature-selection concave problem (Bradley, Mangasarian & Musicant (1.21))
     to a stationary point; ``predict`` uses the plane ``x'w = gamma`` midway between the bounding
     planes; ``get_support`` / ``transform`` make it a feature selector in a scikit-learn
-    ``Pipeline`` (scikit-learn's ``SelectorMixin``).
+    ``Pipeline`` (scikit-learn's ``SelectorMixin``). More than two classes are one FSV problem
+    per class against the rest (``multi_class="ovr"``, the default) or per pair of classes
+    (``"ovo"``); a feature is selected when any of them uses it (docs/multiclass.md).
 
     Parameters
     ----------
@@ -119,16 +122,24 @@ class FSVClassifier(_BinaryClassifierMixin, _SelectorMixin, _BaseEstimator):
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-    coef_ : ndarray of shape (1, n_features)
-    intercept_ : ndarray of shape (1,)
-        ``-gamma``: the decision function is ``X @ coef_[0] + intercept_[0]``.
+    classes_ : ndarray of shape (k,)
+    coef_ : ndarray of shape (1, n_features) or (n_subproblems, n_features)
+    intercept_ : ndarray of shape (1,) or (n_subproblems,)
+        ``-gamma``: the decision function is ``X @ coef_[0] + intercept_[0]`` (k classes: one
+        column per subproblem).
     support_ : ndarray of int
-        Indices of the selected features.
-    result_ : AIDResult
+        Indices of the selected features (k classes: selected by any subproblem).
+    result_ : AIDResult or MulticlassResult
         Termination ``stationary`` when (1.23) held (a stationary point, not a proven optimum).
+        k classes: :class:`aidopt.api.multiclass.MulticlassResult`.
+    results_ : list of AIDResult
+        One per subproblem (``[result_]`` for two classes).
+    certified_ : bool
+        Always False: FSV ends at a stationary point, never with a certificate.
+    estimators_ : list of FSVClassifier
+        k classes: the binary classifier of each subproblem (labels -1 / +1).
     n_iter_ : int
-        The number of linear programs solved.
+        The number of linear programs solved (k classes: the most of any subproblem).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         The column names, when X was a DataFrame with string column names.
@@ -148,26 +159,31 @@ class FSVClassifier(_BinaryClassifierMixin, _SelectorMixin, _BaseEstimator):
     _family = FSV
     _overrides = {"log": False, "aid": None}
     _sparse_input = True
+    _linear = True
+    _dense_input = False
 
     def fit(self, X, y, sample_weight=None):
-        X, y, result = self._fit_weighted(solve_fsv, X, y, sample_weight, "FSV")
+        return self._fit_classes(X, y, sample_weight)
+
+    fit.__doc__ = WEIGHTED_FIT_DOC.format(what="Fit by FSV.")
+
+    def _fit_binary(self, X, y, sample_weight) -> None:
+        """One FSV problem on validated two-class data."""
+        result = self._solve_binary(solve_fsv, X, y, sample_weight, "FSV")
         sol = result.solution
         self.coef_ = np.asarray(sol["w"], dtype=float)[None, :]
         self.support_ = np.asarray(sol["support"], dtype=int)
         self._after_fit(X, result, "FSV", n_features=len(sol["feature_names"]),
                         accepted=(Termination.STATIONARY,))
-        return self
 
-    fit.__doc__ = WEIGHTED_FIT_DOC.format(what="Fit by FSV.")
+    def _combine(self, estimators, rows) -> None:
+        """``coef_`` / ``intercept_`` and ``support_``: the features any subproblem selects."""
+        super()._combine(estimators, rows)
+        self.support_ = np.unique(np.concatenate([est.support_ for est in estimators]))
 
-    def decision_function(self, X) -> np.ndarray:
-        """``x'w - gamma``; > 0 means ``classes_[1]``."""
-        return self._check_X(X, dense=False) @ self.coef_[0] + self.intercept_[0]
-
-    def predict(self, X) -> np.ndarray:
-        """Class labels (``classes_[1]`` where the decision function is > 0)."""
-        f = self.decision_function(X)  # checks that the classifier is fitted
-        return self.classes_[(f > 0).astype(int)]
+    def _decision(self, X) -> np.ndarray:
+        """``x'w - gamma`` on validated X; > 0 means ``classes_[1]``."""
+        return X @ self.coef_[0] + self.intercept_[0]
 
     def _get_support_mask(self) -> np.ndarray:
         """Boolean mask of the selected features (``get_support`` / ``transform`` use it)."""

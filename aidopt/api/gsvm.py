@@ -25,7 +25,8 @@ import numpy as np
 
 from aidopt.api import _front
 from aidopt.api._params import Family, Param
-from aidopt.api.estimator import _BaseEstimator, _BinaryClassifierMixin
+from aidopt.api.estimator import _BaseEstimator
+from aidopt.api.multiclass import _MulticlassMixin
 from aidopt.data.validate import as_classification_data
 from aidopt.decomposition.plugins.gsvm import FORMS as KU_FORMS
 from aidopt.decomposition.plugins.gsvm import GSVMKuProblem
@@ -64,27 +65,39 @@ GSVM = Family(
 )
 
 
-class GSVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
+class GSVMClassifier(_MulticlassMixin, _BaseEstimator):
     """Generalized SVM (Mangasarian §2) with any kernel: the LPs (1.11) / (1.12) or the QP (1.10)
     on the precomputed kernel matrix; works in scikit-learn pipelines and ``GridSearchCV``.
+
+    More than two classes are one GSVM per pair of classes (``multi_class="ovo"``, the default:
+    each is solved on the kernel matrix of its own rows) or per class against the rest
+    (``"ovr"``), each certified on its own (docs/multiclass.md).
 
     Parameters
     ----------
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        The two labels of ``y`` (sorted): ``classes_[0]`` is the row label -1 of D, ``classes_[1]``
-        the label +1 (``[-1, 1]`` for labels -1 / +1).
+    classes_ : ndarray of shape (k,)
+        The labels of ``y`` (sorted). Two classes: ``classes_[0]`` is the row label -1 of D,
+        ``classes_[1]`` the label +1 (``[-1, 1]`` for labels -1 / +1).
     dual_coef_ : ndarray of shape (n_samples,)
-        ``u`` of (1.1): the decision function is ``K(x', A') D u - gamma``.
-    intercept_ : ndarray of shape (1,)
-        ``-gamma``.
+        Two classes: ``u`` of (1.1), the decision function is ``K(x', A') D u - gamma``.
+    intercept_ : ndarray of shape (1,) or (n_subproblems,)
+        ``-gamma`` (k classes: one per subproblem).
     support_ : ndarray of int
-        Training rows with ``|u_i| > 1e-8 max |u|``.
-    result_ : AIDResult
+        Two classes: training rows with ``|u_i| > 1e-8 max |u|``.
+    result_ : AIDResult or MulticlassResult
+        k classes: :class:`aidopt.api.multiclass.MulticlassResult`.
+    results_ : list of AIDResult
+        One per subproblem (``[result_]`` for two classes), each with its certificate.
+    certified_ : bool
+        Every subproblem is certified optimal.
+    estimators_ : list of GSVMClassifier
+        k classes: the binary GSVM of each subproblem (labels -1 / +1), with its ``dual_coef_``
+        and ``support_`` over that subproblem's rows.
     n_iter_ : int
-        Always 1 (one direct solve).
+        Always 1 (one direct solve per subproblem).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         The column names, when X was a DataFrame with string column names.
@@ -106,19 +119,23 @@ class GSVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
     _transient_solution = ("kernel",)
 
     def fit(self, X, y):
-        """Fit on rows X with two classes.
+        """Fit on rows X with two or more classes.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-            Two classes, any labels (the sorted first is -1 in D, usually labels -1 / +1).
+            Two classes, any labels (the sorted first is -1 in D, usually labels -1 / +1); more
+            classes: one GSVM per subproblem (``multi_class``).
 
         Returns
         -------
         self
         """
-        X, y = self._validate_fit(X, y, target="binary")
+        return self._fit_classes(X, y)
+
+    def _fit_binary(self, X, y, sample_weight=None) -> None:
+        """One GSVM on validated two-class data (``sample_weight`` is always None)."""
         result = solve_gsvm(X, y, **self._solve_kwargs())
         self._require_solution(result, "GSVM")
         sol = result.solution
@@ -131,27 +148,27 @@ class GSVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
         scale = float(np.abs(self.dual_coef_).max(initial=0.0))
         self.support_ = np.flatnonzero(np.abs(self.dual_coef_) > 1e-8 * max(scale, 1e-300))
         self._after_fit(X, result, "GSVM", n_features=int(sol["A"].shape[1]))
-        return self
 
     def _restore(self) -> None:
-        """The kernel function of the fit (a local function: not pickled), also in ``result_``."""
+        """The kernel function of the fit (a local function: not pickled), also in ``result_``
+        (k classes: each subproblem's estimator has its own)."""
         from aidopt.numerics.kernels import kernel_function
+
+        if len(self.classes_) > 2:
+            return
 
         kernel, params = self._kernel_spec
         self._kfun = self.result_.solution["kernel"] = kernel_function(kernel, **params)
 
-    def decision_function(self, X) -> np.ndarray:
-        """``K(x', A') D u - gamma``; >= 0 means ``classes_[1]``."""
+    def _decision(self, X) -> np.ndarray:
+        """``K(x', A') D u - gamma`` on validated X; >= 0 means ``classes_[1]``."""
         from aidopt.numerics.kernels import kernel_matrix
 
-        X = self._check_X(X)
         return kernel_matrix(self._kfun, X, self._A) @ self._w + self.intercept_[0]
 
-    def predict(self, X) -> np.ndarray:
-        """Class labels (``classes_[1]`` where the decision function is >= 0)."""
-        f = self.decision_function(X)  # checks that the classifier is fitted
-        return self.classes_[(f >= 0).astype(int)]
-
+    def _positive(self, f) -> np.ndarray:
+        """The class +1 of (1.2) where ``f >= 0``."""
+        return f >= 0
 
 
 @GSVM.door()

@@ -16,7 +16,7 @@ from aidopt.data.validate import (
     resolve_engine,
 )
 from aidopt.decomposition.plugins.lad import LADProblem
-from aidopt.decomposition.run import RunConfig
+from aidopt.decomposition.run import RunConfig, clocked
 from aidopt.results import AIDResult
 
 __all__ = ['solve_lad', 'bootstrap_coefficients', 'LADRegressor']
@@ -45,6 +45,7 @@ LAD = Family(
 
 
 @LAD.door()
+@clocked  # the input's checks count against time_limit
 def solve_lad(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     r"""Least-absolute-deviation regression :math:`\min_\beta \sum_i s_i |y_i - x_i\beta|`, certified.
 
@@ -152,8 +153,10 @@ class LADRegressor(_RegressorMixin, _BaseEstimator):
     Notes
     -----
     LAD needs more rows than columns (``n > m``, the intercept column included): smaller data
-    raise ``ValueError``. A zero sample weight removes a row, an integer weight k counts it k
-    times (the weighted LP is the LP on repeated rows).
+    raise ``ValueError``, as does X without columns (scikit-learn's convention; the
+    intercept-only model, the median, is ``solve_lad(np.ones((n, 1)), y)``). A zero sample
+    weight removes a row, an integer weight k counts it k times (the weighted LP is the LP on
+    repeated rows).
 
     Examples
     --------
@@ -173,13 +176,8 @@ class LADRegressor(_RegressorMixin, _BaseEstimator):
         """The checks LAD fails by design (see :meth:`_BaseEstimator._sklearn_expected_failed_checks`)."""
         tall = ("the check's data has 15 rows and 30 columns: LAD needs more rows than columns "
                 "(n <= m is rejected by design; its optimum would not be unique)")
-        failures = {"check_sample_weight_equivalence_on_dense_data": tall,
-                    "check_sample_weight_equivalence_on_sparse_data": tall}
-        if self.fit_intercept:
-            failures["check_estimators_empty_data_messages"] = (
-                "with fit_intercept=True, X with no columns is the intercept-only (median) model: "
-                "valid, not an error")
-        return failures
+        return {"check_sample_weight_equivalence_on_dense_data": tall,
+                "check_sample_weight_equivalence_on_sparse_data": tall}
 
     def fit(self, X, y, sample_weight=None):
         """Fit by (certified) LAD.
@@ -195,7 +193,7 @@ class LADRegressor(_RegressorMixin, _BaseEstimator):
         -------
         self
         """
-        X, y = self._validate_fit(X, y, target="continuous", min_features=0 if self.fit_intercept else 1)
+        X, y = self._validate_fit(X, y, target="continuous")
         result = solve_lad(X, y, sample_weight=sample_weight, **self._solve_kwargs())
         self._require_solution(result, "LAD")
         beta = result.solution["beta"]

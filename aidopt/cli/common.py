@@ -79,26 +79,64 @@ def _bootstrap(solve, X, y, args, **kwargs):
     return draws.std(axis=0, ddof=1)
 
 
+def say(args, text: str) -> None:
+    """Print a note that is not the result (a banner, a file written, a step under way), unless
+    ``--quiet``."""
+    if getattr(args, "log", True):
+        print(text)
+
+
+def result_line(result, certificate: str = "certificate") -> str:
+    """The result in one line, what ``--quiet`` prints: the termination, the objective (or the
+    fitness) and the relative gap where the result has them, whether its certificate passed
+    (results that carry one; ``certificate`` names it) and the time."""
+    import math
+
+    parts = [str(getattr(result.termination, "value", result.termination))]
+    for name in ("objective", "fitness"):
+        value = getattr(result, name, None)
+        if isinstance(value, float | int) and math.isfinite(value):
+            parts.append(f"{name} {value + 0.0:.10g}")
+    gap = getattr(result, "gap", None)
+    if isinstance(gap, float | int) and math.isfinite(gap):
+        parts.append(f"relative gap {gap:.3e}")
+    if getattr(result, "certificate", None) is not None:
+        parts.append(f"{certificate} " + ("passed" if result.certificate.certified
+                                          else "not passed"))
+    parts.append(f"{result.seconds:.2f} s")
+    return "result: " + ", ".join(parts)
+
+
+def report(result, args, **line) -> None:
+    """What every solve command prints of the result itself: under ``--quiet`` its one line
+    (:func:`result_line`, with ``line`` its keywords; otherwise the run's log has shown the
+    termination block)."""
+    if not args.log:
+        print(result_line(result, **line))
+
+
 def write_outputs(result, args) -> None:
     """Write the result's JSON (``--output``) and plot (``--plot``), when asked (paths were checked
     before the run by :func:`check_outputs`)."""
     if getattr(args, "output", None):
         result.to_json(args.output)
-        print(f"result written to {args.output}")
+        say(args, f"result written to {args.output}")
     if getattr(args, "plot", None):
         result.plot(args.plot)
-        print(f"plot written to {args.plot}")
+        say(args, f"plot written to {args.plot}")
 
 
 def _finish(result, args, refit=None) -> int:
+    """Print the result (:func:`report`) and the fitted coefficients (with bootstrap standard
+    errors when ``--bootstrap`` asked for them and the fit is certified), write the outputs, and
+    return the exit code."""
+    report(result, args)
     if getattr(args, "bootstrap", None) and result.certified and result.coefficients():
-        print(f"bootstrap: {args.bootstrap} certified refits on resampled rows ...")
+        say(args, f"bootstrap: {args.bootstrap} certified refits on resampled rows ...")
         print(result.coefficient_table(standard_errors=refit()))
-    write_outputs(result, args)
-    if not args.log:
-        print(result.summary())
-    elif result.coefficients() and not getattr(args, "bootstrap", None):
+    elif result.coefficients():
         print(result.coefficient_table())  # the run's log showed the rest of the summary
+    write_outputs(result, args)
     if result.termination.value == "interrupted":
         return EXIT_INTERRUPTED
     return 0 if result.certified else 1
@@ -118,9 +156,10 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
                         "must be able to read --data")
 
 
-def _load(args):
-    """``(X, y)`` for the solve: the table in memory, or with ``--engine dask`` the store's path
-    and y (its name in the store, or an array)."""
+def _load(args, *, sparse: bool = False):
+    """``(X, y)`` for the solve: the table in memory (an svmlight file's X as a scipy CSR matrix
+    with ``sparse``), or with ``--engine dask`` the store's path and y (its name in the store, or
+    an array)."""
     from aidopt.data.validate import load_table, store_inputs
 
     if args.scheduler is not None and args.engine != "dask":
@@ -129,7 +168,7 @@ def _load(args):
         if getattr(args, "bootstrap", None):
             raise ValueError("--bootstrap refits in memory: use it with --engine numpy")
         return store_inputs(args.data, args.target)
-    X, y, _ = load_table(args.data, target=args.target)
+    X, y, _ = load_table(args.data, target=args.target, sparse=sparse)
     return X, y
 
 

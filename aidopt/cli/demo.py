@@ -9,6 +9,7 @@ from aidopt.cli.common import (
     _common_solve_args,
     _finish,
     _options,
+    say,
 )
 
 
@@ -19,9 +20,9 @@ def cmd_demo(args) -> int:
     X, y = lad_instance(args.set, n=args.n, m=args.m, seed=args.seed)
     options = _options(args)
     solver = options.get("solver") or DEFAULT_SOLVER
-    print(f"aidopt demo: LAD regression on the paper's synthetic set {args.set} "
-          f"(n={args.n}, m={args.m}, seed={args.seed}) with {solver}"
-          + (" (the default)" if not options.get("solver") else "") + "\n")
+    say(args, f"aidopt demo: LAD regression on the paper's synthetic set {args.set} "
+              f"(n={args.n}, m={args.m}, seed={args.seed}) with {solver}"
+              + (" (the default)" if not options.get("solver") else "") + "\n")
     result = solve_lad(X, y, **options)
     return _finish(result, args)
 

@@ -7,9 +7,9 @@ Input (one of):
   ``--customers FILE.csv --sites FILE.csv`` for two sets;
 * ``--tsplib FILE|NAME``: a TSPLIB file, costs by its ``EDGE_WEIGHT_TYPE`` as
   :func:`~aidopt.data.facility.tsplib_costs` computes them (EUC_2D to the nearest integer unless
-  ``--rounding`` says otherwise), every city a customer and a site; ``d493`` is found where
-  Debian's ``r-cran-tsp`` puts them;
-* ``--orlib FILE|pmed1|pmed5|pmed10``: an OR-Library p-median file (shortest-path costs; p from
+  ``--rounding`` says otherwise), every city a customer and a site; ``fl1400`` and ``u1432``
+  are shipped, ``d493`` is found where Debian's ``r-cran-tsp`` puts it;
+* ``--orlib FILE|pmed1 ... pmed15``: an OR-Library p-median file (shortest-path costs; p from
   the file unless ``--p`` is given);
 * ``--graph FILE.csv``: an edge list ``u,v,weight`` (shortest-path costs, every node both).
 
@@ -22,6 +22,7 @@ certified, 1 not certified, 2 error, 130 interrupted.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -34,8 +35,26 @@ __all__ = ["add_arguments", "cmd_facility", "run_bench", "load_problem", "auto_f
 BENCH_METHODS = ["aid", "benders", "aid-sites", "highs", "aidopt-direct", "spopt", "gurobi", "cplex", "xpress"]
 
 
-def _csv(path, header: bool = False) -> np.ndarray:
-    arr = np.loadtxt(path, delimiter=",", skiprows=1 if header else 0, ndmin=2)
+def _existing(path, flag: str) -> Path:
+    """``path`` as a Path, or ``FileNotFoundError`` naming ``flag`` when there is no such file."""
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{flag}: file not found: {path}")
+    return Path(path)
+
+
+def _csv(path, flag: str, header: bool = False) -> np.ndarray:
+    """The numbers of the CSV file given to ``flag`` (n x k, at least one value): a missing
+    file, one without data or one with text where numbers belong is refused naming the flag."""
+    path = _existing(path, flag)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="loadtxt: input contained no data")
+        try:
+            arr = np.loadtxt(path, delimiter=",", skiprows=1 if header else 0, ndmin=2)
+        except ValueError as exc:
+            hint = "" if header else " (a header row? pass --header)"
+            raise ValueError(f"{flag} {path}: {exc}{hint}") from None
+    if arr.size == 0:
+        raise ValueError(f"{flag} {path}: the file has no data")
     return arr
 
 
@@ -49,14 +68,15 @@ def load_problem(args) -> dict:
         raise ValueError(f"give one data source, got {', '.join('--' + g for g in given)}")
     out = {"p": args.p, "customer_xy": None, "site_xy": None, "demand": None}
     if args.costs:
-        out["costs"], out["name"] = _csv(args.costs, args.header), Path(args.costs).stem
+        out["costs"], out["name"] = _csv(args.costs, "--costs", args.header), Path(args.costs).stem
     elif args.coords:
-        xy = _csv(args.coords, args.header)[:, :2]
+        xy = _csv(args.coords, "--coords", args.header)[:, :2]
         out.update(costs=euclidean_costs(xy), customer_xy=xy, site_xy=xy, name=Path(args.coords).stem)
     elif args.customers:
         if not args.sites:
             raise ValueError("--customers needs --sites")
-        cxy, sxy = _csv(args.customers, args.header)[:, :2], _csv(args.sites, args.header)[:, :2]
+        cxy = _csv(args.customers, "--customers", args.header)[:, :2]
+        sxy = _csv(args.sites, "--sites", args.header)[:, :2]
         out.update(costs=euclidean_costs(cxy, sxy), customer_xy=cxy, site_xy=sxy,
                    name=Path(args.customers).stem)
     elif args.tsplib:
@@ -79,8 +99,13 @@ def load_problem(args) -> dict:
     elif args.graph:
         import networkx as nx
 
-        edges = np.genfromtxt(args.graph, delimiter=",", dtype=None, encoding=None,
-                              skip_header=1 if args.header else 0)
+        path = _existing(args.graph, "--graph")
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="genfromtxt: Empty input file")
+            edges = np.genfromtxt(path, delimiter=",", dtype=None, encoding=None,
+                                  skip_header=1 if args.header else 0)
+        if edges.size == 0:
+            raise ValueError(f"--graph {path}: the file has no data")
         if edges.dtype.names is None:  # one dtype: a row per edge (one edge: a 1-D array)
             edges = np.atleast_2d(edges)
         g = nx.Graph()
@@ -92,19 +117,20 @@ def load_problem(args) -> dict:
         raise ValueError("give the data: --costs, --coords, --customers/--sites, --tsplib, "
                          "--orlib or --graph")
     if args.demand:
-        out["demand"] = _csv(args.demand, args.header).reshape(-1)
+        out["demand"] = _csv(args.demand, "--demand", args.header).reshape(-1)
     fixed = args.fixed_costs
     if fixed is None:
         out["fixed_costs"] = None
     elif fixed == "auto":
         out["fixed_costs"] = auto_fixed_costs(out["costs"], out["demand"])
     elif Path(fixed).exists():
-        out["fixed_costs"] = _csv(fixed, args.header).reshape(-1)
+        out["fixed_costs"] = _csv(fixed, "--fixed-costs", args.header).reshape(-1)
     else:
         try:
             out["fixed_costs"] = np.full(out["costs"].shape[1], float(fixed))
         except ValueError:
-            raise ValueError(f"--fixed-costs: {fixed!r} is neither a number, 'auto' nor a file") from None
+            raise FileNotFoundError(f"--fixed-costs: file not found: {fixed} (the value is a "
+                                    "number, 'auto' or a CSV file)") from None
     return out
 
 
@@ -117,8 +143,11 @@ def add_arguments(p) -> None:
     src.add_argument("--coords", default=None, help="CSV x,y per point: customers = sites")
     src.add_argument("--customers", default=None, help="CSV x,y of customers (with --sites)")
     src.add_argument("--sites", default=None, help="CSV x,y of candidate sites")
-    src.add_argument("--tsplib", default=None, help="TSPLIB coordinate file or d493")
-    src.add_argument("--orlib", default=None, help="OR-Library p-median file or pmed1/pmed5/pmed10")
+    src.add_argument("--tsplib", default=None,
+                     help="TSPLIB file, or a set by name: fl1400 or u1432 (shipped), d493 (from "
+                          "Debian's r-cran-tsp)")
+    src.add_argument("--orlib", default=None,
+                     help="OR-Library p-median file, or pmed1 ... pmed15 (shipped)")
     src.add_argument("--graph", default=None, help="CSV edge list u,v,weight (shortest paths)")
     src.add_argument("--header", action="store_true", help="CSV files have a header row")
     src.add_argument("--rounding", choices=["nint", "floor", "ceil", "exact"], default=None,
@@ -144,13 +173,16 @@ def add_arguments(p) -> None:
 
 def cmd_facility(args) -> int:
     from aidopt.api.facility import FACILITY, plot_facility, solve_facility_location
-    from aidopt.cli.common import _finish, _options
+    from aidopt.cli.common import _finish, _options, say
 
     prob = load_problem(args)
+    if args.map and prob["customer_xy"] is None:
+        raise ValueError("--map needs coordinate data (--coords, --customers/--sites, --tsplib)")
     result = solve_facility_location(
         prob["costs"], p=prob["p"], fixed_costs=prob["fixed_costs"], demand=prob["demand"],
         customer_xy=prob["customer_xy"], site_xy=prob["site_xy"], **FACILITY.cli_kwargs(args),
         **_options(args))
+    code = _finish(result, args)
     sol = result.solution
     if "open" in sol:
         print(f"open sites ({len(sol['open'])}): {' '.join(str(int(j)) for j in sol['open'])}")
@@ -160,13 +192,11 @@ def cmd_facility(args) -> int:
         rows = np.column_stack([np.arange(assign.size), assign, cost])
         np.savetxt(args.assignments, rows, delimiter=",", fmt=["%d", "%d", "%.10g"],
                    header="customer,site,cost", comments="")
-        print(f"assignments written to {args.assignments}")
+        say(args, f"assignments written to {args.assignments}")
     if args.map:
-        if prob["customer_xy"] is None:
-            raise ValueError("--map needs coordinate data (--coords, --customers/--sites, --tsplib)")
         plot_facility(result, path=args.map)
-        print(f"map written to {args.map}")
-    return _finish(result, args)
+        say(args, f"map written to {args.map}")
+    return code
 
 
 def add_bench_arguments(p) -> None:

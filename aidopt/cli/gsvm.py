@@ -47,7 +47,7 @@ def cmd_gsvm(args) -> int:
         accuracy = float(np.mean(np.where(result.solution["decision"] >= 0, 1.0, -1.0) == labels))
         u = result.solution["u"]
         support = int((np.abs(u) > 1e-8 * max(float(np.abs(u).max()), 1e-300)).sum())
-        print(f"gamma {result.solution['gamma']:.6g}; {support} support vectors (u != 0); "
+        print(f"gamma {result.solution['gamma'] + 0.0:.6g}; {support} support vectors (u != 0); "
               f"training accuracy {100 * accuracy:.2f} %")
     return code
 

@@ -17,7 +17,8 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: every command: its name (and module ``aidopt.cli.<name>``) and the line ``aidopt --help`` shows
 COMMANDS = {
-    "demo": 'AID on a built-in LAD instance (HiGHS unless --solver), with the iteration table and the certificate',
+    "demo": "AID on a built-in LAD instance (aggregated LPs by aidopt's Frisch-Newton, fn, unless "
+            "--solver), with the iteration table and the certificate",
     "solvers": 'table of solvers: version, licence, classes, duals',
     "lad": 'LAD regression on a data file',
     "svm": 'soft-margin SVM (2-norm, 1-norm, inf-norm, RLP, kernel) on a data file',

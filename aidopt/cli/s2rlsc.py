@@ -31,7 +31,7 @@ def run(args) -> int:
     import numpy as np
 
     from aidopt.api.s2rlsc import S2RLSC, solve_s2rlsc
-    from aidopt.cli.common import EXIT_INTERRUPTED, _options, write_outputs
+    from aidopt.cli.common import EXIT_INTERRUPTED, _options, report, say, write_outputs
     from aidopt.data.validate import load_table
     from aidopt.results import Termination
 
@@ -39,10 +39,9 @@ def run(args) -> int:
     result = solve_s2rlsc(X, y, **S2RLSC.cli_kwargs(args), **_options(args))
     if args.transduction:
         np.savetxt(args.transduction, result.labels, fmt="%d")
-        print(f"labels of all rows written to {args.transduction}")
+        say(args, f"labels of all rows written to {args.transduction}")
+    report(result, args)
     write_outputs(result, args)
-    if not args.log:
-        print(result.summary())
     if result.termination is Termination.INTERRUPTED:
         return EXIT_INTERRUPTED
     ok = (Termination.CERTIFIED_OPTIMAL,) if args.method == "exact" else (

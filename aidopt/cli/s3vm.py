@@ -11,6 +11,7 @@ from aidopt.cli.common import (
     _common_solve_args,
     _finish,
     _options,
+    say,
 )
 
 
@@ -22,7 +23,7 @@ def cmd_s3vm(args) -> int:
     result = solve_s3vm(X, y, **S3VM.cli_kwargs(args), **_options(args))
     if args.transduction:
         np.savetxt(args.transduction, result.solution.get("transduction", []), fmt="%d")
-        print(f"labels of all rows written to {args.transduction}")
+        say(args, f"labels of all rows written to {args.transduction}")
     if _finish(result, args) == EXIT_INTERRUPTED:
         return EXIT_INTERRUPTED
     ok = (result.termination.value in ("certified_optimal", "prop5_optimal")

@@ -32,15 +32,14 @@ def run(args) -> int:
     import numpy as np
 
     from aidopt.api.scm import SCM, solve_scm
-    from aidopt.cli.common import _options, write_outputs
+    from aidopt.cli.common import _options, report, write_outputs
     from aidopt.data.validate import load_table
 
     X, y, _ = load_table(args.data, target=args.target)
     validation = load_table(args.validation, target=args.target) if args.validation else None
     result = solve_scm(X, y, **SCM.cli_kwargs(args), **_options(args))
+    report(result, args, certificate="weighted SVM (6) certificate")
     write_outputs(result, args)
-    if not args.log:
-        print(result.summary())
     positive = result.classes[1]
     sets = [("training", X, y)] + ([("validation", *validation[:2])] if validation else [])
     for name, Xs, ys in sets:

@@ -17,8 +17,8 @@ import numpy as np
 
 from aidopt.data.validate import _check_finite
 
-__all__ = ['EuclideanCosts', 'FacilityData', 'GraphCosts', 'as_facility_data', 'euclidean_costs', 'graph_costs',
-           'read_orlib_cap',
+__all__ = ['EuclideanCosts', 'FacilityData', 'GraphCosts', 'as_facility_data', 'bound_costs', 'euclidean_costs',
+           'graph_costs', 'read_orlib_cap',
            'read_orlib_pmed', 'read_tsplib', 'tsplib_costs']
 
 
@@ -42,10 +42,14 @@ class FacilityData:
     integral : bool
         Every cost, opening cost and demand is an integer, so every objective value is one and a
         bound can be rounded up.
+    raw_costs, raw_fixed : ndarray or None
+        The user's costs and opening costs when ``costs`` / ``fixed`` are their bounded form
+        (:func:`bound_costs`: what the solvers see); ``None`` when they are the user's own.
+        :meth:`objective` always prices the user's.
     """
 
     def __init__(self, costs, demand, fixed=None, p=None, capacity=None, customer_xy=None,
-                 site_xy=None, name: str = "facility"):
+                 site_xy=None, name: str = "facility", raw_costs=None, raw_fixed=None):
         self.costs = costs
         self.demand = demand
         self.fixed = fixed
@@ -54,6 +58,8 @@ class FacilityData:
         self.customer_xy = customer_xy
         self.site_xy = site_xy
         self.name = name
+        self.raw_costs = raw_costs
+        self.raw_fixed = raw_fixed
         values = [demand] + [a for a in (fixed,) if a is not None]
         integral_costs = costs.integral if not self.dense else np.array_equal(costs, np.round(costs))
         self.integral = bool(integral_costs and all(np.array_equal(a, np.round(a)) for a in values))
@@ -91,16 +97,33 @@ class FacilityData:
             self._row_extremes = cached
         return cached
 
+    def cost_row_minima(self) -> np.ndarray:
+        """Each customer's cheapest cost (kept): from the oracle's nearest site where it has
+        one (a k-d tree for coordinates: no pass over every pair), lowered by a relative
+        1e-12 there since the oracle's nearest may differ from the true one in the last bit."""
+        cached = getattr(self, "_row_minima", None)
+        if cached is None:
+            if self.dense or not hasattr(self.costs, "nearest"):
+                cached = self.cost_row_extremes()[0]
+            else:
+                nearest = self.costs.nearest(np.arange(self.n_customers), 1)[1][:, 0]
+                cached = nearest * (1.0 - 1e-12)
+            self._row_minima = cached
+        return cached
+
     def with_sites(self, sites) -> FacilityData:
         """The same customers with only ``sites`` (indices into this data's sites) as
         candidate sites."""
         sites = np.asarray(sites, dtype=np.int64)
         costs = self.costs[:, sites] if self.dense else self.costs.with_sites(sites)
-        return FacilityData(costs, self.demand,
-                            None if self.fixed is None else self.fixed[sites], self.p,
-                            None if self.capacity is None else self.capacity[sites],
+
+        def some(a):
+            return None if a is None else a[..., sites]
+
+        return FacilityData(costs, self.demand, some(self.fixed), self.p, some(self.capacity),
                             self.customer_xy,
-                            None if self.site_xy is None else self.site_xy[sites], self.name)
+                            None if self.site_xy is None else self.site_xy[sites], self.name,
+                            raw_costs=some(self.raw_costs), raw_fixed=some(self.raw_fixed))
 
     @property
     def n_customers(self) -> int:
@@ -117,10 +140,16 @@ class FacilityData:
         return "p-median" if self.fixed is None else ("ufl" if self.p is None else "p-median+f")
 
     def objective(self, open_sites, assign) -> float:
-        """Cost of opening ``open_sites`` and serving customer i at ``assign[i]``."""
-        total = float(np.dot(self.demand, self.cost_pairs(np.arange(self.n_customers), assign)))
-        if self.fixed is not None:
-            total += float(self.fixed[np.asarray(open_sites, dtype=np.int64)].sum())
+        """Cost of opening ``open_sites`` and serving customer i at ``assign[i]``, at the user's
+        costs (also where the solvers see bounded ones: :func:`bound_costs`)."""
+        customers = np.arange(self.n_customers)
+        assign = np.asarray(assign, dtype=np.int64)
+        pairs = (self.raw_costs[customers, assign] if self.raw_costs is not None
+                 else self.cost_pairs(customers, assign))
+        total = float(np.dot(self.demand, pairs))
+        fixed = self.raw_fixed if self.raw_fixed is not None else self.fixed
+        if fixed is not None:
+            total += float(fixed[np.asarray(open_sites, dtype=np.int64)].sum())
         return total
 
 
@@ -220,8 +249,83 @@ def _checked(costs, shape, p, fixed_costs, demand, capacity, customer_xy, site_x
     cap = _vector(capacity, "capacity", s, positive=True)
     if cap is not None and cap.sum() < w.sum():
         raise ValueError(f"total capacity {cap.sum():g} is below total demand {w.sum():g}: infeasible")
+    if cap is not None and p is not None and np.sort(cap)[-p:].sum() < w.sum():
+        raise ValueError(f"the {p} largest capacities add up to {np.sort(cap)[-p:].sum():g}, below "
+                         f"total demand {w.sum():g}: no {p} sites can serve it (infeasible)")
     return FacilityData(costs, w, fixed, p, cap, _coords(customer_xy, "customer_xy", n),
                         _coords(site_xy, "site_xy", s), name=name)
+
+
+def bound_costs(data: FacilityData, upper: float) -> FacilityData:
+    r"""The same problem with costs the solvers can hold: every cost that no solution as cheap as
+    ``upper`` can pay is lowered to a bounded value (the pair stays, priced so that using it
+    costs more than ``upper``), and so is every opening cost no such solution can pay.
+
+    With :math:`a_i = w_i \min_j c_{ij}`, :math:`A = \sum_i a_i` and :math:`f_{\min}` the
+    cheapest opening cost (0 without opening costs), any solution that serves customer i at site
+    j costs at least :math:`w_i c_{ij} + A - a_i + f_{\min}`, and any that opens j at least
+    :math:`f_j + A`. Take :math:`M_i = (\tfrac32 U - A + a_i - f_{\min}) / w_i` and
+    :math:`M_f = \tfrac32 U - A` for an upper bound U; a cost :math:`c > M` becomes
+    :math:`M (2 - M / c)` (rounded down when every cost is an integer): lower than c (so every
+    bound of the new problem bounds the original), increasing in c (so the cheapest open site
+    stays the cheapest) and at least M (so every solution that uses such a pair or site costs at
+    least :math:`\tfrac32 U`, and none within half of U of the optimum does). The two problems
+    therefore have the same optimal solutions and value. Customers of zero demand (whose costs
+    count for nothing) are bounded by the largest :math:`M_i`. With capacities a customer's
+    demand may be split, so a lowered pair can carry a small share of it: the new problem is
+    still a relaxation, and a solution that uses no lowered pair or site is priced the same in
+    both (:func:`aidopt.solve_facility_location` checks this and restores any it uses).
+
+    Parameters
+    ----------
+    data : FacilityData
+        With a cost matrix.
+    upper : float
+        The cost of a feasible solution (at the user's costs).
+
+    Returns
+    -------
+    FacilityData
+        ``data`` itself when nothing is lowered (or ``upper`` is 0); else a copy whose
+        ``raw_costs`` / ``raw_fixed`` keep the user's values (:meth:`FacilityData.objective`
+        prices them) and ``bounded`` counts the lowered pairs and opening costs.
+    """
+    if not data.dense:
+        raise ValueError("bound_costs needs a cost matrix")
+    if not (math.isfinite(upper) and upper > 0):
+        return data
+    w = data.demand
+    a = w * data.cost_row_extremes()[0]
+    f_min = 0.0 if data.fixed is None else float(data.fixed.min())
+    slack = 1.5 * upper - float(a.sum()) - f_min
+    served = w > 0
+    M = np.empty(data.n_customers)
+    M[served] = (slack + a[served]) / w[served]
+    M[~served] = M[served].max() if served.any() else upper
+    M_f = 1.5 * upper - float(a.sum())
+    if data.integral:
+        M, M_f = np.ceil(M), math.ceil(M_f)
+
+    def lowered(c, m):
+        out = m * (2.0 - m / c)
+        return np.floor(out) if data.integral else out
+
+    over = data.costs > M[:, None]
+    fixed_over = None if data.fixed is None else data.fixed > M_f
+    n_fixed = 0 if fixed_over is None else int(fixed_over.sum())
+    if not over.any() and n_fixed == 0:
+        return data
+    costs = data.costs.copy()
+    rows, cols = np.nonzero(over)
+    costs[rows, cols] = lowered(data.costs[rows, cols], M[rows])
+    fixed = data.fixed
+    if n_fixed:
+        fixed = data.fixed.copy()
+        fixed[fixed_over] = lowered(data.fixed[fixed_over], M_f)
+    out = FacilityData(costs, data.demand, fixed, data.p, data.capacity, data.customer_xy,
+                       data.site_xy, data.name, raw_costs=data.costs, raw_fixed=data.fixed)
+    out.bounded = {"pairs": int(rows.size), "opening costs": n_fixed}
+    return out
 
 
 # --------------------------------------------------------------------------- cost helpers
@@ -250,8 +354,15 @@ def euclidean_costs(customers, sites=None, *, metric: str = "euclidean", round_t
     for arr, label in ((a, "customers"), (b, "sites")):
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"{label} coordinates contain NaN or infinite values")
+    _check_round_to(round_to)
     d = cdist(a, b, metric=metric)
     return d if round_to is None else _discrete(d, round_to, rounding)
+
+
+def _check_round_to(round_to) -> None:
+    if round_to is not None and not (isinstance(round_to, numbers.Integral)
+                                     and not isinstance(round_to, bool)):
+        raise ValueError(f"round_to must be an integer number of decimals or None, got {round_to!r}")
 
 
 def _discrete(d: np.ndarray, round_to: int, rounding: str) -> np.ndarray:
@@ -302,6 +413,14 @@ class EuclideanCosts:
         for arr, label in ((a, "customer_xy"), (b, "site_xy")):
             if not np.all(np.isfinite(arr)):
                 raise ValueError(f"{label} contains NaN or infinite values")
+        # every distance is at most the diagonal of the points' bounding box: the same bound
+        # on costs as a matrix gets (computed on halves, so that it cannot overflow)
+        both = np.concatenate([a, b]) / 2.0
+        diagonal = 2.0 * float(np.hypot.reduce(both.max(axis=0) - both.min(axis=0)))
+        if not diagonal < MAX_COST:
+            raise ValueError(f"coordinates span {diagonal:.3g}: distances must stay below "
+                             f"{MAX_COST:g} (the largest cost accepted); rescale them")
+        _check_round_to(round_to)
         if not (isinstance(block, numbers.Integral) and block >= 1):
             raise ValueError(f"block must be a positive integer, got {block!r}")
         self.customer_xy, self.site_xy = a, b
@@ -344,14 +463,27 @@ class EuclideanCosts:
                               round_to=self.round_to, rounding=self.rounding, block=self.block)
 
     def row_extremes(self) -> tuple[np.ndarray, np.ndarray]:
-        """Each customer's cheapest and dearest cost, block by block."""
+        """Each customer's cheapest and dearest cost, without a pass over every pair: the
+        cheapest from the k-d tree (:meth:`nearest`), the dearest among the vertices of the
+        sites' convex hull (a distance is convex, so its maximum over the sites is at a vertex).
+        Both are widened by a relative 1e-12 (the minimum down, the maximum up) since another
+        site may differ from them in the last bit: they serve as bounds."""
+        from scipy.spatial import ConvexHull, QhullError
+
         n = self.shape[0]
-        lo, hi = np.empty(n), np.empty(n)
-        for start in range(0, n, self.block):
-            d = self.rows(np.arange(start, min(n, start + self.block)))
-            lo[start:start + len(d)] = d.min(axis=1)
-            hi[start:start + len(d)] = d.max(axis=1)
-        return lo, hi
+        lo = self.nearest(np.arange(n), 1)[1][:, 0] * (1.0 - 1e-12)
+        try:
+            far = ConvexHull(self.site_xy).vertices if len(self.site_xy) > self.site_xy.shape[1] + 1 \
+                else np.arange(len(self.site_xy))
+        except QhullError:  # collinear or repeated sites: every site is a candidate
+            far = np.arange(len(self.site_xy))
+        hi = np.empty(n)
+        step = max(1, (self.block * 256) // max(1, far.size))
+        for start in range(0, n, step):
+            rows = np.arange(start, min(n, start + step))
+            hi[rows] = self._between(self.customer_xy[rows][:, None, :],
+                                     self.site_xy[far][None, :, :]).max(axis=1)
+        return lo, hi * (1.0 + 1e-12)
 
     def nearest(self, customers, k: int) -> tuple[np.ndarray, np.ndarray]:
         """``(order, costs)``: each customer's ``k`` cheapest sites in non-decreasing cost
@@ -419,7 +551,7 @@ def graph_costs(graph, customers=None, sites=None, *, weight: str = "weight", me
 
     ``method="scipy"`` (default) runs :func:`scipy.sparse.csgraph.shortest_path` (Dijkstra from
     each customer) on the graph's sparse adjacency matrix; ``"networkx"`` runs networkx's own
-    Dijkstra (same numbers, slower: docs/benchmarks_facility.md). An edge without ``weight`` costs
+    Dijkstra (same numbers, slower: docs/benchmarks/facility.md). An edge without ``weight`` costs
     1; a negative weight is an error; a customer that cannot reach some site is an error (the
     graph is disconnected there). :class:`GraphCosts` computes the same costs when needed
     instead of as a matrix.
@@ -567,13 +699,22 @@ def read_orlib_pmed(path, *, method: str = "scipy"):
     from scipy.sparse import csr_array
     from scipy.sparse.csgraph import shortest_path
 
+    if method not in ("scipy", "networkx"):
+        raise ValueError(f"method must be 'scipy' or 'networkx', got {method!r}")
     tokens = Path(path).read_text().split()
     if len(tokens) < 3:
         raise ValueError(f"{path}: not an OR-Library p-median file (no header)")
-    n, m, p = (int(t) for t in tokens[:3])
-    body = np.array(tokens[3:3 + 3 * m], dtype=float).reshape(-1, 3)
+    try:
+        n, m, p = (int(t) for t in tokens[:3])
+        body = np.array(tokens[3:3 + 3 * m], dtype=float).reshape(-1, 3)
+    except ValueError as exc:
+        raise ValueError(f"{path}: not an OR-Library p-median file ({exc})") from None
+    if n < 1 or m < 0:
+        raise ValueError(f"{path}: the header needs n >= 1 vertices and m >= 0 edges, got {n}, {m}")
     if body.shape[0] != m:
         raise ValueError(f"{path}: header says {m} edges, found {body.shape[0]}")
+    if m == 0 and n > 1:
+        raise ValueError(f"{path}: no edges: the graph's {n} vertices cannot reach each other")
     i = body[:, 0].astype(np.int64) - 1
     j = body[:, 1].astype(np.int64) - 1
     if i.min() < 0 or j.min() < 0 or max(i.max(), j.max()) >= n:
@@ -626,7 +767,11 @@ def read_tsplib(path):
                     break
                 continue
             parts = s.split()
-            coords.append([float(parts[1]), float(parts[2])])
+            try:
+                coords.append([float(parts[1]), float(parts[2])])
+            except (IndexError, ValueError):
+                raise ValueError(f"{path}: a NODE_COORD_SECTION line needs 'index x y', got "
+                                 f"{s!r}") from None
         elif ":" in s:
             key, value = s.split(":", 1)
             header[key.strip().upper()] = value.strip()

@@ -110,6 +110,38 @@ def _take_rows(X, keep):
     return X.subset(keep) if isinstance(X, ChunkedMatrix) else X[keep]
 
 
+def _to_csr(X, name="X"):
+    """scipy sparse ``X`` (any format) as a CSR matrix of float64 values with its duplicate entries
+    summed, never densified: the given matrix itself when it already is one (it is not
+    modified), else one conversion. Only the stored values are checked (finite, not huge)."""
+    from scipy import sparse
+
+    if X.dtype == object or X.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be numeric, got dtype {X.dtype}")
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-d, got {X.ndim} dimensions")
+    canonical = X.format == "csr" and X.dtype == np.float64 and X.has_canonical_format
+    X = sparse.csr_matrix(X, dtype=np.float64, copy=not canonical and X.format == "csr")
+    X.sum_duplicates()
+    for count, where, error in ((*_first_bad(~np.isfinite(X.data)), _nonfinite_error),
+                                (*_first_bad(np.abs(X.data) >= HUGE), _huge_error)):
+        if count:
+            row = int(np.searchsorted(X.indptr, where, side="right")) - 1
+            raise error(name, count, (row, int(X.indices[where])))
+    return X
+
+
+def _first_bad(mask):
+    """``(count, first position)`` of the True entries of ``mask`` (position -1 when none)."""
+    count = int(mask.sum())
+    return count, int(np.argmax(mask)) if count else -1
+
+
+def _is_sparse(X) -> bool:
+    """Whether ``X`` is a scipy sparse matrix or array (without importing scipy for others)."""
+    return hasattr(X, "tocsr") and hasattr(X, "nnz")
+
+
 def _to_float_matrix(X, name="X"):
     """Numeric 2-d float64 array from numpy, pandas, lists or scipy sparse; names of columns."""
     names = None
@@ -135,9 +167,17 @@ HUGE = 1e20
 
 def _check_finite(arr, name):
     """Raise ``ValueError`` for NaN / infinite values, then for values the solvers read as
-    infinite (magnitude >= :data:`HUGE`), naming the count and the first index."""
+    infinite (magnitude >= :data:`HUGE`), naming the count and the first index.
+
+    The smallest and largest values decide first (NaN propagates to both, an infinity is one of
+    them): two passes without temporaries. Masks are computed only to report what is wrong; on a
+    10^6 x 100 X they took 6.7 s (``abs(X)`` is a copy of X), the two passes 0.2 s."""
     if isinstance(arr, ChunkedMatrix):
         return _check_finite_chunked(arr, name)
+    if arr.size:
+        lo, hi = float(np.min(arr)), float(np.max(arr))
+        if np.isfinite(lo) and np.isfinite(hi) and max(-lo, hi) < HUGE:
+            return
     bad = _nonfinite_mask(arr)
     if bad.any():
         raise _nonfinite_error(name, int(bad.sum()), np.argwhere(bad)[0])
@@ -239,15 +279,20 @@ def _open(X, y, sample_weight, engine):
     return X, y, sample_weight, names
 
 
-def _rows(X, y, sample_weight, feature_names, *, allow_empty_X=False, engine: str | None = "numpy"):
+def _rows(X, y, sample_weight, feature_names, *, allow_empty_X=False, engine: str | None = "numpy",
+          sparse: bool = False):
     """Shared checks of ``X`` (2-d, numeric, finite), ``y`` (1-d, matching length) and weights.
 
-    Returns float ``X`` (numpy, or a ChunkedMatrix for ``engine="dask"``), raw 1-d ``y``
-    (numeric or not), float weights ``s`` and feature names.
+    Returns float ``X`` (numpy; a ChunkedMatrix for ``engine="dask"``; with ``sparse``, a scipy
+    sparse X as CSR, :func:`_to_csr`), raw 1-d ``y`` (numeric or not), float weights ``s`` and
+    feature names.
     """
     engine = resolve_engine(X, engine)
     X, y, sample_weight, names = _open(X, y, sample_weight, engine)
-    if engine == "numpy":
+    kept = sparse and engine == "numpy" and _is_sparse(X)
+    if kept:
+        X = _to_csr(X)
+    elif engine == "numpy":
         X, loaded_names = _to_float_matrix(X)
         names = names or loaded_names
     elif X.dtype.kind not in "biuf":
@@ -267,7 +312,7 @@ def _rows(X, y, sample_weight, feature_names, *, allow_empty_X=False, engine: st
         raise ValueError(f"y must be 1-d, got shape {yv.shape}")
     if yv.shape[0] != X.shape[0]:
         raise ValueError(f"X has {X.shape[0]} rows but y has {yv.shape[0]} entries")
-    if not isinstance(X, ChunkedMatrix):  # out of core: one pass after all cheap checks
+    if not (kept or isinstance(X, ChunkedMatrix)):  # out of core: one pass after all cheap checks
         _check_finite(X, "X")
     if sample_weight is None:
         s = np.ones(X.shape[0])
@@ -361,7 +406,7 @@ class ClassificationData(RegressionData):
 
 
 def as_classification_data(X, y, sample_weight=None, *, feature_names=None,
-                           engine: str = "numpy") -> ClassificationData:
+                           engine: str = "numpy", sparse: bool = False) -> ClassificationData:
     """Validate binary classification inputs and return :class:`ClassificationData`.
 
     Parameters
@@ -376,6 +421,11 @@ def as_classification_data(X, y, sample_weight=None, *, feature_names=None,
     feature_names : list of str, optional
     engine : {"numpy", "dask"} or None, default "numpy"
         As in :func:`as_regression_data`.
+    sparse : bool, default False
+        Keep a scipy sparse X (CSR, CSC, COO, ...) sparse: ``X`` is then a CSR matrix of float64
+        values with duplicate entries summed, validated on its stored values without ever
+        making the n x m array (the matrix given, when it already is such a CSR matrix; it is
+        not modified). False densifies it.
 
     Raises
     ------
@@ -385,7 +435,7 @@ def as_classification_data(X, y, sample_weight=None, *, feature_names=None,
         Empty data, wrong shapes, NaN/inf in X, missing labels, not exactly two classes, a class
         whose rows all have zero weight, invalid weights.
     """
-    X, y, s, names = _rows(X, y, sample_weight, feature_names, engine=engine)
+    X, y, s, names = _rows(X, y, sample_weight, feature_names, engine=engine, sparse=sparse)
     if y.dtype.kind == "f" and not np.isfinite(y).all():
         raise ValueError(f"y contains {int((~np.isfinite(y)).sum())} NaN or infinite label(s)")
     if y.dtype == object and any(v is None or (isinstance(v, float) and v != v) for v in y):
@@ -647,8 +697,11 @@ def user_stacklevel() -> int:
     return level
 
 
-def read_svmlight(path):
-    """Read an svmlight/LIBSVM file (``label idx:value ...``, 1-based indices) to dense (X, y)."""
+def read_svmlight(path, *, sparse: bool = False):
+    """Read an svmlight/LIBSVM file (``label idx:value ...``, 1-based indices) to ``(X, y)``.
+
+    ``X`` is a dense array, or with ``sparse`` a scipy CSR matrix of float64 values (an index
+    given twice in a line: its values are summed) that holds only the stored entries."""
     labels, rows, cols, vals = [], [], [], []
     with open(path) as fh:
         for line in fh:
@@ -667,17 +720,25 @@ def read_svmlight(path):
                 vals.append(float(val))
     if min(cols, default=0) < 0:
         raise ValueError(f"{path}: svmlight feature indices start at 1")
-    X = np.zeros((len(labels), max(cols, default=-1) + 1))
+    shape = (len(labels), max(cols, default=-1) + 1)
+    if sparse:
+        from scipy.sparse import csr_matrix
+
+        X = csr_matrix((np.asarray(vals, dtype=float), (rows, cols)), shape=shape)
+        X.sum_duplicates()
+        return X, np.asarray(labels)
+    X = np.zeros(shape)
     X[rows, cols] = vals
     return X, np.asarray(labels)
 
 
-def load_table(path, target: str | None = None):
+def load_table(path, target: str | None = None, *, sparse: bool = False):
     """Load ``(X, y, feature_names)`` from CSV, Parquet, ``.npz`` or svmlight files.
 
     For CSV/Parquet, ``target`` names the response column (default: the last column); every other
     column is a feature. ``.npz`` files must hold arrays ``X`` and ``y``. Files ending in
-    ``.svm``, ``.svmlight``, ``.libsvm`` or ``.txt`` are read as svmlight.
+    ``.svm``, ``.svmlight``, ``.libsvm`` or ``.txt`` are read as svmlight; with ``sparse`` their
+    X is a scipy CSR matrix (:func:`read_svmlight`), never the n x m array.
     """
     import pandas as pd
 
@@ -692,7 +753,7 @@ def load_table(path, target: str | None = None):
             X, y = z["X"], z["y"]
         return X, y, None
     if suffix in (".svm", ".svmlight", ".libsvm", ".txt"):
-        X, y = read_svmlight(path)
+        X, y = read_svmlight(path, sparse=sparse)
         return X, y, None
     if path.stat().st_size == 0:
         raise ValueError(f"data file {path} is empty")
@@ -738,6 +799,8 @@ def store_inputs(path, target: str | None = None):
     """
     kind = chunked.store_kind(path)
     if target is not None and str(target).lower().endswith(".npy"):
+        if not Path(target).exists():
+            raise FileNotFoundError(f"target file not found: {target}")
         return str(path), np.load(target)
     if kind == "parquet":
         return str(path), target if target is not None else chunked.parquet_columns(path)[-1]

@@ -809,7 +809,9 @@ def aggregated_start(fitness: RLSCFitness, y, free, band: Band, n_clusters: int,
     dict
         ``y`` (the lifted labels, or None when no aggregated labelling meets the band),
         ``clusters`` (k), ``fitness_aggregated`` (F on the representatives) and ``fitness``
-        (F of the lifted labels on all points), ``seconds``.
+        (F of the lifted labels on all points), ``seconds``, ``stop`` (the aggregated search's
+        stop reason, :class:`SearchOutcome`; ``"interrupted"`` after Ctrl-C: the caller should
+        not go on searching).
     """
     from scipy.cluster.vq import kmeans2
 
@@ -831,7 +833,8 @@ def aggregated_start(fitness: RLSCFitness, y, free, band: Band, n_clusters: int,
     agg = RLSCFitness.from_factor(L_agg, d_agg, lam)
     y_agg = np.concatenate([np.asarray(y, dtype=float)[fixed], np.ones(k)])
     free_agg = np.arange(fixed.size, fixed.size + k)
-    out = {"clusters": int(k), "y": None, "fitness_aggregated": math.nan, "fitness": math.nan}
+    out = {"clusters": int(k), "y": None, "fitness_aggregated": math.nan, "fitness": math.nan,
+           "stop": None}
     try:
         res = local_search(agg, y_agg, free_agg, band, search=search, mu=mu, nu=nu,
                            restarts=restarts, seed=int(rng.integers(2**31 - 1)),
@@ -842,5 +845,5 @@ def aggregated_start(fitness: RLSCFitness, y, free, band: Band, n_clusters: int,
     lifted = np.array(y, dtype=float)
     lifted[free] = res.y[free_agg][labels]
     out.update(y=lifted, fitness_aggregated=res.fitness, fitness=fitness(lifted),
-               seconds=time.perf_counter() - t0)
+               seconds=time.perf_counter() - t0, stop=res.stop)
     return out

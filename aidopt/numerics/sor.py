@@ -143,6 +143,8 @@ class SORLinearResult(SORResult):
     gamma: float = 0.0
     time_limited: bool = False
     """``True`` when the run stopped because ``time_limit`` was reached (see :func:`sor_linear`)."""
+    interrupted: bool = False
+    """``True`` when Ctrl-C stopped the sweeps (``interruptible=True``, see :func:`sor_linear`)."""
     polished: int = 0
     """Polishing steps kept (``polish=True``, see :func:`sor_linear`)."""
 
@@ -767,7 +769,7 @@ def _try_polish(rows: _Rows, u, ub, v, n: int, gap: float, dual: float):
 def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None, u0=None,
                columns=None, block_rows=BLOCK_ROWS, gap_tol=None, gap_scale=1.0, time_limit=None,
                callback=None, order="cyclic", shrinking=False, seed=0,
-               polish=False) -> SORLinearResult:
+               polish=False, interruptible=False) -> SORLinearResult:
     """SOR for the linear SVM (1.35)/(1.37) by Remark 11 / (1.55), never forming ``M = HH'``.
 
     ``H = D[A  -e]``; the sweep keeps ``v = H'u = [A'Du; -e'Du] = [w; gamma]`` (``n + 1``
@@ -833,6 +835,10 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
         keep the point only if its exact duality gap is smaller. Any point of the box is a valid
         iterate, so this changes speed, never the bound argument. SOR's last digits converge slowly on ill-conditioned
         duals (AID's weighted centroids); once the bounds are identified, this step is exact.
+    interruptible : bool, default False
+        Ctrl-C ends the sweeps and the current ``u`` (in the box, as after any sweep: a valid
+        iterate) is evaluated and returned with ``interrupted=True``, instead of the
+        ``KeyboardInterrupt`` reaching the caller (which a run framework of its own catches).
 
     Returns
     -------
@@ -891,60 +897,66 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
     n_active, pg_hi, pg_lo, pg_tol = m, np.inf, -np.inf, 0.1
     passes = 0.0  # rows visited / m: the work done, which schedules the exact checks
     polished = 0  # polishing steps kept
-    while not done and sweeps < max_sweeps:
-        est = 0.0
-        settled = False  # the active rows' projected gradients agree to pg_tol
-        if active_set:
-            visited = n_active
-            passes += visited / m
-            n_active, hi, lo = _sweep_active(rows.X, rows.d, u, ub, v, omega, active, n_active,
-                                             pg_hi, pg_lo, bool(shrinking), order == "random")
-            fresh = False
-            settled = hi - lo <= pg_tol or n_active == 0
-            if settled and visited < m:  # shrunk: visit every row before any conclusion
-                n_active, pg_hi, pg_lo = m, np.inf, -np.inf
-                sweeps += 1
-                if out_of_time():
-                    time_limited = True
+    interrupted = False
+    try:  # u stays in the box whenever Ctrl-C strikes: numba's sweeps and polish's copies are whole
+        while not done and sweeps < max_sweeps:
+            est = 0.0
+            settled = False  # the active rows' projected gradients agree to pg_tol
+            if active_set:
+                visited = n_active
+                passes += visited / m
+                n_active, hi, lo = _sweep_active(rows.X, rows.d, u, ub, v, omega, active, n_active,
+                                                 pg_hi, pg_lo, bool(shrinking), order == "random")
+                fresh = False
+                settled = hi - lo <= pg_tol or n_active == 0
+                if settled and visited < m:  # shrunk: visit every row before any conclusion
+                    n_active, pg_hi, pg_lo = m, np.inf, -np.inf
+                    sweeps += 1
+                    if out_of_time():
+                        time_limited = True
+                        break
+                    continue
+                est = max(hi, -lo, 0.0) if visited == m else np.inf
+                pg_hi = hi if hi > 0 else np.inf
+                pg_lo = lo if lo < 0 else -np.inf
+            else:
+                est, time_limited = _sweep_blocks(rows, u, ub, v, omega, out_of_time)
+                fresh = False
+                if time_limited:
                     break
-                continue
-            est = max(hi, -lo, 0.0) if visited == m else np.inf
-            pg_hi = hi if hi > 0 else np.inf
-            pg_lo = lo if lo < 0 else -np.inf
-        else:
-            est, time_limited = _sweep_blocks(rows, u, ub, v, omega, out_of_time)
-            fresh = False
-            if time_limited:
-                break
-        sweeps += 1
-        if not active_set:
-            passes = float(sweeps)
-        by_residual = est / RESIDUAL_SCALE <= theta * tol
-        if by_residual or settled or (gap_tol is not None and passes >= next_gap):
-            if settled:
-                pg_tol = max(pg_tol / 10.0, 1e-12)
-            v, res, hinge = _exact(rows, u, ub, n)
-            fresh = True
-            primal, dual = _values(u, v, hinge)
-            if callback is not None:
-                callback(sweeps, float(res), primal, dual)
-            done = stop_now(res, primal, dual)
-            better = _try_polish(rows, u, ub, v, n, primal - dual, dual) if (
-                not done and settled and polish) else None
-            if better is not None:  # a better point of the box: kept
-                v, res, hinge, primal, dual = better
-                polished += 1
+            sweeps += 1
+            if not active_set:
+                passes = float(sweeps)
+            by_residual = est / RESIDUAL_SCALE <= theta * tol
+            if by_residual or settled or (gap_tol is not None and passes >= next_gap):
+                if settled:
+                    pg_tol = max(pg_tol / 10.0, 1e-12)
+                v, res, hinge = _exact(rows, u, ub, n)
+                fresh = True
+                primal, dual = _values(u, v, hinge)
                 if callback is not None:
                     callback(sweeps, float(res), primal, dual)
                 done = stop_now(res, primal, dual)
-            if by_residual and res > tol:
-                theta = max(theta / 2.0, 1.0 / 16.0)
-            next_gap = passes + min(50, max(1, int(passes) // 10))
-        elif sweeps % _REFRESH == 0:
-            v = _v_pass(rows, u, n)
-        if not done and sweeps < max_sweeps and out_of_time():
-            time_limited = True
-            break
+                better = _try_polish(rows, u, ub, v, n, primal - dual, dual) if (
+                    not done and settled and polish) else None
+                if better is not None:  # a better point of the box: kept
+                    v, res, hinge, primal, dual = better
+                    polished += 1
+                    if callback is not None:
+                        callback(sweeps, float(res), primal, dual)
+                    done = stop_now(res, primal, dual)
+                if by_residual and res > tol:
+                    theta = max(theta / 2.0, 1.0 / 16.0)
+                next_gap = passes + min(50, max(1, int(passes) // 10))
+            elif sweeps % _REFRESH == 0:
+                v = _v_pass(rows, u, n)
+            if not done and sweeps < max_sweeps and out_of_time():
+                time_limited = True
+                break
+    except KeyboardInterrupt:
+        if not interruptible:
+            raise
+        interrupted, fresh = True, False
     if not fresh:
         v, res, hinge = _exact(rows, u, ub, n)
         if callback is not None:
@@ -955,4 +967,4 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
                            converged=bool(res <= tol), seconds=time.perf_counter() - t0,
                            primal=primal, dual=dual, gap=primal - dual,
                            w=v[:n].copy(), gamma=float(v[n]), time_limited=time_limited,
-                           polished=polished)
+                           interrupted=interrupted, polished=polished)

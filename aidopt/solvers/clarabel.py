@@ -6,10 +6,18 @@ bounds to the non-negative cone as ``a'x <= u`` or ``-a'x <= -l``. Then d object
 d objective / d l = +z, which is Pyomo's convention (d objective / d rhs); a maximization is solved
 as ``min -f`` and its duals negated back. "AlmostSolved" (reduced accuracy) is reported as
 ``error``, never as optimal.
+
+Clarabel checks its time limit between iterations only, and one iteration of a dense model (its
+KKT factorization) can take minutes: a 5,000 x 2,000 SVM dual took 127 s for its first. So the
+setup and the solve run in a worker thread (Clarabel releases the GIL) watched from the calling
+thread (:func:`_watched`): past the time limit and :data:`GRACE`, or at Ctrl-C, the call returns
+without a solution, and Clarabel's termination callback stops the abandoned solve at its next
+iteration.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -49,12 +57,63 @@ def _status(label: str):
 TIGHT_GAP = {"tol_gap_rel": 1e-10, "tol_gap_abs": 1e-14}
 
 
+#: seconds the calling thread waits past the time limit (or after Ctrl-C) for Clarabel to stop
+#: by itself before it returns without it (:func:`_watched`)
+GRACE = 1.0
+
+
+def _watched(make, time_limit: float | None):
+    """``make()`` (a ``clarabel.DefaultSolver``) and its ``solve()`` in a worker thread.
+
+    The calling thread waits; at ``time_limit`` + :data:`GRACE` seconds, or at Ctrl-C, it asks
+    Clarabel to stop (the termination callback, read at each iteration) and gives it
+    :data:`GRACE` more seconds. Returns ``(solution, stop)``: ``stop`` is None, ``"time_limit"``
+    or ``"interrupted"``; ``solution`` is None when Clarabel had not returned (the worker is
+    left to end at its next iteration, holding its memory until then). An exception of the
+    worker is raised here."""
+    stop = threading.Event()
+    out: dict = {}
+
+    def work():
+        try:
+            solver = make()
+            if hasattr(solver, "set_termination_callback"):  # clarabel >= 0.10
+                solver.set_termination_callback(lambda info: stop.is_set())
+            if not stop.is_set():
+                out["solution"] = solver.solve()
+        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread
+            out["error"] = exc
+
+    worker = threading.Thread(target=work, name="aidopt-clarabel", daemon=True)
+    worker.start()
+    give_up = None if time_limit is None else time.perf_counter() + time_limit + GRACE
+    cause = None
+    while worker.is_alive():
+        try:
+            worker.join(0.1)
+        except KeyboardInterrupt:
+            cause = "interrupted"
+            break
+        if give_up is not None and time.perf_counter() >= give_up:
+            cause = "time_limit"
+            break
+    if cause is not None:
+        stop.set()
+        worker.join(GRACE)
+        if worker.is_alive():
+            return None, cause
+    if "error" in out:
+        raise out["error"]
+    return out.get("solution"), cause
+
+
 def solve(prog: LinearProgram, t0, need_duals, time_limit, threads, tee, options) -> SolveOutcome:
     """Solve an LP/QP read from a Pyomo model with Clarabel and load the solution into it."""
     import clarabel
     from pyomo.common.collections import ComponentMap
     from scipy import sparse
 
+    entered = time.perf_counter()
     _, SS = pyomo_enums()
     sign = -1.0 if prog.maximize else 1.0
     n_cols = prog.A.shape[1]
@@ -79,6 +138,12 @@ def solve(prog: LinearProgram, t0, need_duals, time_limit, threads, tee, options
     n_ineq = b.size - eq.size
     if n_ineq:
         cones.append(clarabel.NonnegativeConeT(int(n_ineq)))
+    if time_limit is not None:  # the limit counts from the call: the stacking above is taken
+        time_limit -= time.perf_counter() - entered
+        if time_limit <= 0:
+            return SolveOutcome(SolveStatus.TIME_LIMIT, None, None, False, "clarabel",
+                                clarabel.__version__, time.perf_counter() - t0,
+                                "the time limit was reached before Clarabel started")
     settings = clarabel.DefaultSettings()
     settings.verbose = bool(tee)
     if time_limit is not None:
@@ -90,11 +155,25 @@ def solve(prog: LinearProgram, t0, need_duals, time_limit, threads, tee, options
             raise SolverOptionError(f"clarabel has no setting {key!r}")
         setattr(settings, key, val)
     read_seconds = time.perf_counter() - t0
-    solver = clarabel.DefaultSolver(sparse.csc_matrix(P), q, sparse.csc_matrix(M), b, cones, settings)
-    sol = solver.solve()
+    started = time.perf_counter()
+    sol, stop = _watched(lambda: clarabel.DefaultSolver(
+        sparse.csc_matrix(P), q, sparse.csc_matrix(M), b, cones, settings), time_limit)
+    if sol is None:  # abandoned at the time limit or at Ctrl-C
+        status = SolveStatus.TIME_LIMIT if stop == "time_limit" else SolveStatus.INTERRUPTED
+        return SolveOutcome(
+            status=status, objective=None, duals=None, has_solution=False, solver="clarabel",
+            version=clarabel.__version__, seconds=time.perf_counter() - t0,
+            message=(f"returned without a solution {GRACE:g} s past the time limit: Clarabel had "
+                     "not finished its iteration" if stop == "time_limit" else
+                     "interrupted (Ctrl-C) during Clarabel's setup or an iteration"),
+            extra={"read_seconds": read_seconds})
     label = str(sol.status).split(".")[-1]
+    if stop == "interrupted":  # Ctrl-C stops the caller's run even when the solve just ended
+        label = "CallbackTerminated"
+    elif label == "CallbackTerminated" and stop == "time_limit":
+        label = "MaxTime"
     if (label.startswith("Almost") and time_limit is not None
-            and time.perf_counter() - t0 >= 0.9 * time_limit):
+            and time.perf_counter() - started >= 0.9 * time_limit):
         label = "MaxTime"  # cut off by the time limit, where Clarabel reports "AlmostSolved"
     status, tc = _status(label)
     x = np.asarray(sol.x, dtype=float)

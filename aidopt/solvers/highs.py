@@ -14,6 +14,7 @@ import dataclasses
 import math
 import os
 import sys
+import threading
 import time
 
 import numpy as np
@@ -173,7 +174,12 @@ def _status(model_status, has_solution: bool):
     return table.get(model_status, (SolveStatus.ERROR, TC.error))
 
 
-def _run_interruptible(h, deadline: float | None = None):
+#: seconds a cancelled one-shot solve may take to stop before the caller returns without it
+#: (:func:`_run_interruptible`)
+CANCEL_GRACE = 1.0
+
+
+def _run_interruptible(h, deadline: float | None = None, abandon: bool = False):
     """``h.run()``, but Ctrl-C stops HiGHS at once: the solve runs in highspy's solver thread with
     its user-interrupt callbacks on, and a ``KeyboardInterrupt`` in the waiting thread cancels it.
     HiGHS then ends with model status "interrupted" (mapped to ``SolveStatus.INTERRUPTED``: the run
@@ -181,43 +187,71 @@ def _run_interruptible(h, deadline: float | None = None):
     the solve ends. ``deadline`` (seconds from now): cancel the solve then, in case HiGHS does not
     check its own time limit in time (its QP solver may not).
 
+    HiGHS honours a cancel only where it looks for one: its QP solver on a dense 5,000 x 2,000 SVM
+    dual ran 37 s past it. ``abandon`` (a one-shot solve, whose ``h`` is not used again): when
+    the cancelled solve has not stopped :data:`CANCEL_GRACE` seconds later, return without it
+    and let a daemon thread hold ``h`` until it ends (HiGHS must not be destroyed while its solver
+    thread runs).
+
     Returns HiGHS's run status and whether the deadline, not Ctrl-C, cancelled the solve (HiGHS
-    reports both as "interrupted"; the caller reports the first as a time limit)."""
+    reports both as "interrupted"; the caller reports the first as a time limit); raises
+    :class:`_Abandoned` when the solve was abandoned."""
     h.HandleUserInterrupt = True
     start = time.perf_counter()
     h.startSolve()
     cancelled = by_user = False
+    cancelled_at = None
     while True:
         try:
             done, status = h.wait(0.1)
         except KeyboardInterrupt:
             h.cancelSolve()
             by_user = True
+            cancelled_at = cancelled_at or time.perf_counter()
             continue
         if done:
             return status, cancelled and not by_user
-        if deadline is not None and not cancelled and time.perf_counter() - start > deadline + 1.0:
+        now = time.perf_counter()
+        if deadline is not None and not cancelled and now - start > deadline + 1.0:
             h.cancelSolve()
             cancelled = True
+            cancelled_at = cancelled_at or now
+        if abandon and cancelled_at is not None and now - cancelled_at > CANCEL_GRACE:
+            _hold_until_done(h)
+            raise _Abandoned(cancelled and not by_user)
 
 
-def run(h, columns, rows, *, need_duals: bool, is_mip: bool, t0: float, read_seconds: float,
-        solver: str = "highs", extra: dict | None = None, deadline: float | None = None
-        ) -> SolveOutcome:
-    """Run ``h`` and return its outcome; load values into ``columns`` (Pyomo variables, in column
-    order) and map row duals to ``rows`` (Pyomo constraints, in row order; a constraint that
-    appears twice gets the sum)."""
+class _Abandoned(Exception):
+    """A cancelled one-shot solve that had not stopped :data:`CANCEL_GRACE` seconds later;
+    ``late``: the deadline, not Ctrl-C, cancelled it."""
+
+    def __init__(self, late: bool):
+        super().__init__()
+        self.late = late
+
+
+def _hold_until_done(h) -> None:
+    """Keep ``h`` alive in a daemon thread until its (cancelled) solve ends."""
+
+    def wait():
+        while not h.wait(1.0)[0]:
+            pass
+
+    threading.Thread(target=wait, name="aidopt-highs-cancelled", daemon=True).start()
+
+
+def _run_to_a_status(h, is_mip: bool, deadline, abandon: bool):
+    """Run ``h`` (:func:`_run_interruptible`), again where HiGHS needs it; ``(late, model
+    status)``."""
     import highspy
-    from pyomo.common.collections import ComponentMap
 
-    TC, SS = pyomo_enums()
-    ran, late = _run_interruptible(h, deadline)
+    ran, late = _run_interruptible(h, deadline, abandon)
     if ran == highspy.HighsStatus.kError and \
             h.getModelStatus() == highspy.HighsModelStatus.kNotset:
         # HiGHS refuses to run when its global thread scheduler was started with another
         # ``threads`` in this process (e.g. threads=1 after a default run): restart it, once
         reset_scheduler()
-        late = _run_interruptible(h, deadline)[1]
+        late = _run_interruptible(h, deadline, abandon)[1]
     model_status = h.getModelStatus()
     if not is_mip and model_status in (highspy.HighsModelStatus.kUnknown,
                                        highspy.HighsModelStatus.kUnboundedOrInfeasible):
@@ -226,8 +260,30 @@ def run(h, columns, rows, *, need_duals: bool, is_mip: bool, t0: float, read_sec
         if h.getOptionValue("presolve")[1] != "off":
             h.setOptionValue("presolve", "off")
             h.clearSolver()
-            late = _run_interruptible(h, deadline)[1]
+            late = _run_interruptible(h, deadline, abandon)[1]
             model_status = h.getModelStatus()
+    return late, model_status
+
+
+def run(h, columns, rows, *, need_duals: bool, is_mip: bool, t0: float, read_seconds: float,
+        solver: str = "highs", extra: dict | None = None, deadline: float | None = None,
+        abandon: bool = False) -> SolveOutcome:
+    """Run ``h`` and return its outcome; load values into ``columns`` (Pyomo variables, in column
+    order) and map row duals to ``rows`` (Pyomo constraints, in row order; a constraint that
+    appears twice gets the sum). ``deadline`` and ``abandon``: :func:`_run_interruptible`."""
+    import highspy
+    from pyomo.common.collections import ComponentMap
+
+    TC, SS = pyomo_enums()
+    try:
+        late, model_status = _run_to_a_status(h, is_mip, deadline, abandon)
+    except _Abandoned as stop:
+        return SolveOutcome(
+            SolveStatus.TIME_LIMIT if stop.late else SolveStatus.INTERRUPTED, None, None, False,
+            solver, highs_version(), time.perf_counter() - t0,
+            f"HiGHS had not stopped {CANCEL_GRACE:g} s after it was cancelled "
+            f"({'at its deadline' if stop.late else 'Ctrl-C'}): returned without a solution",
+            extra={"read_seconds": read_seconds, **(extra or {})})
     message = h.modelStatusToString(model_status)
     sol = h.getSolution()
     info = h.getInfo()
@@ -291,8 +347,17 @@ def run(h, columns, rows, *, need_duals: bool, is_mip: bool, t0: float, read_sec
 
 def solve(prog: LinearProgram, t0, need_duals, time_limit, threads, tee, options) -> SolveOutcome:
     """Solve a program read from a Pyomo model with a fresh ``Highs`` and load its solution;
-    ``t0`` is when reading the model started."""
+    ``t0`` is when reading the model started. ``time_limit`` counts from the call: passing the
+    model to HiGHS (seconds on ten million nonzeros) is taken from it."""
+    entered = time.perf_counter()
     h = new_highs(threads=threads, tee=tee, options=options)
+    pass_program(h, prog)
+    if time_limit is not None:
+        time_limit -= time.perf_counter() - entered
+        if time_limit <= 0:
+            return SolveOutcome(SolveStatus.TIME_LIMIT, None, None, False, "highs", highs_version(),
+                                time.perf_counter() - t0,
+                                "the time limit was reached while passing the model to HiGHS")
     # HiGHS's QP solver can stall for minutes on QPs Clarabel solves in milliseconds: unless the
     # caller set HiGHS's own time_limit, a QP gets QP_TIME_GUARD seconds and then counts as failed
     # (so that the run falls back), not as the run's time limit
@@ -302,9 +367,8 @@ def solve(prog: LinearProgram, t0, need_duals, time_limit, threads, tee, options
         else guard
     if "time_limit" not in (options or {}):
         set_time_limit(h, limit)
-    pass_program(h, prog)
     outcome = run(h, prog.columns, prog.rows, need_duals=need_duals, is_mip=prog.n_integer > 0,
-                  t0=t0, read_seconds=time.perf_counter() - t0, deadline=limit)
+                  t0=t0, read_seconds=time.perf_counter() - t0, deadline=limit, abandon=True)
     if limit is not None and limit == guard and outcome.status in (SolveStatus.TIME_LIMIT,
                                                                     SolveStatus.INTERRUPTED):
         return dataclasses.replace(

@@ -240,34 +240,44 @@ NATIVE_METHODS: dict[str, SolverSpec] = {
     "sor": SolverSpec(
         name="sor", pyomo_name="", classes=frozenset({ProblemClass.QP}), duals=True,
         extra="", module="aidopt.numerics.sor",
-        notes="successive overrelaxation sweeps (aidopt.numerics.sor)",
+        notes="the modified SVM (bias='regularized', or method='sor'): successive "
+              "overrelaxation sweeps (aidopt.numerics.sor)",
         backend="native"),
     "fn": SolverSpec(
         name="fn", pyomo_name="", classes=frozenset({ProblemClass.LP}), duals=True,
         extra="", module="aidopt.numerics.fn",
-        notes="Frisch-Newton interior point with dense normal equations (aidopt.numerics.fn)",
+        notes="LAD only (default): Frisch-Newton interior point with dense normal equations "
+              "(aidopt.numerics.fn)",
         backend="native"),
     "fm": SolverSpec(
         name="fm", pyomo_name="", classes=frozenset({ProblemClass.QP}), duals=True,
         extra="", module="aidopt.numerics.fm",
-        notes="Ferris-Munson interior point with dense normal equations "
-              "(aidopt.numerics.fm)",
+        notes="2-norm linear SVM (default) and kernel SVM: Ferris-Munson interior point with "
+              "dense normal equations (aidopt.numerics.fm)",
+        backend="native"),
+    "dcd": SolverSpec(
+        name="dcd", pyomo_name="", classes=frozenset({ProblemClass.QP}), duals=True,
+        extra="", module="aidopt.numerics.dcd",
+        notes="linear 2-norm SVM on sparse or wide data (chosen by shape): dual coordinate "
+              "descent on the full data, CSR rows (aidopt.numerics.dcd)",
         backend="native"),
     "smo": SolverSpec(
         name="smo", pyomo_name="", classes=frozenset({ProblemClass.QP}), duals=True,
         extra="", module="aidopt.numerics.smo",
-        notes="warm-started SMO on the dense dual in double precision (aidopt.numerics.smo)",
+        notes="kernel SVM (default): warm-started SMO on the dense dual in double precision "
+              "(aidopt.numerics.smo)",
         backend="native"),
     "benders": SolverSpec(
         name="benders", pyomo_name="", classes=frozenset({ProblemClass.MILP}), duals=False,
         extra="scip", module="pyscipopt",
-        notes="branch-and-Benders-cut in SCIP, per-customer cuts separated lazily "
-              "(aidopt.decomposition.plugins.facility_benders)",
+        notes="uncapacitated facility location (default): branch-and-Benders-cut in SCIP, "
+              "per-customer cuts separated lazily (aidopt.decomposition.plugins.facility_benders)",
         backend="native"),
     "libsvm": SolverSpec(
         name="libsvm", pyomo_name="", classes=frozenset({ProblemClass.QP}), duals=True,
         extra="scikit-learn", module="sklearn",
-        notes="LIBSVM's SMO (scikit-learn SVC) on kernel AID's precomputed mean kernel",
+        notes="kernel SVM and SCM: LIBSVM's SMO (scikit-learn SVC) on kernel AID's "
+              "precomputed mean kernel",
         backend="native"),
 }
 """Methods aidopt runs itself, named as ``solver``: a run with one checks no external solver.
@@ -405,13 +415,25 @@ def refresh() -> None:
     _version.cache_clear()
 
 
-def solver_table() -> list[dict[str, Any]]:
-    """One row per registered solver.
+def solver_table(*, native: bool = False) -> list[dict[str, Any]]:
+    """One row per registered solver, then (``native``) one per method aidopt runs itself.
 
-    Keys: ``name, version, available, licence, classes, duals, persistent, install, notes``
-    (``persistent`` is ``'warm'`` when a persistent handle updates the loaded model in place,
-    ``'rebuild'`` otherwise).
+    Parameters
+    ----------
+    native : bool, default False
+        Also list :data:`NATIVE_METHODS` (``fn``, ``fm``, ``dcd``, ``smo``, ``sor``, ``libsvm``,
+        ``benders``: named as ``solver=``, run without a Pyomo model), after the solvers; their
+        ``notes`` start with what they solve.
+
+    Returns
+    -------
+    list of dict
+        Keys: ``name, version, available, licence, classes, duals, persistent, install, notes``
+        (``persistent`` is ``'warm'`` when a persistent handle updates the loaded model in
+        place, ``'rebuild'`` otherwise, ``'native'`` for aidopt's own methods).
     """
+    if not isinstance(native, bool):
+        raise TypeError(f"native must be True or False, got {native!r}")
     rows = []
     for name, spec in SOLVERS.items():
         avail = availability(name)
@@ -428,7 +450,31 @@ def solver_table() -> list[dict[str, Any]]:
                 "notes": spec.notes,
             }
         )
-    return rows
+    return rows + ([_native_row(spec) for spec in NATIVE_METHODS.values()] if native else [])
+
+
+def _native_row(spec: SolverSpec) -> dict[str, Any]:
+    """The :func:`solver_table` row of a native method: installed when its module is (aidopt's
+    own always are); its version is aidopt's, or that of the library it runs."""
+    from aidopt._version import __version__
+
+    installed = importlib.util.find_spec(spec.module) is not None
+    own = spec.module.startswith("aidopt.")
+    if own or not installed:
+        found = __version__ if own else ""
+    else:
+        found = version("scip") if spec.module == "pyscipopt" else package_version("scikit-learn")
+    return {
+        "name": spec.name,
+        "version": found,
+        "available": installed,
+        "licence": "full" if installed else "not installed",
+        "classes": ",".join(c.value for c in ProblemClass if c in spec.classes),
+        "duals": "yes" if spec.duals else "no",
+        "persistent": "native",
+        "install": "" if own or spec.module == "pyscipopt" else "pip install scikit-learn",
+        "notes": spec.notes,
+    }
 
 
 # --------------------------------------------------------------------------- checks

@@ -6,7 +6,7 @@ import time
 
 from .classify import describe_program, model_facts, quadratic_variables, resolve_class
 from .errors import SolverCapabilityError, SolverError
-from .reader import _compile_standard_form, _read_linear_expressions
+from .reader import ReadTimeLimit, _compile_standard_form, _read_linear_expressions
 from .registry import (
     DEFAULT_SOLVER,
     ProblemClass,
@@ -48,7 +48,9 @@ def solve_model(
         Ask for constraint duals (the outcome's ``duals`` is ``None`` if the solver gives none, and
         for MIPs).
     time_limit : float, optional
-        Seconds; ``<= 0`` returns a ``time_limit`` outcome without calling the solver.
+        Seconds for the whole call: for HiGHS and Clarabel reading the model into arrays counts
+        (the solver gets what is left, and none left returns a ``time_limit`` outcome); ``<= 0``
+        returns a ``time_limit`` outcome without calling the solver.
     threads : int, optional
         Solver threads.
     tee : bool
@@ -80,7 +82,11 @@ def solve_model(
     backend = spec.backend if spec else "contrib"
     t0 = time.perf_counter()
     if backend in ("highs", "clarabel"):
-        prog = _read_linear_expressions(model, quadratic=True)
+        deadline = None if time_limit is None else t0 + time_limit
+        try:
+            prog = _read_linear_expressions(model, quadratic=True, deadline=deadline)
+        except ReadTimeLimit:
+            return _late(name, t0, "the time limit was reached while reading the model")
         if prog is not None:
             actual = ProblemClass.of(integer=prog.n_integer > 0, quadratic=prog.Q is not None)
             actual = resolve_class(actual, routed, name, describe_program(prog))
@@ -99,6 +105,10 @@ def solve_model(
 
             module = backend_module(backend)
             scaled, scaling = scale_program(prog)
+            if deadline is not None:  # the solver gets what reading left
+                time_limit = deadline - time.perf_counter()
+                if time_limit <= 0:
+                    return _late(name, t0, "the time limit was reached while reading the model")
             outcome = module.solve(scaled, t0, need_duals, time_limit, threads, tee, options)
             return unscale(outcome, prog, scaling)
         if backend == "clarabel":
@@ -126,3 +136,9 @@ def solve_model(
     from . import contrib
 
     return contrib.solve(model, spec, name, actual, need_duals, time_limit, threads, tee, options)
+
+
+def _late(solver: str, t0: float, message: str) -> SolveOutcome:
+    """A ``time_limit`` outcome of a solve that never started."""
+    return SolveOutcome(SolveStatus.TIME_LIMIT, None, None, False, solver, "",
+                        time.perf_counter() - t0, message)

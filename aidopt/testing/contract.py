@@ -6,7 +6,9 @@ Every AID plug-in (a subclass of :class:`aidopt.decomposition.AIDProblem`) must 
 It runs the plug-in through the real driver several times on small data and asserts what the
 driver and users rely on:
 
-* **declaration**: it subclasses ``AIDProblem`` and overrides every abstract hook;
+* **declaration**: it subclasses ``AIDProblem``, overrides every abstract hook, and every hook it
+  overrides takes what the driver passes (a hook with its earlier published signature,
+  ``lower_bound(outcome, partition, data)``, passes with a ``DeprecationWarning``);
 * **only declared hooks**: the driver sees the plug-in through a recording proxy; every attribute
   it reads is declared on ``AIDProblem`` and it sets none; every hook returns its declared type
   (``lift`` a ``Lifted``, ``split`` a ``Split`` that refines the partition, ...); ``configure``
@@ -16,8 +18,9 @@ driver and users rely on:
   identical results, and B equals B on a fresh object;
 * **results**: the history is consistent (E_best is the running minimum of E_t, the bound never
   decreases, gap = relative gap of E_best and the bound); ``certified_optimal`` only with a passed
-  certificate; ``result.solver`` is the solver that produced the solution; for a convex problem
-  AID and the direct solve agree and every proven bound is below the optimum;
+  certificate; the certificate's primal objective is the E that ``evaluate`` reported (within
+  ``tol``, relative); ``result.solver`` is the solver that produced the solution; for a convex
+  problem AID and the direct solve agree and every proven bound is below the optimum;
 * **limits**: ``max_iter=1`` stops after one iteration (``iteration_limit`` or an earlier
   legitimate stop); a tiny ``time_limit`` returns ``time_limit`` and never raises, with
   ``raise_on_failure`` True or False (a time limit is not a failure);
@@ -44,7 +47,16 @@ from aidopt import solvers
 from aidopt._version import __version__
 from aidopt.decomposition.aid import solve, solve_direct
 from aidopt.decomposition.partition import Partition
-from aidopt.decomposition.protocol import AIDProblem, Iterate, Lifted, Split, relative_gap
+from aidopt.decomposition.protocol import (
+    GROWN_HOOKS,
+    AIDProblem,
+    Iterate,
+    Lifted,
+    Split,
+    earlier_signature,
+    relative_difference,
+    relative_gap,
+)
 from aidopt.decomposition.run import BUILTIN_METHODS, RunConfig
 from aidopt.results import AIDResult, Certificate, Termination
 
@@ -221,6 +233,8 @@ def check_declaration(problem) -> None:
         own = getattr(type(problem), hook, base)
         if own is base or not inspect.isfunction(base) or not inspect.isfunction(own):
             continue
+        if hook in GROWN_HOOKS and earlier_signature(type(problem), hook):
+            continue  # the earlier published signature: deprecated (a DeprecationWarning), called right
         wanted = [q.name for q in inspect.signature(base).parameters.values()
                   if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
         params = inspect.signature(own).parameters.values()
@@ -228,9 +242,7 @@ def check_declaration(problem) -> None:
         varargs = any(q.kind is q.VAR_POSITIONAL for q in params)
         assert varargs or len(takes) >= len(wanted), (
             f"{type(problem).__name__}.{hook}{inspect.signature(own)} takes fewer arguments than "
-            f"the contract passes: AIDProblem.{hook}{inspect.signature(base)}"
-            + (" (the bound hook receives the lifted state of its solve since this contract: "
-               "add a `lifted=None` parameter)" if hook == "lower_bound" else ""))
+            f"the contract passes: AIDProblem.{hook}{inspect.signature(base)}")
 
 
 def _is_real(x) -> bool:
@@ -343,12 +355,21 @@ def check_history(result: AIDResult, size: int, *, tol_rel: float = 1e-9) -> Non
     assert _close(result.gap, expected, tol_rel) or result.gap == expected
 
 
-def check_result(result: AIDResult, solver: str) -> None:
-    """``certified_optimal`` only with a passed certificate; the reported solver produced it."""
+def check_result(result: AIDResult, solver: str, *, floor: float = 1.0) -> None:
+    """``certified_optimal`` only with a passed certificate; the certificate is of the objective
+    reported (``evaluate`` and ``certify`` agree within ``tol``, relative with the gap's
+    ``floor``); the reported solver produced it."""
     if result.termination is Termination.CERTIFIED_OPTIMAL:
         assert result.certificate is not None and result.certificate.certified, \
             "certified_optimal without a passed certificate"
     cert = result.certificate
+    if cert is not None and math.isfinite(result.objective):
+        diff = relative_difference(result.objective, cert.primal_objective, floor)
+        assert diff <= result.config["tol"], (
+            f"evaluate and certify disagree: the run reports E = {result.objective!r} (evaluate) "
+            f"and the certificate's primal objective is {cert.primal_objective!r} (relative "
+            f"difference {diff:.3e} > tol {result.config['tol']:g}); both must be the objective "
+            "of the same solution on the original data")
     if cert is not None and cert.certified:
         checked = cert.residuals if cert.checked is None else cert.checked
         failing = [k for k in checked if not cert.residuals[k] <= cert.feasibility_tol]
@@ -414,11 +435,12 @@ def check_plugin(problem_factory, data, solver: str, *, other_data=None, convex:
     changed = sorted(k for k in after.keys() | expected_vars.keys()
                      if not _same(after.get(k, "<unset>"), expected_vars.get(k, "<unset>")))
     assert not changed, (f"a run left state on the plug-in beyond what configure sets: {changed}")
+    floor = problem.gap_floor(data)
     check_history(aid, size)
     missing = [(h.t, key) for h in aid.history for key in problem.table_info
                if not _is_real(h.info.get(key))]
     assert not missing, f"table_info keys a lift did not report (iteration, key): {missing}"
-    check_result(aid, solver)
+    check_result(aid, solver, floor=floor)
 
     # ---- no state between runs
     again = solve(problem, data, cfg())
@@ -439,7 +461,7 @@ def check_plugin(problem_factory, data, solver: str, *, other_data=None, convex:
     _check_calls(rec_direct, size)
     assert len(direct.history) == 1 and direct.history[0].n_clusters == size
     check_history(direct, size)
-    check_result(direct, solver)
+    check_result(direct, solver, floor=floor)
     if convex:
         assert direct.termination is Termination.CERTIFIED_OPTIMAL, direct.summary()
         optimum = direct.certificate.primal_objective
@@ -467,7 +489,7 @@ def check_plugin(problem_factory, data, solver: str, *, other_data=None, convex:
     if one.termination is Termination.ITERATION_LIMIT:
         assert one.history and one.history[0].n_split > 0 and one.history[0].gap > one.config["tol"]
     check_history(one, size)
-    check_result(one, solver)
+    check_result(one, solver, floor=floor)
     results = {"max_iter=1": one}
     for raise_on_failure in (False, True):
         tiny = solve(problem_factory(), data, cfg(time_limit=1e-9, raise_on_failure=raise_on_failure))

@@ -35,6 +35,7 @@ The elements partitioned are the **candidate sites**. For a partition of the sit
 from __future__ import annotations
 
 import math
+import time
 import warnings
 from dataclasses import dataclass
 
@@ -43,10 +44,12 @@ from aidopt.decomposition.partition import Partition
 from aidopt.decomposition.protocol import GAP_FLOOR, AIDProblem, Iterate, Lifted, Split
 from aidopt.models import facility as fmodel
 
+from aidopt.data.facility import bound_costs
 from aidopt.results import Certificate
 from aidopt.solvers import ProblemClass, SolverError
 
-__all__ = ["FacilityBase", "FacilityProblem", "AggregatedFacility", "FacilityState", "cluster_minima"]
+__all__ = ["FacilityBase", "FacilityProblem", "AggregatedFacility", "FacilityState", "bounded",
+           "cluster_minima"]
 
 REL_TOL = 1e-9
 
@@ -161,10 +164,12 @@ class FacilityBase(AIDProblem):
 
     def evaluate(self, data, lifted: Lifted) -> float:
         sol = lifted.solution
-        if "shares" in sol:
-            total = float((data.demand[:, None] * data.costs * sol["shares"]).sum())
-            if data.fixed is not None:
-                total += float(data.fixed[sol["open"]].sum())
+        if "shares" in sol:  # at the user's costs (also where the solver saw bounded ones)
+            costs = data.costs if data.raw_costs is None else data.raw_costs
+            fixed = data.fixed if data.raw_fixed is None else data.raw_fixed
+            total = float((data.demand[:, None] * costs * sol["shares"]).sum())
+            if fixed is not None:
+                total += float(fixed[sol["open"]].sum())
             return total
         return data.objective(sol["open"], sol["assign"])
 
@@ -207,7 +212,7 @@ class FacilityBase(AIDProblem):
     def initial_bound(self, data) -> float:
         """Every customer served at its cheapest site, plus the cheapest opening cost when
         sites cost to open (at least one opens): a bound from the data alone."""
-        bound = float(np.dot(data.demand, data.cost_row_extremes()[0]))
+        bound = float(np.dot(data.demand, data.cost_row_minima()))
         if data.fixed is not None:
             bound += float(data.fixed.min())
         return bound
@@ -237,8 +242,11 @@ class FacilityBase(AIDProblem):
     def _improve(self, data, open_sites: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Assign every customer to its cheapest open site; for the p-median add sites greedily
         up to p; then ``improve`` rounds of the alternating heuristic (move each open site to the
-        best site for the customers it serves). Never increases the cost."""
+        best site for the customers it serves), each within the run's clock (a round the clock
+        ends is dropped: with costs from coordinates a round prices every customer at every
+        site). Never increases the cost."""
         w = data.demand
+        deadline = _deadline(data)
         open_sites = np.asarray(open_sites, dtype=np.int64)
         if (data.p is not None and data.fixed is None and open_sites.size < data.p
                 and data.dense):  # (costs from coordinates: fewer than p stay feasible)
@@ -248,6 +256,8 @@ class FacilityBase(AIDProblem):
         for _ in range(self.improve):
             moved = np.empty_like(open_sites)
             for r, j in enumerate(open_sites):
+                if deadline is not None and time.perf_counter() > deadline:
+                    return np.sort(open_sites), assign
                 mine = np.flatnonzero(assign == j)
                 total = w[mine] @ data.cost_rows(mine)
                 if data.fixed is not None:
@@ -260,6 +270,21 @@ class FacilityBase(AIDProblem):
                 break
             open_sites, assign, cost = moved, new_assign, new_cost
         return np.sort(open_sites), assign
+
+
+def keep_clock(data, solve) -> None:
+    """Let the heuristics of later steps (:meth:`FacilityBase._improve` in a lift) see the
+    run's clock: ``solve.remaining()`` (:class:`~aidopt.decomposition.run.PluginSolve`), kept
+    with the data like the plug-ins' other per-data caches."""
+    data._clock = solve
+
+
+def _deadline(data) -> float | None:
+    """``time.perf_counter()`` value at which the run's time (or the current phase's share)
+    ends, when :func:`keep_clock` gave one."""
+    clock = getattr(data, "_clock", None)
+    left = None if clock is None else clock.remaining()
+    return None if left is None else time.perf_counter() + left
 
 
 class FacilityProblem(FacilityBase):
@@ -310,6 +335,7 @@ class FacilityProblem(FacilityBase):
         return min(data.n_sites, data.p + 1) if data.p is not None else 1
 
     def initial_partition(self, data, n_clusters, rng, solve) -> tuple[Partition, Lifted]:
+        keep_clock(data, solve)
         if data.capacity is not None:
             raise SolverError("capacitated facility location is solved directly (aid=False); "
                               "AID's lift does not handle capacities (docs/facility.md)")
@@ -472,6 +498,11 @@ class FacilityProblem(FacilityBase):
         shares[aggregated.customers[d.cust], d.site] = x
         open_sites = np.flatnonzero(y)
         assign = np.argmax(shares, axis=1)
+        # customers outside the model (zero demand) go to their cheapest open site, all of them
+        idle = np.flatnonzero(shares.sum(axis=1) == 0)
+        if idle.size and open_sites.size:
+            assign[idle] = open_sites[np.argmin(data.costs[np.ix_(idle, open_sites)], axis=1)]
+            shares[idle, assign[idle]] = 1.0
         state = FacilityState(open_sites, open_sites, assign, np.zeros(open_sites.size), 0.0,
                               np.zeros(aggregated.customers.size, dtype=bool),
                               np.zeros(aggregated.customers.size, dtype=bool))
@@ -574,6 +605,19 @@ def _binding(model, cbar) -> np.ndarray:
     tol = REL_TOL * np.abs(np.where(np.isfinite(nearest[used]), nearest[used], 0.0))
     out[used] = nearest[used] > d.far[used] + tol
     return out
+
+
+def bounded(data):
+    """``data`` with the costs no solution as cheap as the greedy one can pay lowered
+    (:func:`aidopt.data.facility.bound_costs`: same optimal solutions and value, bounds valid for
+    both): one huge cost, e.g. a pair meant as forbidden, no longer sets the scale the solvers
+    see, so their absolute tolerances stay small beside the objective."""
+    served = data.demand > 0
+    start = _greedy(data.costs[served], data.demand[served], data.fixed, data.p)
+    assign = start[np.argmin(data.costs[:, start], axis=1)]
+    # with capacities this solution may be infeasible: its cost only sets the scale, and the
+    # door checks that the answer uses no lowered cost
+    return bound_costs(data, data.objective(start, assign))
 
 
 def _greedy(cbar, w, fbar, p) -> np.ndarray:

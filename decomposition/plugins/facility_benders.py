@@ -45,14 +45,18 @@ from dataclasses import dataclass
 
 import numpy as np
 from aidopt.decomposition.partition import Partition
-from aidopt.decomposition.plugins.facility import FacilityBase, _greedy, local_reoptimization, perturbed_swaps
+from aidopt.decomposition.plugins.facility import (
+    FacilityBase,
+    _greedy,
+    keep_clock,
+    local_reoptimization,
+    perturbed_swaps,
+)
 from aidopt.decomposition.plugins.facility_cuts import (
     BLOCK_ENTRIES,
     CutLP,
     NearestSites,
-    branching_ball,
     lp_by_cuts,
-    separate,
 )
 from aidopt.decomposition.protocol import Iterate, Lifted, Split
 
@@ -61,10 +65,6 @@ from aidopt.solvers import SolveOutcome, SolverError, SolveStatus
 __all__ = ["BendersResult", "FacilityBendersProblem", "solve_benders"]
 
 logger = logging.getLogger("aidopt.facility")
-
-#: a cut is added (a candidate rejected) when it is violated by more than this, relative to
-#: ``max(1, |D|)`` (SCIP's own feasibility tolerance is set to the same)
-FEASIBILITY_TOL = 1e-9
 
 #: the start's swap search works on a customers x candidate-sites cost matrix of at most this
 #: many entries (every site when they fit; else the LP's best sites)
@@ -164,117 +164,23 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
         ball of cheapest sites (:func:`branching_ball`), all closed or at least one open, SCIP's
         own where no ball is fractional.
     """
-    import pyscipopt as ps
-    from pyscipopt import SCIP_RESULT, Branchrule, Conshdlr
+    from aidopt.decomposition.plugins.facility_master import BallBranching, Master, PerCustomerCuts
 
     if branching not in ("sites", "balls"):
         raise ValueError(f"branching must be 'sites' or 'balls', got {branching!r}")
-
-    n, s = levels.n, levels.n_sites
-    w = np.asarray(w, dtype=float)
     # SCIP sees costs divided by the largest one (its tolerances are absolute below 1): the
     # same answer at any unit of cost
     scale = float(cost_scale)
     if fixed is not None:
         scale = max(scale, float(np.max(fixed, initial=0.0)))
     scale = scale if scale > 0 and math.isfinite(scale) else 1.0
-    m = ps.Model()
-    m.hideOutput(not log)
-    m.setParam("numerics/feastol", FEASIBILITY_TOL)
-    m.setParam("limits/gap", float(mip_gap))
-    if time_limit is not None and math.isfinite(time_limit):  # SCIP refuses inf and > 1e20
-        m.setParam("limits/time", min(max(0.0, float(time_limit)), 1e20))
-    # the cuts SCIP does not see must not be reasoned away: no symmetry handling over an
-    # incomplete model (the handler's locks keep dual reductions valid), no presolve that
-    # would replace the variables the handler adds cuts on
-    m.setParam("misc/usesymmetry", 0)
-    m.setParam("presolving/maxrounds", 0)
-    m.setParam("presolving/maxrestarts", 0)
-    y = [m.addVar(vtype="B", name=f"y{j}",
-                  obj=0.0 if fixed is None else float(fixed[j]) / scale) for j in range(s)]
-    theta = [m.addVar(lb=float(levels.sorted_costs[i, 0]) / scale, obj=float(w[i]),
-                      name=f"theta{i}") for i in range(n)]
-    if p is not None and fixed is None:  # as good as "at most p": no site costs to open
-        m.addCons(ps.quicksum(y) == p, name="open_p")
-    elif p is not None:
-        m.addCons(ps.quicksum(y) <= p, name="open_at_most_p")
-        m.addCons(ps.quicksum(y) >= 1, name="open_one")
-    else:
-        m.addCons(ps.quicksum(y) >= 1, name="open_one")
-
-    def add_cut(i: int, D: float, width: int, forced: bool) -> None:
-        row = m.createEmptyRowUnspec(name=f"cut{i}", lhs=float(D) / scale, rhs=None,
-                                     local=False, modifiable=False, removable=True)
-        m.cacheRowExtensions(row)
-        m.addVarToRow(row, theta[i], 1.0)
-        sites = levels.order[i, :width]
-        # in float64: the sorted costs may be stored as float32 (exact integers), their
-        # quotients by the scale must be rounded like the cut's side
-        coef = (float(D) - levels.sorted_costs[i, :width].astype(float)) / scale
-        for j, a in zip(sites.tolist(), coef.tolist(), strict=True):
-            m.addVarToRow(row, y[j], a)
-        m.flushRowExtensions(row)
-        m.addCut(row, forcecut=forced)
-        m.releaseRow(row)
-
-    def y_at(sol) -> np.ndarray:
-        """The sites' values at ``sol`` (None: the LP solution), clipped to [0, 1]."""
-        return np.clip(np.array([m.getSolVal(sol, v) for v in y]), 0.0, 1.0)
-
-    class Cuts(Conshdlr):
-        calls = cuts = 0
-        seconds = 0.0
-
-        def violated(self, sol):
-            t0 = time.perf_counter()
-            yv = y_at(sol)
-            tv = np.array([m.getSolVal(sol, v) for v in theta])
-            D, width, phi = separate(levels, yv)
-            bad = np.flatnonzero(phi / scale - tv
-                                 > FEASIBILITY_TOL * np.maximum(1.0, np.abs(D) / scale))
-            self.calls += 1
-            self.seconds += time.perf_counter() - t0
-            return bad, D, width
-
-        def add(self, sol) -> bool:
-            bad, D, width = self.violated(sol)
-            t0 = time.perf_counter()
-            for i in bad.tolist():
-                add_cut(i, D[i], int(width[i]), True)
-            self.cuts += bad.size
-            self.seconds += time.perf_counter() - t0
-            return bad.size > 0
-
-        def consinitlp(self, constraints):
-            if root_cuts is not None:
-                t0 = time.perf_counter()
-                levels.ensure(int(np.max(root_cuts[2], initial=0)))
-                for i, D, width in zip(*root_cuts, strict=True):
-                    add_cut(int(i), float(D), int(width), True)
-                self.seconds += time.perf_counter() - t0
-            return {"infeasible": False}
-
-        def conscheck(self, constraints, solution, checkintegrality, checklprows, printreason,
-                      completely):
-            bad = self.violated(solution)[0]
-            return {"result": SCIP_RESULT.INFEASIBLE if bad.size else SCIP_RESULT.FEASIBLE}
-
-        def consenfolp(self, constraints, nusefulconss, solinfeasible):
-            return {"result": SCIP_RESULT.SEPARATED if self.add(None) else SCIP_RESULT.FEASIBLE}
-
-        def consenfops(self, constraints, nusefulconss, solinfeasible, objinfeasible):
-            bad = self.violated(None)[0]
-            return {"result": SCIP_RESULT.INFEASIBLE if bad.size else SCIP_RESULT.FEASIBLE}
-
-        def conssepalp(self, constraints, nusefulconss):
-            return {"result": SCIP_RESULT.SEPARATED if self.add(None) else SCIP_RESULT.DIDNOTFIND}
-
-        def conslock(self, constraint, locktype, nlockspos, nlocksneg):
-            # every cut is ">=" with non-negative coefficients: lowering a variable may violate it
-            for v in y + theta:
-                m.addVarLocks(v, nlockspos, nlocksneg)
-
-    handler = Cuts()
+    w = np.asarray(w, dtype=float)
+    deadline = (None if time_limit is None or not math.isfinite(time_limit)
+                else time.perf_counter() + max(0.0, float(time_limit)))
+    master = Master(levels, w, fixed, p, scale=scale, mip_gap=mip_gap, time_limit=time_limit,
+                    log=log)
+    m = master.model
+    handler = PerCustomerCuts(master, root_cuts, deadline)
     m.includeConshdlr(handler, "percustomer", "per-customer Benders cuts of the radius formulation",
                       sepapriority=1_000_000, enfopriority=-1_000_000, chckpriority=-1_000_000,
                       sepafreq=1, needscons=True)
@@ -282,54 +188,23 @@ def solve_benders(levels, w: np.ndarray, fixed: np.ndarray | None, p: int | None
                         propagate=False, local=False, modifiable=False, dynamic=False,
                         removable=False, stickingatnode=False)
     m.addPyCons(cons)
-
-    class BallBranching(Branchrule):
-        """Branch on a ball of :func:`branching_ball`: every site of it closed / at least one
-        open (a local row)."""
-        calls = 0
-
-        def branchexeclp(self, allowaddcons):
-            ball = branching_ball(levels, y_at(None), w)
-            if ball is None:
-                return {"result": SCIP_RESULT.DIDNOTRUN}
-            sites = [m.getTransformedVar(y[j]) for j in ball.tolist()]
-            self.calls += 1
-            estimate = m.getLocalEstimate()
-            closed = m.createChild(0.0, estimate)
-            for v in sites:
-                m.chgVarUbNode(closed, v, 0.0)
-            m.addConsNode(m.createChild(0.0, estimate), ps.quicksum(sites) >= 1, name="ball")
-            return {"result": SCIP_RESULT.BRANCHED}
-
-        def branchexecps(self, allowaddcons):  # no LP solution: SCIP's own rules
-            return {"result": SCIP_RESULT.DIDNOTRUN}
-
-        def branchexecext(self, allowaddcons):
-            return {"result": SCIP_RESULT.DIDNOTRUN}
-
-    balls = BallBranching()
+    balls = BallBranching(master, w)
     if branching == "balls":
         m.includeBranchrule(balls, "balls", "a customer's ball of sites: closed or not",
                             priority=1_000_000, maxdepth=-1, maxbounddist=1.0)
     if start is not None and len(start):
-        sol = m.createSol()
-        is_open = np.zeros(s, dtype=bool)
-        is_open[np.asarray(start, dtype=np.int64)] = True
-        for j in range(s):
-            m.setSolVal(sol, y[j], 1.0 if is_open[j] else 0.0)
-        phi = separate(levels, is_open.astype(float))[2]
-        for i in range(n):
-            m.setSolVal(sol, theta[i], float(phi[i]) / scale)
-        m.addSol(sol, free=True)
+        master.add_start(start)
     m.optimize()
     status = str(m.getStatus())
     status = {"optimal": "optimal", "timelimit": "time_limit", "userinterrupt": "interrupted",
               "gaplimit": "optimal"}.get(status, status)
+    if status == "interrupted" and handler.out_of_time:  # the handler stopped SCIP at the deadline
+        status = "time_limit"
     best = m.getBestSol() if m.getNSols() else None
     values = None
     objective = math.inf
     if best is not None:
-        values = np.array([m.getSolVal(best, v) for v in y]) > 0.5
+        values = np.array([m.getSolVal(best, v) for v in master.y]) > 0.5
         objective = float(m.getSolObjVal(best)) * scale
     bound = float(m.getDualbound()) * scale
     result = BendersResult(values.astype(float) if values is not None else None, objective, bound,
@@ -385,6 +260,7 @@ class FacilityBendersProblem(FacilityBase):
     name = "facility-benders"
     element = "customers"
     native_methods = ("benders",)
+    method_name = "branch and cut (SCIP) with per-customer Benders cuts, no aggregation"
 
     def __init__(self, mip_gap: float = 1e-7, improve: int = 3, lp_rounds: int = 200,
                  support_mip: bool = True, parts: bool = True, branching: str = "auto"):
@@ -417,6 +293,7 @@ class FacilityBendersProblem(FacilityBase):
         """The trivial partition; the cutting-plane LP (``lp_rounds``, within the phase's share
         of the clock) and the better of the greedy solution (cost matrices) and the LP's
         rounding, each improved (the run's answer if it stops before the branch and cut)."""
+        keep_clock(data, solve)
         if data.capacity is not None:
             raise SolverError("solver='benders' solves uncapacitated problems; capacitated "
                               "facility location is solved directly (aid=False, a MIP solver)")
@@ -483,8 +360,9 @@ class FacilityBendersProblem(FacilityBase):
             logger.info("reduced-cost fixing: the branch and cut saw the %d of %d sites a "
                         "solution below %.10g can open", sites.size, data.n_sites,
                         aggregated.upper)
-        logger.info("branch and cut: %d nodes, branching on %s%s", res.nodes, res.branching,
-                    f" ({res.ball_branchings} on balls)" if res.branching == "balls" else "")
+        logger.info("branch and cut: %d nodes, %s", res.nodes,
+                    f"{res.ball_branchings} branchings on balls (SCIP's own on sites elsewhere)"
+                    if res.branching == "balls" else "SCIP's branching on sites")
         status = {"optimal": SolveStatus.OPTIMAL, "time_limit": SolveStatus.TIME_LIMIT,
                   "interrupted": SolveStatus.INTERRUPTED}.get(res.status, SolveStatus.ERROR)
         has = res.y is not None

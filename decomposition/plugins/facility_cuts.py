@@ -32,11 +32,12 @@ full LP, valid at every round whatever their accuracy,
           + \sum_j \min(0, \bar f_j), \qquad \bar w_i = w_i - \textstyle\sum_{r:\, i_r = i} \pi_r
 
 (:math:`\mu\, p` becomes :math:`\mu` times the count row's active side with opening costs),
-which :func:`lp_by_cuts` reports as the LP's value; a solution that opens site :math:`j`
-costs at least this bound plus :math:`\max(0, \bar f_j)`, which is what the branch and cut's
-reduced-cost fixing uses (:func:`~.facility_benders.kept_sites`). :func:`radii_by_cuts` turns the final
-:math:`y` into the radii at which every customer is covered within its radius, the start of the
-MIP phase (:class:`~aidopt.decomposition.plugins.facility_radius.FacilityRadiusProblem`).
+which :func:`lp_by_cuts` reports as the LP's value (the master is a :class:`MasterLP`, its cuts
+found by :class:`InOutSeparation`); a solution that opens site :math:`j` costs at least this
+bound plus :math:`\max(0, \bar f_j)`, which is what the branch and cut's reduced-cost fixing
+uses (:func:`~.facility_benders.kept_sites`). :func:`radii_by_cuts` turns the final :math:`y`
+into the radii at which every customer is covered within its radius, the start of the MIP phase
+(:class:`~aidopt.decomposition.plugins.facility_radius.FacilityRadiusProblem`).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["CutLP", "NearestSites", "branching_ball", "critical_positions", "lp_by_cuts", "radii_by_cuts", "separate"]
+__all__ = ["CutLP", "CutPool", "InOutSeparation", "MasterLP", "NearestSites", "branching_ball",
+           "critical_positions", "lp_by_cuts", "radii_by_cuts", "separate"]
 
 #: a cut is added when it is violated by more than this, relative to the customer's cost scale
 VIOLATION_TOL = 1e-9
@@ -346,6 +348,302 @@ def _site_coverage(levels, cut_i, D, width, pi) -> np.ndarray:
     return total
 
 
+class CutPool:
+    """The cuts in a :class:`MasterLP`, in the order of its rows after the count row.
+
+    Attributes
+    ----------
+    customer, level, width : ndarray (cuts,)
+        Each cut's customer (int64), level value :math:`D` and width (its sites, the customer's
+        first sorted positions; int64).
+    slack : ndarray of int64 (cuts,)
+        The master LPs in a row, up to the last, in which the cut was slack (zero dual).
+    """
+
+    def __init__(self):
+        self.customer = np.zeros(0, dtype=np.int64)
+        self.level = np.zeros(0)
+        self.width = np.zeros(0, dtype=np.int64)
+        self.slack = np.zeros(0, dtype=np.int64)
+
+    @property
+    def size(self) -> int:
+        """Cuts in the pool."""
+        return int(self.customer.size)
+
+    def cuts(self, rows=slice(None)) -> tuple:
+        """``(customer, level, width)`` of the cuts at ``rows`` (default: all, not copied)."""
+        return self.customer[rows], self.level[rows], self.width[rows]
+
+    def add(self, customer: np.ndarray, level: np.ndarray, width: np.ndarray) -> None:
+        """Append cuts, none of them slack yet."""
+        self.customer, self.level, self.width, self.slack = (
+            np.concatenate([old, new]) for old, new in
+            zip((self.customer, self.level, self.width, self.slack),
+                (customer, level, width, np.zeros(customer.size, dtype=np.int64)), strict=True))
+
+    def keep(self, mask: np.ndarray) -> None:
+        """Keep the cuts where ``mask`` is True."""
+        self.customer, self.level, self.width, self.slack = (
+            self.customer[mask], self.level[mask], self.width[mask], self.slack[mask])
+
+
+class MasterLP:
+    r"""The master LP of :func:`lp_by_cuts` in one HiGHS instance (module docstring):
+    :math:`\min \sum_i w_i \theta_i + f'y` over the cuts of its :class:`CutPool` and the sites
+    added as columns so far, re-solved warm after each change.
+
+    Columns: :math:`\theta_i` is column ``i``, then the sites in the order they were added. Rows:
+    the count row, then the cuts.
+
+    Parameters
+    ----------
+    levels, w, fixed, p, threads
+        As in :func:`lp_by_cuts`.
+
+    Attributes
+    ----------
+    highs : highspy.Highs
+    pool : CutPool
+    lower, upper : float
+        The count row's sides.
+    theta_lo, theta_hi : ndarray (n,)
+        Each customer's cheapest and dearest cost (:math:`D_i^0`, :math:`D_i^{\max}`).
+    col_of : ndarray of int64 (s,)
+        Each site's column, -1 when it is not in the LP.
+    y, theta : ndarray (s,), (n,)
+        The current point: the first point (:meth:`start`) until the first solve, then the
+        last optimal master's (``y`` clipped to [0, 1], 0 off the LP's sites).
+    row_dual : ndarray or None
+        The last optimal master's row duals (count row first), kept aligned with the pool when
+        cuts are deleted; None before.
+    cuts_added : int
+    """
+
+    def __init__(self, levels, w, fixed, p, *, threads: int | None = None):
+        import highspy
+
+        from aidopt.solvers.highs import new_highs
+
+        self.levels = levels
+        n, s = levels.n, levels.n_sites
+        self.w = np.asarray(w, dtype=float)
+        h = self.highs = new_highs(threads=threads)
+        inf = self._inf = highspy.kHighsInf
+        self.site_cost = np.zeros(s) if fixed is None else np.asarray(fixed, dtype=float)
+        self.theta_lo = levels.sorted_costs[:, 0].astype(float)
+        self.theta_hi = levels.data.cost_row_extremes()[1][levels.customers].astype(float)
+        h.addVars(n, self.theta_lo, np.full(n, inf))
+        h.changeColsCost(n, np.arange(n, dtype=np.int32), self.w)
+        # p-median: exactly p (as good as at most p when no site costs to open); with opening
+        # costs, between 1 and p; UFL: at least 1
+        if p is None:
+            self.lower, self.upper = 1.0, inf
+        else:
+            self.lower, self.upper = (float(p) if fixed is None else 1.0), float(p)
+        h.addRow(self.lower, self.upper, 0, np.zeros(0, dtype=np.int32), np.zeros(0))
+        self.pool = CutPool()
+        self.col_of = np.full(s, -1, dtype=np.int64)
+        self.y, self.theta = np.zeros(s), self.theta_lo.copy()
+        self.row_dual = None
+        self.cuts_added = 0
+
+    @property
+    def columns(self) -> int:
+        """Sites in the LP."""
+        return int(np.count_nonzero(self.col_of >= 0))
+
+    def start(self, sites: np.ndarray, p: int | None) -> None:
+        """The first columns, ``sites``, and the first point: ``p`` (UFL: 1) spread evenly
+        over them (every :math:`\\theta_i` stays at its lower bound)."""
+        self.add_sites(sites)
+        self.y = np.zeros(self.levels.n_sites)
+        self.y[sites] = min(1.0, (p if p is not None else 1.0) / sites.size)
+
+    def add_sites(self, sites: np.ndarray) -> None:
+        """Columns for ``sites``, with their coefficients in the count row and every cut."""
+        pool = self.pool
+        # column k: row 0 (the count), then every cut r with c_{i_r j} < D_r; sites in
+        # blocks of at most BLOCK_ENTRIES / 4 pairs with the cuts
+        step = max(1, (BLOCK_ENTRIES // 4) // max(1, pool.size))
+        for start in range(0, sites.size, step):
+            part = sites[start:start + step]
+            c = pair_costs(self.levels, pool.customer[None, :], part[:, None])  # sites x cuts
+            take = np.concatenate([np.ones((part.size, 1), dtype=bool), c < pool.level[None, :]],
+                                  axis=1)
+            index = np.broadcast_to(np.arange(pool.size + 1), take.shape)[take]
+            value = np.concatenate([np.ones((part.size, 1)), pool.level[None, :] - c],
+                                   axis=1)[take]
+            counts = take.sum(axis=1)
+            starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int32)
+            self.highs.addCols(part.size, self.site_cost[part], np.zeros(part.size),
+                               np.ones(part.size), int(counts.sum()), starts,
+                               index.astype(np.int32), value)
+        self.col_of[sites] = self.levels.n + np.arange(sites.size) + self.columns
+
+    def add_cuts(self, customers: np.ndarray, D: np.ndarray, width: np.ndarray) -> None:
+        r"""Rows :math:`\theta_i + \sum_{c_{ij} < D} (D - c_{ij})\, y_j \ge D` over the LP's
+        sites, one per ``(customers[r], D[r], width[r])``, pooled."""
+        if not customers.size:
+            return
+        starts, index, values = _cut_rows(self.levels, customers, D, width, self.col_of)
+        self.highs.addRows(customers.size, D, np.full(customers.size, self._inf),
+                           index.size, starts[:-1], index, values)
+        self.cuts_added += customers.size
+        self.pool.add(customers, D, width)
+
+    def solve(self, time_limit: float | None = None) -> str:
+        """Re-solve (warm), within ``time_limit`` seconds when given; when optimal, read the
+        point and the duals.
+
+        Returns
+        -------
+        str
+            ``"optimal"``, ``"time_limit"`` or HiGHS's model status.
+        """
+        import highspy
+
+        h = self.highs
+        if time_limit is not None:
+            h.setOptionValue("time_limit", float(time_limit))
+        h.run()
+        status = h.getModelStatus()
+        if status != highspy.HighsModelStatus.kOptimal:
+            return ("time_limit" if status == highspy.HighsModelStatus.kTimeLimit
+                    else h.modelStatusToString(status))
+        sol = h.getSolution()
+        col = np.asarray(sol.col_value)
+        self.theta = col[:self.levels.n]
+        self.y = np.zeros(self.levels.n_sites)
+        in_lp = np.flatnonzero(self.col_of >= 0)
+        self.y[in_lp] = np.clip(col[self.col_of[in_lp]], 0.0, 1.0)
+        self.row_dual = np.asarray(sol.row_dual)
+        return "optimal"
+
+    def duals(self) -> tuple[np.ndarray, float]:
+        r"""The last optimal master's duals as a Lagrangian multiplier: ``(pi, mu)``, the cuts'
+        clipped at 0 and the count row's (clipped at 0 when the row has no upper side)."""
+        pi, mu = np.maximum(self.row_dual[1:], 0.0), float(self.row_dual[0])
+        if self.upper == self._inf:
+            mu = max(mu, 0.0)
+        return pi, mu
+
+    def bound(self) -> tuple[float, np.ndarray]:
+        """The Lagrangian bound of :meth:`duals` on the full LP (every cut and every site;
+        module docstring), valid whatever their accuracy, and every site's reduced cost.
+
+        Returns
+        -------
+        value : float
+        reduced : ndarray (s,)
+        """
+        pi, mu = self.duals()
+        pool = self.pool
+        reduced = self.site_cost - mu - _site_coverage(self.levels, *pool.cuts(), pi)
+        theta_cost = self.w - np.bincount(pool.customer, weights=pi, minlength=self.levels.n)
+        value = float(pi @ pool.level + (mu * self.lower if mu >= 0 else mu * self.upper)
+                      + np.minimum(theta_cost * self.theta_lo, theta_cost * self.theta_hi).sum()
+                      + np.minimum(reduced, 0.0).sum())
+        return value, reduced
+
+    def price_sites(self, reduced: np.ndarray, most: int) -> bool:
+        """Add the sites outside the LP whose reduced cost is negative (below
+        :data:`VIOLATION_TOL` of the master's objective), at most ``most`` of them, most
+        negative first; True when any was added."""
+        objective = float(self.highs.getInfo().objective_function_value)
+        priced = np.flatnonzero((self.col_of < 0)
+                                & (reduced < -VIOLATION_TOL * max(1.0, abs(objective))))
+        if not priced.size:
+            return False
+        self.add_sites(np.sort(priced[np.argsort(reduced[priced], kind="stable")][:most]))
+        return True
+
+    def age_cuts(self) -> None:
+        """Count, per cut, the optimal masters in a row in which it was slack (zero dual)."""
+        self.pool.slack = np.where(np.abs(self.row_dual[1:]) <= 1e-12, self.pool.slack + 1, 0)
+
+    def drop_slack_cuts(self, after: int) -> None:
+        """Delete the cuts slack in ``after`` masters in a row (their rows and duals)."""
+        drop = np.flatnonzero(self.pool.slack >= after)
+        if not drop.size:
+            return
+        self.highs.deleteRows(drop.size, (drop + 1).astype(np.int32))
+        keep = np.ones(self.pool.size, dtype=bool)
+        keep[drop] = False
+        self.pool.keep(keep)
+        self.row_dual = np.concatenate([self.row_dual[:1], self.row_dual[1:][keep]])
+
+    def binding(self) -> tuple:
+        """``(customer, level, width)`` of the cuts with a nonzero dual in the last optimal
+        master (every cut when rows were added since; none before the first solve)."""
+        if self.row_dual is None:
+            rows = np.zeros(0, dtype=np.int64)
+        elif self.row_dual.size - 1 == self.pool.size:
+            rows = np.flatnonzero(np.abs(self.row_dual[1:]) > 1e-12)
+        else:
+            rows = np.arange(self.pool.size)
+        return self.pool.cuts(rows)
+
+
+class InOutSeparation:
+    """In-out separation (Ben-Ameur & Neto 2007): each customer's most violated cut at a point
+    half-way between the master's point and a stability centre (the last such point), kept
+    when it cuts the master's point off; when none does, Kelley's cuts at the master's point.
+    The first call separates at the master's point itself, which becomes the first centre.
+
+    Parameters
+    ----------
+    levels : NearestSites or CostLevels
+    """
+
+    def __init__(self, levels):
+        self.levels = levels
+        self.center = None
+
+    def violated(self, y: np.ndarray, theta: np.ndarray):
+        r"""The cuts that the master's point ``(y, theta)`` violates.
+
+        Returns
+        -------
+        violated : ndarray of int64
+            The customers whose cut is violated (by more than :data:`VIOLATION_TOL` of
+            :math:`|D|`).
+        D, width, excess : ndarray (n,)
+            Every customer's cut (as :func:`separate` gives it) and by how much ``(y, theta)``
+            violates it.
+        """
+        first = self.center is None
+        point = y if first else 0.5 * (y + self.center)
+        self.center = point
+        D, width, _ = separate(self.levels, point)
+        excess = cut_values(self.levels, D, width, y) - theta
+        violated = _violated(excess, D)
+        if violated.size == 0 and not first:
+            D, width, phi = separate(self.levels, y)
+            excess = phi - theta
+            violated = _violated(excess, D)
+        return violated, D, width, excess
+
+
+def _violated(excess: np.ndarray, D: np.ndarray) -> np.ndarray:
+    """The customers whose cut is violated by more than :data:`VIOLATION_TOL` of its level."""
+    return np.flatnonzero(excess > VIOLATION_TOL * np.maximum(np.abs(D), np.finfo(float).tiny))
+
+
+def _within_budget(violated: np.ndarray, excess: np.ndarray, width: np.ndarray,
+                   w: np.ndarray) -> np.ndarray:
+    """The violated cuts to add in one round: all of them when their sites number at most
+    :data:`ROUND_NONZEROS`, else the cuts of largest weighted violation up to it (at least
+    one), in customer order."""
+    if int(width[violated].sum()) <= ROUND_NONZEROS:
+        return violated
+    gap = excess[violated] * w[violated]
+    by_gap = violated[np.argsort(-gap, kind="stable")]
+    room = np.cumsum(width[by_gap] + 1) <= ROUND_NONZEROS
+    room[0] = True
+    return np.sort(by_gap[room])
+
+
 def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_rounds: int = 1000,
                threads: int | None = None, first_sites: int | None = None) -> CutLP:
     """The LP relaxation of the radius formulation by cutting planes and site columns (module
@@ -372,147 +670,35 @@ def lp_by_cuts(levels, w, fixed, p, *, time_limit: float | None = None, max_roun
         Sites in the first master LP (:func:`initial_sites`); default
         :data:`FIRST_SITES_PER_P` per site to open plus :data:`FIRST_SITES`.
     """
-    import highspy
-
-    from aidopt.solvers.highs import new_highs
-
     start = time.perf_counter()
-    n, s = levels.n, levels.n_sites
-    w = np.asarray(w, dtype=float)
-    h = new_highs(threads=threads)
-    inf = highspy.kHighsInf
-    site_cost = np.zeros(s) if fixed is None else np.asarray(fixed, dtype=float)
-    theta_lo = levels.sorted_costs[:, 0].astype(float)
-    theta_hi = levels.data.cost_row_extremes()[1][levels.customers].astype(float)
-    h.addVars(n, theta_lo, np.full(n, inf))
-    h.changeColsCost(n, np.arange(n, dtype=np.int32), w)
-    # p-median: exactly p (as good as at most p when no site costs to open); with opening
-    # costs, between 1 and p; UFL: at least 1
-    if p is None:
-        lower, upper = 1.0, inf
-    else:
-        lower, upper = (float(p) if fixed is None else 1.0), float(p)
-    h.addRow(lower, upper, 0, np.zeros(0, dtype=np.int32), np.zeros(0))
-    # the cuts in the LP, row by row after the count row: customer, level, width, and the
-    # rounds each has been slack (zero dual) in a row
-    pool = [np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64),
-            np.zeros(0, dtype=np.int64)]
-    col_of = np.full(s, -1, dtype=np.int64)  # the LP column of each site (-1: not in the LP)
-
-    def add_sites(sites: np.ndarray) -> None:
-        """Columns for ``sites``, with their coefficients in the count row and every cut."""
-        # column k: row 0 (the count), then every cut r with c_{i_r j} < D_r; sites in
-        # blocks of at most BLOCK_ENTRIES / 4 pairs with the cuts
-        step = max(1, (BLOCK_ENTRIES // 4) // max(1, pool[0].size))
-        for start in range(0, sites.size, step):
-            part = sites[start:start + step]
-            c = pair_costs(levels, pool[0][None, :], part[:, None])  # sites x cuts
-            take = np.concatenate([np.ones((part.size, 1), dtype=bool), c < pool[1][None, :]],
-                                  axis=1)
-            index = np.broadcast_to(np.arange(pool[0].size + 1), take.shape)[take]
-            value = np.concatenate([np.ones((part.size, 1)), pool[1][None, :] - c],
-                                   axis=1)[take]
-            counts = take.sum(axis=1)
-            starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int32)
-            h.addCols(part.size, site_cost[part], np.zeros(part.size), np.ones(part.size),
-                      int(counts.sum()), starts, index.astype(np.int32), value)
-        col_of[sites] = n + np.arange(sites.size) + int(np.count_nonzero(col_of >= 0))
-
-    first = initial_sites(levels, first_sites if first_sites is not None else
-                          FIRST_SITES_PER_P * (p or 0) + FIRST_SITES)
-    add_sites(first)
-    y = np.zeros(s)
-    y[first] = min(1.0, (p if p is not None else 1.0) / first.size)
-    theta = theta_lo.copy()
-    rounds = cuts = 0
-    status, value, reduced, row_dual = "round_limit", -math.inf, None, None
-    center = y.copy()  # the stability centre of the in-out separation
-    added_sites = True
+    master = MasterLP(levels, w, fixed, p, threads=threads)
+    master.start(initial_sites(levels, first_sites if first_sites is not None else
+                               FIRST_SITES_PER_P * (p or 0) + FIRST_SITES), p)
+    separation = InOutSeparation(levels)
+    status, rounds, value, reduced = "round_limit", 0, -math.inf, None
+    new_sites = True  # the master has columns it was not solved with
     for rounds in range(1, max_rounds + 1):
-        # in-out (Ben-Ameur & Neto 2007): cuts separated half-way between the LP point and a
-        # centre, kept when they cut the LP point off; else Kelley's cuts at the LP point
-        tiny = np.finfo(float).tiny
-        point = 0.5 * (y + center) if rounds > 1 else y
-        D, width, _ = separate(levels, point)
-        excess = cut_values(levels, D, width, y) - theta
-        violated = np.flatnonzero(excess > VIOLATION_TOL * np.maximum(np.abs(D), tiny))
-        center = point
-        if violated.size == 0 and rounds > 1:
-            D, width, phi = separate(levels, y)
-            excess = phi - theta
-            violated = np.flatnonzero(excess > VIOLATION_TOL * np.maximum(np.abs(D), tiny))
-            if violated.size == 0 and not added_sites:
-                status = "optimal"
-                break
-        if int(width[violated].sum()) > ROUND_NONZEROS:  # the most violated cuts first
-            gap = excess[violated] * w[violated]
-            by_gap = violated[np.argsort(-gap, kind="stable")]
-            room = np.cumsum(width[by_gap] + 1) <= ROUND_NONZEROS
-            room[0] = True
-            violated = np.sort(by_gap[room])
-        if violated.size:  # theta_i + sum_{c_ij < D} (D - c_ij) y_j >= D over the LP's sites
-            starts, index, values = _cut_rows(levels, violated, D[violated], width[violated],
-                                              col_of)
-            h.addRows(violated.size, D[violated], np.full(violated.size, inf), index.size,
-                      starts[:-1], index, values)
-            cuts += violated.size
-            pool = [np.concatenate([a, b]) for a, b in
-                    zip(pool, (violated, D[violated], width[violated],
-                               np.zeros(violated.size, dtype=np.int64)), strict=True)]
-        if time_limit is not None:
-            left = time_limit - (time.perf_counter() - start)
-            if left <= 0:
-                status = "time_limit"
-                break
-            h.setOptionValue("time_limit", float(left))
-        h.run()
-        model_status = h.getModelStatus()
-        if model_status != highspy.HighsModelStatus.kOptimal:
-            status = ("time_limit" if model_status == highspy.HighsModelStatus.kTimeLimit
-                      else h.modelStatusToString(model_status))
+        violated, D, width, excess = separation.violated(master.y, master.theta)
+        if violated.size == 0 and not new_sites:  # the full LP's optimum
+            status = "optimal"
             break
-        sol = h.getSolution()
-        col = np.asarray(sol.col_value)
-        theta = col[:n]
-        y = np.zeros(s)
-        in_lp = np.flatnonzero(col_of >= 0)
-        y[in_lp] = np.clip(col[col_of[in_lp]], 0.0, 1.0)
-        row_dual = np.asarray(sol.row_dual)
-        # a Lagrangian bound from this LP's duals, valid for the full LP (every cut and every
-        # site) whatever their accuracy, and every site's reduced cost
-        pi, mu = np.maximum(row_dual[1:], 0.0), float(row_dual[0])
-        if upper == inf:
-            mu = max(mu, 0.0)
-        reduced = site_cost - mu - _site_coverage(levels, *pool[:3], pi)
-        theta_cost = w - np.bincount(pool[0], weights=pi, minlength=n)
-        value = float(pi @ pool[1] + (mu * lower if mu >= 0 else mu * upper)
-                      + np.minimum(theta_cost * theta_lo, theta_cost * theta_hi).sum()
-                      + np.minimum(reduced, 0.0).sum())
-        master = float(h.getInfo().objective_function_value)
-        priced = np.flatnonzero((col_of < 0)
-                                & (reduced < -VIOLATION_TOL * max(1.0, abs(master))))
-        added_sites = priced.size > 0
-        if added_sites:  # the cheapest reduced costs first
-            priced = priced[np.argsort(reduced[priced], kind="stable")][
-                :max(SITES_PER_ROUND, 2 * (p or 0))]
-            add_sites(np.sort(priced))
-        pool[3] = np.where(np.abs(row_dual[1:]) <= 1e-12, pool[3] + 1, 0)
+        violated = _within_budget(violated, excess, width, master.w)
+        master.add_cuts(violated, D[violated], width[violated])
+        left = None if time_limit is None else time_limit - (time.perf_counter() - start)
+        if left is not None and left <= 0:
+            status = "time_limit"
+            break
+        solved = master.solve(left)
+        if solved != "optimal":
+            status = solved
+            break
+        value, reduced = master.bound()
+        new_sites = master.price_sites(reduced, max(SITES_PER_ROUND, 2 * (p or 0)))
+        master.age_cuts()
         if rounds <= PURGE_ROUNDS:  # drop cuts slack for PURGE_AFTER rounds: the LP stays small
-            drop = np.flatnonzero(pool[3] >= PURGE_AFTER)
-            if drop.size:
-                h.deleteRows(drop.size, (drop + 1).astype(np.int32))
-                keep = np.ones(pool[3].size, dtype=bool)
-                keep[drop] = False
-                pool = [part[keep] for part in pool]
-                row_dual = np.concatenate([row_dual[:1], row_dual[1:][keep]])
-    binding = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64))
-    if pool[0].size and row_dual is not None:  # the last LP's nonzero duals (all: rows added since)
-        dual = row_dual[1:]
-        keep = (np.flatnonzero(np.abs(dual) > 1e-12) if dual.size == pool[0].size
-                else np.arange(pool[0].size))
-        binding = tuple(part[keep] for part in pool[:3])
-    return CutLP(y, value, status, rounds, cuts, binding, reduced,
-                 int(np.count_nonzero(col_of >= 0)))
+            master.drop_slack_cuts(PURGE_AFTER)
+    return CutLP(master.y, value, status, rounds, master.cuts_added, master.binding(), reduced,
+                 master.columns)
 
 
 def radii_by_cuts(levels, y: np.ndarray) -> np.ndarray:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from aidopt.decomposition.partition import Partition
-from aidopt.decomposition.plugins.facility import FacilityBase, _greedy
+from aidopt.decomposition.plugins.facility import FacilityBase, _greedy, keep_clock
 from aidopt.decomposition.plugins.facility_cuts import lp_by_cuts, radii_by_cuts
 from aidopt.decomposition.protocol import Iterate, Lifted, Split
 from aidopt.models import facility_radius as rmodel
@@ -226,6 +226,7 @@ class FacilityRadiusProblem(FacilityBase):
         levels each), or where the cutting-plane LP's solution covers each customer when that LP
         finishes (``lp_rounds``, within the phase's share of the clock); and the greedy
         solution, improved (the run's answer if it stops before its first iterate)."""
+        keep_clock(data, solve)
         if data.capacity is not None:
             raise SolverError("capacitated facility location is solved directly (aid=False); "
                               "AID's lift does not handle capacities (docs/facility.md)")

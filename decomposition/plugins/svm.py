@@ -37,6 +37,7 @@ from aidopt.decomposition.clustering import one_step_kmeans, sample_rows
 from aidopt.decomposition.partition import SIGN_PURE, Partition
 from aidopt.decomposition.protocol import GAP_FLOOR, AIDProblem, Iterate, Lifted, Split, solve_own
 from aidopt.models import lp_svm, svm
+from scipy import sparse
 
 from aidopt import solvers
 from aidopt.numerics import fm
@@ -112,8 +113,9 @@ class SVMProblem(AIDProblem):
 
     def __init__(self, C: float = 1.0, norm: str = "l2", form: str = "auto",
                  sample_size: int | None = None, feature_weights=None):
-        #: the 2-norm SVM offers the Ferris-Munson interior point (``solver="fm"``)
-        self.native_methods = ("fm",) if norm == "l2" else ()
+        #: the 2-norm SVM offers the Ferris-Munson interior point (``solver="fm"``) and dual
+        #: coordinate descent (``solver="dcd"``, for the full data of sparse or wide inputs)
+        self.native_methods = ("fm", "dcd") if norm == "l2" else ()
         self.method: str | None = None
         if norm not in NORMS:
             raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
@@ -170,6 +172,13 @@ class SVMProblem(AIDProblem):
         """The passes over an out-of-core X (``data.counters()``; none in memory)."""
         return data.counters()
 
+    def dimensions(self, data) -> dict[str, int]:
+        """``n`` and ``m``, and ``nnz`` (stored entries) when X is a scipy sparse matrix."""
+        dims = super().dimensions(data)
+        if sparse.issparse(data.X):
+            dims["nnz"] = int(data.X.nnz)
+        return dims
+
     def gap_floor(self, data) -> float:
         """:func:`gap_floor` (none but for RLP: the gap is relative to E > 0)."""
         return gap_floor(data, self.C, self.norm)
@@ -206,7 +215,7 @@ class SVMProblem(AIDProblem):
 
     def _sample_plane(self, sample: AggregatedSVM, solve) -> tuple[np.ndarray, float]:
         """``(w, b)`` of the SVM on the random sample, solved with the run's solver."""
-        if self.method == "fm":
+        if self.method in ("fm", "dcd"):  # the sample is small and dense: the interior point
             res = ferris_munson(sample.X, sample.y, self.C * sample.w, bias=self.bias, tol=SAMPLE_GAP)
             return res.w, res.b
         model = self.build(sample)
@@ -215,10 +224,17 @@ class SVMProblem(AIDProblem):
         return w, 0.0 if b is None else b
 
     def aggregate(self, data, partition: Partition, previous=None) -> AggregatedSVM:
+        if sparse.issparse(data.X):  # the direct solve of sparse rows: the rows themselves
+            if partition.n_clusters != partition.n:
+                raise ValueError("AID's centroids need X dense: the SVM door densifies sparse X "
+                                 "for AID; a scipy sparse X is solved directly (aid=False)")
+            return AggregatedSVM(data.X, data.y, data.s)
         W, (Xbar, ybar) = partition.weighted_means(data.s, data.X, data.y)
         return AggregatedSVM(Xbar, np.sign(ybar), W)
 
     def build(self, aggregated: AggregatedSVM, form: str | None = None):
+        if sparse.issparse(aggregated.X):  # a Pyomo model holds every coefficient anyway
+            aggregated = AggregatedSVM(aggregated.X.toarray(), aggregated.y, aggregated.w)
         if self.norm == "l2":
             return svm.create_instance(
                 aggregated.X, aggregated.y, aggregated.w, self.C, form=form or self.form,
@@ -232,17 +248,28 @@ class SVMProblem(AIDProblem):
     def solve_native(self, method, aggregated: AggregatedSVM, previous, partition, *, tol,
                      time_limit, options) -> tuple[FMResult, solvers.SolveOutcome]:
         """The Ferris–Munson interior point (:func:`aidopt.numerics.fm.ferris_munson`) on the aggregated
-        dual (:func:`solve_fm`)."""
+        dual (:func:`solve_fm`), or dual coordinate descent (:func:`aidopt.numerics.dcd.dcd`) on
+        CSR rows: on the full data (the trivial partition) it stops at half of ``tol``, the
+        gap the certificate then checks."""
         if self.bias == "free" and len(np.unique(aggregated.y)) < 2:
             raise SolverError("the aggregated SVM has one class only")
+        if method == "dcd":
+            from aidopt.numerics.dcd import MAX_PASSES, dcd
+
+            rows = sparse.csr_matrix(aggregated.X)  # no copy for CSR float64 rows
+            direct = partition.n_clusters == partition.n
+            return solve_fm(lambda **kw: dcd(rows, aggregated.y, self.C * aggregated.w, **kw),
+                            tol=tol, time_limit=time_limit, options=options, method="dcd",
+                            max_iter=MAX_PASSES, target=tol / 2 if direct else None)
         return solve_fm(lambda **kw: ferris_munson(aggregated.X, aggregated.y,
                                                    self.C * aggregated.w, bias=self.bias, **kw),
                         tol=tol, time_limit=time_limit, options=options)
 
     def on_nonoptimal(self, outcome: solvers.SolveOutcome) -> bool:
-        """An interior-point iterate stopped by a limit is in the box and balanced: its plane is
-        feasible and its dual value a valid bound, so it is lifted and evaluated."""
-        return outcome.solver == "fm" and outcome.has_solution
+        """An interior-point or coordinate-descent iterate stopped by a limit (or Ctrl-C) is in
+        the box and balanced: its plane is feasible and its dual value a valid bound, so it is
+        lifted and evaluated."""
+        return outcome.solver in ("fm", "dcd") and outcome.has_solution
 
     def lift(self, model, outcome, partition, aggregated, data) -> Lifted:
         w, b, alpha_bar = self._read(model, outcome)
@@ -313,6 +340,8 @@ class SVMProblem(AIDProblem):
         other of HiGHS / Clarabel. An SVM is never infeasible nor unbounded: such a verdict is a
         solver's numerical failure (Clarabel reports the dual QP of a badly scaled weighted SVM
         "dual infeasible"), which the other form escapes."""
+        if solver == "dcd":  # the full data: a Pyomo model would hold every entry of X
+            return []
         if solver in self.native_methods:
             return [("clarabel", "dual"), ("clarabel", "primal")]
         other = "highs" if solver == "clarabel" else "clarabel"
@@ -385,6 +414,7 @@ def solve_fm(ipm, *, tol, time_limit, options, method: str = "fm", max_iter: int
               max_iter=options.get("max_iter", max_iter), time_limit=time_limit)
     status = {"optimal": solvers.SolveStatus.OPTIMAL, "time_limit": solvers.SolveStatus.TIME_LIMIT,
               "iteration_limit": solvers.SolveStatus.ITERATION_LIMIT,
+              "interrupted": solvers.SolveStatus.INTERRUPTED,
               }.get(res.status, solvers.SolveStatus.ERROR)
     note = ""
     if res.status == "stalled" and res.gap <= tol / 10:  # rounding-limited, still well within tol

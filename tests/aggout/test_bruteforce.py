@@ -32,6 +32,8 @@ def _have(name):
 
 needs_scip = pytest.mark.skipif(not _have("scip"), reason="SCIP not installed")
 needs_gurobi = pytest.mark.skipif(not _have("gurobi"), reason="gurobipy not installed")
+#: the tests that read the l2 enumerations (cached in _BRUTE) run on one xdist worker
+l2_enumerations = pytest.mark.xdist_group("aggout_l2_enumerations")
 
 
 # --------------------------------------------------------------------------- independent solvers
@@ -220,6 +222,7 @@ def _check_aid(res, X, collection, counts, C, D, norm, opt):
         assert res.objective <= restricted * (1 + REL) + REL, (res.objective, restricted)
 
 
+@l2_enumerations
 @needs_scip
 @pytest.mark.parametrize(("seed", "C", "D"), CASES, ids=CASE_IDS)
 def test_miqp_l2_scip_matches_bruteforce(seed, C, D):
@@ -233,6 +236,7 @@ def test_miqp_l2_scip_matches_bruteforce(seed, C, D):
     _check_aid(res, X, collection, counts, C, D, "l2", opt)
 
 
+@l2_enumerations
 @needs_gurobi
 def test_miqp_l2_gurobi_matches_bruteforce():
     seed, C, D = CASES[2]
@@ -255,6 +259,7 @@ def test_miqp_l1_highs_matches_bruteforce(seed, C, D):
     _check_aid(res, X, collection, counts, C, D, "l1", opt)
 
 
+@l2_enumerations
 def test_bruteforce_is_not_trivial():
     """Guard on the fixtures: the optimum is not reached by the trivial hyperplanes w = 0 and
     the count deviations matter (otherwise the comparisons above prove little)."""

@@ -135,16 +135,36 @@ def test_inconsistent_history_and_verdicts_are_caught():
     assert res.termination is Termination.CERTIFIED_OPTIMAL
 
 
-def test_the_check_names_a_hook_written_for_the_old_contract():
-    """A plug-in whose lower_bound takes (outcome, partition, data) only, as before the bound hook
-    received the lifted state: check_plugin says so instead of a bare TypeError."""
+def test_the_check_accepts_the_earlier_bound_signature_with_a_deprecation_warning():
+    """A plug-in whose lower_bound takes (outcome, partition, data), the contract published
+    before the bound hook received the lifted state, passes check_plugin with a
+    DeprecationWarning that names the class and the change (it failed the check before); a hook
+    that takes fewer arguments still fails."""
     from aidopt.testing import check_declaration
     from aidopt.testing.fake import FakeLocation
 
-    class OldBound(FakeLocation):
+    class EarlierBound(FakeLocation):
         def lower_bound(self, outcome, partition, data):
+            return outcome.bound
+
+    class TooFew(FakeLocation):
+        def lower_bound(self, outcome, partition):
             return None
 
-    with pytest.raises(AssertionError, match="add a `lifted=None` parameter"):
-        check_declaration(OldBound())
+    with pytest.warns(DeprecationWarning, match=r"EarlierBound\.lower_bound.*Add a `lifted=None` "
+                                                r"parameter") as caught:
+        report = check_plugin(EarlierBound, DATA, "highs", other_data=OTHER)
+    assert len([w for w in caught if w.category is DeprecationWarning]) == 1
+    assert report.aid.certified and report.direct.certified
+    with pytest.raises(AssertionError, match="takes fewer arguments than the contract passes"):
+        check_declaration(TooFew())
     check_declaration(FakeLocation())  # the current one passes
+
+
+def test_an_evaluate_that_disagrees_with_its_certificate_is_caught():
+    """check_plugin compares the E that evaluate reported with the certificate's primal
+    objective (here 80 % of it) and names the two hooks."""
+    from tests.conformance.wrong_plugins import UnderReports
+
+    with pytest.raises(AssertionError, match="evaluate and certify disagree"):
+        check_plugin(UnderReports, DATA, "highs")

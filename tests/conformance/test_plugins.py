@@ -70,6 +70,8 @@ CASES = [
                  id="svm-l2-clarabel"),
     pytest.param(lambda: SVMProblem(C=0.5, norm="l2"), svm_data, "fm", True, {}, "solver_duals",
                  id="svm-l2-fm"),
+    pytest.param(lambda: SVMProblem(C=0.5, norm="l2"), svm_data, "dcd", True, {}, "solver_duals",
+                 id="svm-l2-dcd"),
     pytest.param(lambda: SVMProblem(C=0.5, norm="l1"), svm_data, "highs", True, {}, "solver_duals",
                  id="svm-l1-highs"),
     pytest.param(lambda: SVMProblem(C=0.5, norm="linf"), svm_data, "highs", True, {}, "solver_duals",

@@ -56,4 +56,4 @@ def test_native_methods_do_not_depend_on_import_order():
             "import sys\nassert 'aidopt.decomposition.plugins.kernel_svm' not in sys.modules\n"
             "print(sorted(BUILTIN_METHODS))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["['benders',", "'fm',", "'fn',", "'libsvm',", "'smo',", "'sor']"]
+    assert out.stdout.split() == ["['benders',", "'dcd',", "'fm',", "'fn',", "'libsvm',", "'smo',", "'sor']"]

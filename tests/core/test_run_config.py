@@ -207,7 +207,7 @@ def test_a_flag_that_turns_an_option_off_says_so():
     sub = parser._subparsers._group_actions[0].choices["lad"]
     helps = {a.option_strings[0]: a.help for a in sub._actions if a.option_strings}
     assert helps["--no-aid"].startswith("Solve the full model directly instead of")
-    assert helps["--quiet"].startswith("Print neither")
+    assert helps["--quiet"].startswith("Print the result only")
     assert helps["--no-fallback"].startswith("Do not retry")
     assert "max(phi, |E|)" in helps["--tol"]
     args = build_parser("fsv").parse_args(["fsv", "--data", "x.csv", "--no-aid"])

@@ -60,8 +60,11 @@ def test_cli_engine_dask(tmp_path, capsys):
     pytest.importorskip("pyarrow")
     store = write_store(tmp_path / "lad.zarr", "lad", 2000, 3)
     # the store holds the design matrix (its first column is ones): no intercept on top
-    assert main(["lad", "--data", store, "--engine", "dask", "--no-fit-intercept", "--quiet"]) == 0
-    assert "passes over X" in capsys.readouterr().out
+    saved = tmp_path / "lad.json"
+    assert main(["lad", "--data", store, "--engine", "dask", "--no-fit-intercept", "--quiet",
+                 "--output", str(saved)]) == 0
+    assert "passes over X" in json.loads(saved.read_text())["message"]
+    assert capsys.readouterr().out.startswith("result: certified_optimal, ")
     rng = np.random.default_rng(0)
     y = np.where(rng.random(1500) < 0.5, 1, -1)
     frame = pd.DataFrame(rng.normal(size=(1500, 3)) + 0.5 * y[:, None], columns=["a", "b", "c"])

@@ -53,7 +53,8 @@ print(json.dumps({"growth_mb": (status_kb("VmHWM") - before) / 1024,
 
 #: peak growth allowed, as a multiple of X's bytes. Measured (2 vCPUs, 2026-11-29): 1.9-2.15x
 #: here, 3.0-3.1x before the .npy reader, the cluster sums and the LAD state were changed. At this
-#: size the fixed costs of a run weigh (at 5e6 rows the growth is 0.6-0.7x: docs/benchmarks.md)
+#: size the fixed costs of a run weigh (at 5e6 rows the growth measured 0.6-0.7x; not yet a row of
+#: docs/benchmarks/dask.md)
 BOUND = 2.6
 
 

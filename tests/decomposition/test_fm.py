@@ -7,6 +7,8 @@ QP built here from the problem (w, b, xi), not from aidopt's models or dual form
 
 from __future__ import annotations
 
+import functools
+
 import clarabel
 import numpy as np
 import pytest
@@ -140,12 +142,20 @@ def svm_rows(seed=3, n=20000, m=8):
     return rng.normal(size=(n, m)) + 0.4 * y[:, None], y
 
 
+@functools.cache
+def _clarabel_direct(bias):
+    """Clarabel's direct solve of svm_rows() (20,000 rows), once per bias and xdist worker."""
+    X, y = svm_rows()
+    return aidopt.solve_svm(X, y, C=0.1, solver="clarabel", aid=False, bias=bias, log=False)
+
+
+@pytest.mark.xdist_group("fm_vs_clarabel_direct")  # one worker: each reference solved once
 @pytest.mark.parametrize("bias", BIASES)
 @pytest.mark.parametrize("aid", [True, False], ids=["aid", "direct"])
 def test_solve_svm_with_fm_is_certified_and_equals_clarabel(aid, bias):
     X, y = svm_rows()
     res = aidopt.solve_svm(X, y, C=0.1, solver="fm", aid=aid, bias=bias, log=False)
-    ref = aidopt.solve_svm(X, y, C=0.1, solver="clarabel", aid=False, bias=bias, log=False)
+    ref = _clarabel_direct(bias)
     assert res.termination is Termination.CERTIFIED_OPTIMAL and res.solver == "fm"
     assert res.objective == pytest.approx(ref.objective, rel=1e-7)
     assert res.certificate.relative_gap <= 1e-6

@@ -3,6 +3,8 @@ full radius LP built as a Pyomo model and solved by HiGHS."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from aidopt.decomposition.plugins.facility_cuts import lp_by_cuts, radii_by_cuts, separate
@@ -25,6 +27,18 @@ def _full_lp(data):
     return out.objective
 
 
+@functools.cache
+def _full_lp_orlib(name):
+    """The full radius LP's value of an OR-Library instance, solved once per session (six tests
+    compare with pmed6's: building its Pyomo model is most of their time)."""
+    costs, p, _ = orlib_pmed(name)
+    return _full_lp(as_facility_data(costs, p=p))
+
+
+#: the tests that compare with pmed6's full LP run on one xdist worker, which solves it once
+pmed6_full_lp = pytest.mark.xdist_group("pmed6_full_lp")
+
+
 def _ufl(n, s, seed):
     rng = np.random.default_rng(seed)
     costs = euclidean_costs(rng.random((n, 2)) * 100, rng.random((s, 2)) * 100, round_to=0)
@@ -32,6 +46,7 @@ def _ufl(n, s, seed):
                             demand=rng.integers(0, 4, n).astype(float))
 
 
+@pmed6_full_lp
 @pytest.mark.parametrize("name", ["pmed1", "pmed6"])
 def test_cut_lp_equals_the_full_radius_lp_p_median(name):
     costs, p, _ = orlib_pmed(name)
@@ -39,7 +54,7 @@ def test_cut_lp_equals_the_full_radius_lp_p_median(name):
     levels = CostLevels.of(data)
     lp = lp_by_cuts(levels, data.demand[levels.customers], None, p)
     assert lp.status == "optimal"
-    assert lp.value == pytest.approx(_full_lp(data), rel=1e-9)
+    assert lp.value == pytest.approx(_full_lp_orlib(name), rel=1e-9)
     assert lp.y.sum() == pytest.approx(p)
 
 
@@ -133,6 +148,7 @@ def test_a_nonzero_budget_per_round_reaches_the_same_lp(monkeypatch):
     assert np.all(capped.reduced[at_zero] >= -1e-7)
 
 
+@pmed6_full_lp
 def test_column_generation_reaches_the_full_lp_from_a_few_sites():
     """The master starts with p sites (the farthest-first spread) and prices the others in: the
     same optimum as the full radius LP, with fewer columns than sites."""
@@ -141,11 +157,12 @@ def test_column_generation_reaches_the_full_lp_from_a_few_sites():
     levels = CostLevels.of(data)
     lp = lp_by_cuts(levels, data.demand[levels.customers], None, p, first_sites=p)
     assert lp.status == "optimal"
-    assert lp.value == pytest.approx(_full_lp(data), rel=1e-9)
+    assert lp.value == pytest.approx(_full_lp_orlib("pmed6"), rel=1e-9)
     assert p < lp.columns < data.n_sites
     assert lp.y.sum() == pytest.approx(p)
 
 
+@pmed6_full_lp
 @pytest.mark.parametrize("rounds", [1, 2, 4, 8])
 def test_a_stopped_lp_reports_a_lower_bound(rounds):
     """Stopped after a few rounds (few cuts, few sites: the master is neither a relaxation nor
@@ -155,7 +172,7 @@ def test_a_stopped_lp_reports_a_lower_bound(rounds):
     levels = CostLevels.of(data)
     lp = lp_by_cuts(levels, data.demand[levels.customers], None, p, max_rounds=rounds,
                     first_sites=p)
-    full = _full_lp(data)
+    full = _full_lp_orlib("pmed6")
     assert lp.value <= full + 1e-6 * full
     if rounds >= 8:
         assert lp.value > 0  # and a useful one once some rounds ran
@@ -175,11 +192,12 @@ def test_reduced_costs_bound_the_lp_with_a_site_forced_open(kind):
     w = data.demand[levels.customers]
     k = np.maximum(levels.n_levels - 1, 0)
     order = np.argsort(-lp.reduced)
+    model = rmodel.create_instance(FacilityRadiusProblem.model_data(levels, k, w, data),
+                                   relax=True)  # built once: each site fixed open in turn
     for j in np.concatenate([order[:4], order[-2:]]):
-        model = rmodel.create_instance(FacilityRadiusProblem.model_data(levels, k, w, data),
-                                       relax=True)
         model.y[int(j)].fix(1.0)
         out = solvers.solve_model(model, "highs", problem_class=solvers.ProblemClass.LP)
+        model.y[int(j)].unfix()
         assert out.status == "optimal"
         assert out.objective >= lp.value + max(lp.reduced[j], 0.0) - 1e-7 * abs(out.objective)
 

@@ -142,3 +142,48 @@ def test_huge_costs_are_a_clear_error_before_any_solve():
     with pytest.raises(ValueError, match="1e\\+20"):
         as_facility_data(np.ones((2, 2)), fixed_costs=[1.0, 1e300])
     assert as_facility_data(np.array([[0.0, 1e9], [1e9, 0.0]]), p=1).costs.max() == 1e9
+
+
+# ------------------------------------------------------------ inputs found by a new user's trial
+@pytest.mark.parametrize("xy, kwargs, match", [
+    (np.array([[0.0, 0.0], [1e200, 1e200]]), {}, "coordinates span"),
+    (np.array([[0.0, 0.0], [2e15, 0.0]]), {}, "coordinates span"),
+    (np.array([[0.0, 0.0], [1.0, 1.0]]), {"round_to": 1.5}, "round_to must be an integer"),
+    (np.array([[0.0, 0.0], [1.0, 1.0]]), {"round_to": True}, "round_to must be an integer"),
+])
+def test_coordinates_get_the_checks_a_cost_matrix_gets(xy, kwargs, match):
+    from aidopt.data.facility import EuclideanCosts, euclidean_costs
+
+    with pytest.raises(ValueError, match=match):
+        EuclideanCosts(xy, **kwargs)
+    if "round_to" in kwargs:
+        with pytest.raises(ValueError, match=match):
+            euclidean_costs(xy, **kwargs)
+
+
+def test_tsplib_coordinate_line_with_two_fields_is_refused(tmp_path):
+    from aidopt.data.facility import read_tsplib
+
+    path = tmp_path / "bad.tsp"
+    path.write_text("NAME: bad\nTYPE: TSP\nDIMENSION: 2\nEDGE_WEIGHT_TYPE: EUC_2D\n"
+                    "NODE_COORD_SECTION\n1 0 0\n2 5\nEOF\n")
+    with pytest.raises(ValueError, match="needs 'index x y'"):
+        read_tsplib(path)
+
+
+def test_orlib_pmed_without_edges_and_unknown_method_are_refused(tmp_path):
+    from aidopt.data.facility import read_orlib_pmed
+
+    path = tmp_path / "pmed0.txt"
+    path.write_text("3 0 1\n")
+    with pytest.raises(ValueError, match="no edges"):
+        read_orlib_pmed(path)
+    path.write_text("2 1 1\n1 2 5\n")
+    with pytest.raises(ValueError, match="method must be"):
+        read_orlib_pmed(path, method="bogus")
+
+
+def test_capacitated_p_median_whose_p_largest_capacities_fall_short_is_refused():
+    with pytest.raises(ValueError, match="largest capacities"):
+        solve_facility_location(np.ones((4, 3)), p=1, capacity=[1.0, 1.0, 5.0],
+                                demand=[1.0, 1.0, 2.0, 2.0], aid=False, log=False)

@@ -141,6 +141,20 @@ def test_cli_gsvm(tmp_path, capsys):
     assert main(["gsvm", "--data", str(path), "--kernel-param", "d"]) == 2
 
 
+def test_result_json_leaves_the_kernel_function_out(tmp_path):
+    """``solution["kernel"]`` is a function: ``to_json`` (``aidopt gsvm --output``) failed with
+    "Object of type function is not JSON serializable"; it writes the data and leaves it out."""
+    import json
+
+    X, y = checkerboard(60, seed=3)
+    res = solve_gsvm(X, y, log=False)
+    assert callable(res.solution["kernel"])
+    saved = json.loads(res.to_json(tmp_path / "r.json"))
+    assert "kernel" not in saved["solution"]
+    np.testing.assert_allclose(saved["solution"]["u"], res.solution["u"])
+    assert saved["termination"] == res.termination.value
+
+
 def test_interior_lp_Ku_is_not_certified_off_the_optimum():
     """(1.12) with an ill-conditioned RBF K has an unbounded optimal face; Clarabel's interior
     answer is off the optimum with small residuals: it must not be called certified."""

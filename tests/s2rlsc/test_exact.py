@@ -192,3 +192,60 @@ def test_quadratic_options_only_for_a_quadratic_objective():
     assert mip_options("scip", solvers.ProblemClass.MIQP)["numerics/feastol"] == 1e-9
     assert "numerics/feastol" not in mip_options("scip", solvers.ProblemClass.MILP)
     assert mip_options("highs", solvers.ProblemClass.MILP) == {"mip_rel_gap": 1e-6}
+
+
+# ----------------------------------------------------------------------------- Ctrl-C
+def _interrupt(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+def _exact_after_ctrl_c(monkeypatch, target, name):
+    """``solve_s2rlsc(method="exact")`` with ``target.name`` replaced by Ctrl-C, and the same
+    search without the MIQP (same seed: the same labels)."""
+    Xtr, ytr, *_ = instance(l=5, u=18, d=40, seed=40)
+    search = solve_s2rlsc(Xtr, ytr, restarts=2, search="1+1", log=False)
+    monkeypatch.setattr(target, name, _interrupt)
+    try:
+        exact = solve_s2rlsc(Xtr, ytr, restarts=2, search="1+1", method="exact", solver="scip",
+                             log=False)
+    except KeyboardInterrupt:  # never abort the test session
+        pytest.fail("Ctrl-C escaped solve_s2rlsc")
+    return search, exact
+
+
+def _assert_search_labels(search, exact):
+    assert exact.termination is Termination.INTERRUPTED and not exact.certified
+    assert exact.found_by == "search" and exact.fitness == search.fitness
+    np.testing.assert_array_equal(exact.labels, search.labels)
+    assert exact.bound == -np.inf and "interrupted" in exact.message
+    assert np.isfinite(exact.decision).all()  # a usable predictor
+
+
+@needs_scip
+def test_ctrl_c_while_the_miqp_is_built_returns_the_search_labels(monkeypatch):
+    """Ctrl-C after the search, while the MIQP model is built: the search's labels come back
+    with termination ``interrupted`` (it raised KeyboardInterrupt)."""
+    _assert_search_labels(*_exact_after_ctrl_c(monkeypatch, model, "create_instance"))
+
+
+@needs_scip
+def test_ctrl_c_in_the_miqp_solver_call_returns_the_search_labels(monkeypatch):
+    _assert_search_labels(*_exact_after_ctrl_c(monkeypatch, solvers, "solve_model"))
+
+
+@needs_scip
+def test_an_miqp_its_solver_reports_interrupted_ends_interrupted(monkeypatch):
+    """A MIP solver that handles Ctrl-C itself returns status ``interrupted`` without a
+    labelling: termination ``interrupted`` with the search's labels (it raised SolverError)."""
+    Xtr, ytr, *_ = instance(l=5, u=18, d=40, seed=40)
+    search = solve_s2rlsc(Xtr, ytr, restarts=2, search="1+1", log=False)
+
+    def interrupted(model, solver, **kwargs):
+        return solvers.SolveOutcome(solvers.SolveStatus.INTERRUPTED, None, None, False, solver,
+                                    "", 0.1, "user interrupt")
+
+    monkeypatch.setattr(solvers, "solve_model", interrupted)
+    exact = solve_s2rlsc(Xtr, ytr, restarts=2, search="1+1", method="exact", solver="scip",
+                         log=False)
+    _assert_search_labels(search, exact)
+    assert exact.mip["status"] == "interrupted"

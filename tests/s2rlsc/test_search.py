@@ -180,3 +180,17 @@ def test_ctrl_c_before_any_labels_raises(monkeypatch):
     _interrupt_at(monkeypatch, 1)
     with pytest.raises(KeyboardInterrupt):
         solve_s2rlsc(Xtr, ytr, restarts=5, log=False)
+
+
+def test_ctrl_c_in_the_aggregated_start_ends_the_run(monkeypatch):
+    """Ctrl-C during the aggregated warm start's second restart: its best lifted labels come
+    back with termination ``interrupted`` and the search on all points does not run (it ran,
+    and Ctrl-C was lost)."""
+    Xtr, ytr, *_ = instance(l=6, u=80, d=10, seed=17)
+    _interrupt_at(monkeypatch, 2)
+    res = solve_s2rlsc(Xtr, ytr, aggregate=12, restarts=3, log=False, b_c=0.5)
+    assert res.termination is Termination.INTERRUPTED
+    assert res.search["restart_fitness"] == [] and res.search["aggregate"]["stop"] == "interrupted"
+    assert res.fitness == pytest.approx(res.search["aggregate"]["fitness"])
+    free = np.flatnonzero(ytr == 0)
+    assert _in_band(res.labels, free, res.band)

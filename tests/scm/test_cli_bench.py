@@ -35,7 +35,8 @@ def test_cli_scm(tmp_path, capsys):
     assert args.func is cli_scm.run
     assert args.func(args) == 0  # certified
     text = capsys.readouterr().out
-    assert "CERTIFIED" in text and "validation: average precision" in text and "'pos'" in text
+    assert "weighted SVM (6) certificate passed" in text
+    assert "validation: average precision" in text and "'pos'" in text
     saved = json.loads(out.read_text())
     assert saved["termination"] in ("ratio", "stalled") and saved["svm"]["certificate"]["certified"]
 

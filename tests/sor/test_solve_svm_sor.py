@@ -210,3 +210,50 @@ def test_sor_linear_new_arguments_validated(bad):
     A, d = data(23, m=20, n=2)
     with pytest.raises(ValueError):
         sor_linear(A, d, 1.0, **bad)
+
+
+def _ctrl_c_at_sweep(monkeypatch, at):
+    """Ctrl-C as SOR's in-memory sweep number ``at`` starts."""
+    from aidopt.numerics import sor as sor_module
+
+    real, calls = sor_module._sweep_active, []
+
+    def sweep(*args):
+        calls.append(1)
+        if len(calls) == at:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(sor_module, "_sweep_active", sweep)
+
+
+def test_ctrl_c_in_the_sweeps_returns_the_iterate_with_its_bounds(monkeypatch):
+    """Ctrl-C during solve_svm(method="sor"): the current u (in its box) comes back with
+    termination ``interrupted``, its exact primal value and dual bound (it raised
+    KeyboardInterrupt)."""
+    rng = np.random.default_rng(3)
+    y = np.where(rng.random(2000) < 0.5, 1, -1)
+    X = rng.normal(size=(2000, 5)) + 0.2 * y[:, None]
+    _ctrl_c_at_sweep(monkeypatch, 3)
+    try:
+        res = aidopt.solve_svm(X, y, C=1.0, method="sor", log=False)
+    except KeyboardInterrupt:  # never abort the test session
+        pytest.fail("Ctrl-C escaped solve_svm(method='sor')")
+    assert res.termination == "interrupted" and not res.certified
+    assert "interrupted" in res.message
+    w, gamma = res.solution["w"], res.solution["gamma"]
+    E = 0.5 * (w @ w + gamma * gamma) + float(np.maximum(1 - y * (X @ w - gamma), 0).sum())
+    assert res.objective == pytest.approx(E, rel=1e-9)
+    assert res.lower_bound <= res.objective and np.isfinite(res.lower_bound)
+
+
+def test_sor_linear_passes_ctrl_c_on_unless_asked(monkeypatch):
+    """The AID plug-in's SOR solves leave Ctrl-C to the run framework."""
+    from aidopt.numerics.sor import sor_linear
+
+    rng = np.random.default_rng(3)
+    y = np.where(rng.random(500) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(500, 4)) + 0.2 * y[:, None]
+    _ctrl_c_at_sweep(monkeypatch, 2)
+    with pytest.raises(KeyboardInterrupt):
+        sor_linear(X, y, 1.0, shrinking=True, tol=1e-12)

@@ -44,6 +44,15 @@ def svm_objective(X, y, w, b, C, norm="l2", s=None) -> float:
     return regularizer(w, norm) + C * float(s @ hinge)
 
 
+def svc_kernel_objective(clf, X, y, C, kernel, s=None) -> float:
+    """Primal objective of a fitted SVC: 1/2 ||w||^2 in feature space + C sum s_i hinge_i,
+    from its dual_coef_ (alpha_i y_i), support_vectors_ and intercept_."""
+    s = np.ones(len(y)) if s is None else s
+    coef, sv = clf.dual_coef_[0], clf.support_vectors_
+    f = kernel(X, sv) @ coef + clf.intercept_[0]
+    return 0.5 * float(coef @ kernel(sv, sv) @ coef) + C * float(s @ np.maximum(0.0, 1.0 - y * f))
+
+
 def close(a: float, b: float, rel: float) -> bool:
     """|a - b| <= rel * max(1, |a|, |b|): the scale the certificates' relative gap uses."""
     return abs(a - b) <= rel * max(1.0, abs(a), abs(b))

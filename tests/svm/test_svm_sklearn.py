@@ -6,20 +6,11 @@ import numpy as np
 import pytest
 
 import aidopt
-from tests.svm._helpers import close, instance, svm_objective
+from tests.svm._helpers import close, instance, svc_kernel_objective, svm_objective
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel  # noqa: E402
 from sklearn.svm import SVC  # noqa: E402
-
-
-def svc_kernel_objective(clf, X, y, C, kernel, s=None):
-    """Primal objective of a fitted SVC: 1/2 ||w||^2 in feature space + C sum s_i hinge_i,
-    from its dual_coef_ (alpha_i y_i), support_vectors_ and intercept_."""
-    s = np.ones(len(y)) if s is None else s
-    coef, sv = clf.dual_coef_[0], clf.support_vectors_
-    f = kernel(X, sv) @ coef + clf.intercept_[0]
-    return 0.5 * float(coef @ kernel(sv, sv) @ coef) + C * float(s @ np.maximum(0.0, 1.0 - y * f))
 
 
 @pytest.mark.parametrize("C", [0.05, 1.0])

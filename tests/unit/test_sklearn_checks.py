@@ -2,7 +2,9 @@
 
 ``parametrize_with_checks`` runs the full set of checks on the standard estimators, with the
 default parameters and a few others that change the code path (intercept, LP SVM, kernel SVM,
-linear SCM). Checks that fail by design are declared by the estimator itself
+one-vs-one linear SVM, linear SCM). The classifiers take k classes (one-vs-rest or one-vs-one,
+aidopt/api/multiclass.py), so scikit-learn's multi-class checks run on them too. Checks that
+fail by design are declared by the estimator itself
 (``_sklearn_expected_failed_checks``, a reason for each) and run as strict xfails: a declared
 failure that starts passing fails this test, so the list cannot go stale.
 
@@ -38,6 +40,7 @@ from sklearn.utils.estimator_checks import (  # noqa: E402
     check_estimator_cloneable,
     check_estimator_repr,
     check_estimator_tags_renamed,
+    check_estimators_empty_data_messages,
     check_estimators_unfitted,
     check_get_params_invariance,
     check_mixin_order,
@@ -67,6 +70,7 @@ STANDARD = [
     SVMClassifier(),
     SVMClassifier(norm="l1"),
     SVMClassifier(kernel="rbf"),
+    SVMClassifier(multi_class="ovo"),
     GSVMClassifier(),
     FSVClassifier(),
     SCMClassifier(),
@@ -95,7 +99,19 @@ def test_expected_failures_are_few_and_justified():
     for est in STANDARD:
         tags = get_tags(est)
         assert not tags._skip_test and tags.input_tags.sparse
-        assert tags.classifier_tags is None or tags.classifier_tags.multi_class is False
+        assert tags.classifier_tags is None or tags.classifier_tags.multi_class is True
+
+
+def test_no_estimator_expects_to_fail_the_empty_data_check():
+    """Zero features must raise ValueError (scikit-learn's check_estimators_empty_data_messages):
+    LADRegressor with its default fit_intercept=True fitted the intercept-only model and declared
+    the check an expected failure; the suite above runs it on every standard estimator."""
+    for est in STANDARD:
+        assert "check_estimators_empty_data_messages" not in est._sklearn_expected_failed_checks()
+    for est in (LADRegressor(), LADRegressor(fit_intercept=True), LADRegressor(fit_intercept=False)):
+        check_estimators_empty_data_messages(type(est).__name__, est)
+        with pytest.raises(ValueError, match=r"0 feature\(s\)"):
+            est.fit(np.empty((12, 0)), np.arange(12.0))
 
 
 # --------------------------------------------------------------------------- non-standard fit
@@ -246,15 +262,14 @@ def test_wrong_width_message_has_sklearns_wording_and_the_expected_shape():
         clf.predict(np.ones((5, 3)))
 
 
-def test_more_than_two_classes_message():
+def test_one_class_message():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 2))
-    for cls in (SVMClassifier, GSVMClassifier, FSVClassifier):
-        with pytest.raises(ValueError, match="Only binary classification is supported.*multiclass"
-                                             ".*exactly two classes, got 3 classes"):
-            cls().fit(X, np.arange(30) % 3)
-        with pytest.raises(ValueError, match="got 1 class"):
+    for cls in (SVMClassifier, GSVMClassifier, FSVClassifier, SCMClassifier):
+        with pytest.raises(ValueError, match="needs at least two classes, got 1 class"):
             cls().fit(X, np.ones(30))
+        with pytest.raises(ValueError, match="Unknown label type"):
+            cls().fit(X, rng.normal(size=30))
 
 
 def test_gsvm_labels_other_than_plus_minus_one():
@@ -334,6 +349,12 @@ def test_estimators_work_without_scikit_learn():
             svm.predict(X[:, :2])
         except ValueError as exc:
             assert "expected (n, 3)" in str(exc)
+        try:
+            aidopt.LADRegressor().fit(np.empty((12, 0)), np.arange(12.0))
+        except ValueError as exc:
+            assert "0 features" in str(exc)
+        else:
+            raise AssertionError("X without columns was fitted")
         print("ok")
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from aidopt.decomposition.threads import DEFAULT_BLAS_THREADS, budget, compute_threads
 from threadpoolctl import threadpool_info
 
@@ -47,6 +48,7 @@ def test_nested_runs_with_a_repeated_value_keep_the_one_still_going():
     assert _blas() == before
 
 
+@pytest.mark.usefixtures("blas_library_defaults")  # under xdist too: BLAS at its defaults
 def test_runs_in_two_threads_leave_the_limits_as_they_were():
     """A starts (2), B starts in another thread (1) while A holds the BLAS limits, A ends, B
     ends: B's budget is its own throughout, the limits come back to the defaults, and a later

@@ -1,0 +1,102 @@
+r"""The linear 2-norm SVM's method, chosen once by the data's shape (n rows, m columns, nnz stored
+entries): AID on dense centroids, or dual coordinate descent on the full data's CSR rows.
+
+AID (Park & Klabjan) pays off on tall, narrow, dense data: its aggregated problems have a few
+times m clusters, each solved by an interior point in :math:`O(K m^2)` per step, and most rows
+never leave their cluster. Where m is large relative to n the aggregated problems are about as
+large as the data (:math:`r_0 = 1.1\,m/n`), and the interior point's :math:`m \times m` systems
+cost :math:`m^3`; where X is sparse, AID's centroids and the interior point would densify it.
+Dual coordinate descent (:mod:`aidopt.numerics.dcd`) costs :math:`O(\mathrm{nnz})` per pass.
+The rule and the measurements that set its constants are in docs/svm.md ("Sparse and wide
+data").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+from aidopt.decomposition.run import RunConfig
+from aidopt.log import run_logging
+
+__all__ = ["Choice", "linear_method", "SMALL", "DENSITY", "WIDE", "prepare"]
+
+#: AID (today's path) when n m is at most this: the interior point solves such problems in
+#: milliseconds, to a gap far below ``tol``
+SMALL = 1_000_000
+#: DCD when at most this share of the n x m entries is stored (nonzero)
+DENSITY = 0.1
+#: DCD when m is at least this share of n (wide data: AID's aggregated problems are the data)
+WIDE = 0.1
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """``method`` ``"dcd"`` (dual coordinate descent on the full data) or ``"aid"`` (today's
+    path: AID with ``fm``, on dense X), and why, in words for the log and the result."""
+
+    method: str
+    reason: str
+
+
+def linear_method(n: int, m: int, nnz: int) -> Choice:
+    """The method for the linear 2-norm SVM (free offset) on an n x m X with nnz stored entries.
+
+    AID when ``n m <= SMALL``; else DCD when ``nnz <= DENSITY n m`` (sparse) or ``m >= WIDE n``
+    (wide); else AID.
+    """
+    density = nnz / max(1, n * m)
+    if n * m <= SMALL:
+        return Choice("aid", f"small X ({n} x {m} <= {SMALL:g} entries)")
+    if density <= DENSITY:
+        return Choice("dcd", f"sparse X ({100 * density:.3g} % of the {n} x {m} entries stored "
+                             f"<= {100 * DENSITY:g} %)")
+    if m >= WIDE * n:
+        return Choice("dcd", f"wide X (m = {m} >= {WIDE:g} n = {WIDE * n:g})")
+    return Choice("aid", f"tall, narrow, dense X (m = {m} < {WIDE:g} n, "
+                         f"{100 * density:.3g} % of the entries stored)")
+
+
+def prepare(data, options: dict, config: RunConfig) -> tuple[object, RunConfig, str]:
+    """Choose the method for validated ``data`` (X dense, or CSR from a sparse input) and put
+    the data and the run configuration in its form: ``(data, config, note)``.
+
+    ``solver="dcd"`` runs DCD whatever the shape; another solver runs today's path (AID, or the
+    direct solve with ``aid=False``, on dense X); no solver: :func:`linear_method`. DCD gets X as
+    CSR (a dense X is converted once) and ``aid=False`` (it works on the full data); the other
+    methods get a sparse X densified, as before. ``note`` (also logged) says which and why.
+    """
+    from scipy import sparse
+
+    given = options.get("solver")
+    n, m = data.X.shape
+    nnz = int(data.X.nnz) if sparse.issparse(data.X) else int(_count_nonzero(data.X))
+    if given is None:
+        choice = linear_method(n, m, nnz)
+    elif str(given).lower() == "dcd":
+        choice = Choice("dcd", "solver='dcd' given")
+    else:
+        choice = Choice("aid", f"solver={given!r} given")
+    X = data.X
+    if choice.method == "dcd":
+        X = X if sparse.issparse(X) else sparse.csr_matrix(X)
+        config = dataclasses.replace(config, solver="dcd", aid=False)
+        note = f"dual coordinate descent on the full data: {choice.reason}"
+    else:
+        X = X.toarray() if sparse.issparse(X) else X  # AID's centroids and the QP solvers
+        what = "AID" if config.aid else "the direct solve"
+        note = f"{what} with {config.solver}: {choice.reason}"
+    if X is not data.X:
+        data = type(data)(X, data.y, data.s, data.feature_names, data.classes)
+    with run_logging(config.log):
+        logging.getLogger("aidopt.svm" if config.log else "aidopt.quiet").info(
+            "linear 2-norm SVM, %s", note)
+    return data, config, note
+
+
+def _count_nonzero(X) -> int:
+    """The nonzeros of a dense X, counted in row blocks (no n x m temporary)."""
+    import numpy as np
+
+    block = max(1, (1 << 22) // max(1, X.shape[1]))
+    return sum(int(np.count_nonzero(X[i:i + block])) for i in range(0, X.shape[0], block))
