@@ -186,6 +186,7 @@ class _Loop:
             if self.stop is None:
                 previous, partition, handover = it, it.split.partition, None
             else:
+                previous = None  # used by no fallback solve: freed before the certificate's vectors
                 handover = self._handover(it)
                 if handover is not None:  # solved again by the fallbacks, as iteration t + 1
                     self.stop = None

@@ -76,10 +76,12 @@ class LADState:
     eps: float
 
     @classmethod
-    def from_residual(cls, v, residual, eps: float, s) -> LADState:
-        """The state of residuals ``residual`` with sign tolerance ``eps`` and sample weights ``s``."""
+    def from_residual(cls, v, residual, eps: float, s, *, overwrite: bool = False) -> LADState:
+        """The state of residuals ``residual`` with sign tolerance ``eps`` and sample weights
+        ``s``; ``overwrite=True`` computes :math:`|r_i|` in ``residual``'s memory (then lost)."""
         side = (residual > eps).view(np.int8) - (residual < -eps).view(np.int8)
-        return cls(v, side, float(np.dot(s, np.abs(residual))), eps)
+        magnitude = np.abs(residual, out=residual if overwrite else None)
+        return cls(v, side, float(np.dot(s, magnitude)), eps)
 
 
 #: relative gap of the Frisch–Newton fit on the random sample that seeds the initial partition
@@ -174,9 +176,9 @@ class LADProblem(AIDProblem):
                                 **({"solver": "highs"} if self.method == "fn" else {}))
             beta0, _ = lad.solution_from(model, outcome.duals)
         residual, eps = _residual(data, beta0)
-        fit = _lifted(data, beta0, None, (residual, eps))
         features = np.column_stack([residual, data.y])
-        del residual  # the features hold it: one n-vector less during the k-means
+        fit = _lifted(data, beta0, None, (residual, eps))  # overwrites the residuals
+        del residual  # one n-vector less during the k-means
         return Partition.from_labels(one_step_kmeans(features, n_clusters, rng)), fit
 
     def aggregate(self, data, partition: Partition, previous=None) -> AggregatedLAD:
@@ -270,9 +272,10 @@ def _residual(data, beta) -> tuple[np.ndarray, float]:
 
 
 def _lifted(data, beta, v, fit=None) -> Lifted:
-    """``beta`` on the full data (``fit``: its ``_residual`` when already computed)."""
+    """``beta`` on the full data (``fit``: its ``_residual`` when already computed; the
+    residuals' memory is reused for their magnitudes)."""
     residual, eps = _residual(data, beta) if fit is None else fit
-    return Lifted({"beta": beta}, LADState.from_residual(v, residual, eps, data.s))
+    return Lifted({"beta": beta}, LADState.from_residual(v, residual, eps, data.s, overwrite=True))
 
 
 def _abs_max(a: np.ndarray) -> float:
@@ -298,22 +301,23 @@ def certificate(
     """
     beta = np.asarray(beta, dtype=float)
     u = np.asarray(u, dtype=float)
-    # n-vectors are updated in place where the formula allows it (out-of-core data: docs/dask.md)
+    floor = gap_floor(data)
+    # two n-vectors besides u, updated in place (out-of-core data: docs/dask.md, memory model)
     residual = data.X @ beta
     residual = np.subtract(data.y, residual, out=residual)
-    slack = np.abs(residual)
-    primal = float(np.dot(data.s, slack))
+    work = np.abs(residual)
+    primal = float(np.dot(data.s, work))
     dual = float(np.dot(data.y, u))
     # relative to the columns' size sum_i s_i |x_ij| (no floor at 1: scale-invariant)
     stationarity = float(np.abs(data.X.T @ u).max()
                          / max(float(data.column_scale.max()), np.finfo(float).tiny))
-    excess = np.abs(u)
-    excess -= data.s
-    bound = float(max(excess.max(), 0.0) / data.s.max())  # max_i (|u_i| - s_i)_+ / max_i s_i
-    del excess
+    work = np.abs(u, out=work)
+    work -= data.s
+    bound = float(max(work.max(), 0.0) / data.s.max())  # max_i (|u_i| - s_i)_+ / max_i s_i
+    slack = np.abs(residual, out=work)
     slack *= data.s
-    slack -= u * residual  # s_i |r_i| - u_i r_i
-    scale = max(gap_floor(data), abs(primal))
+    slack -= np.multiply(u, residual, out=residual)  # s_i |r_i| - u_i r_i
+    scale = max(floor, abs(primal))
     complementarity = float(max(0.0, slack.max()) / scale)
     rel_gap = (primal - dual) / scale
     certified = bool(
