@@ -19,7 +19,7 @@ import logging
 from aidopt.decomposition.run import RunConfig
 from aidopt.log import run_logging
 
-__all__ = ["Choice", "linear_method", "SMALL", "DENSITY", "WIDE", "prepare"]
+__all__ = ["Choice", "linear_method", "SMALL", "DENSITY", "WIDE", "MEMORY", "prepare"]
 
 #: AID (today's path) when n m is at most this: the interior point solves such problems in
 #: milliseconds, to a gap far below ``tol``
@@ -28,6 +28,8 @@ SMALL = 1_000_000
 DENSITY = 0.1
 #: DCD when m is at least this share of n (wide data: AID's aggregated problems are the data)
 WIDE = 0.1
+#: DCD for a sparse X whose dense copy would take more than this share of the physical memory
+MEMORY = 0.25
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,15 +41,19 @@ class Choice:
     reason: str
 
 
-def linear_method(n: int, m: int, nnz: int) -> Choice:
+def linear_method(n: int, m: int, nnz: int, *, memory: float | None = None) -> Choice:
     """The method for the linear 2-norm SVM (free offset) on an n x m X with nnz stored entries.
 
-    AID when ``n m <= SMALL``; else DCD when ``nnz <= DENSITY n m`` (sparse) or ``m >= WIDE n``
-    (wide); else AID.
+    AID when ``n m <= SMALL``; else DCD when ``memory`` (the bytes of physical memory, given for
+    a sparse X) is below ``8 n m / MEMORY`` (its dense copy would not fit comfortably), when
+    ``nnz <= DENSITY n m`` (sparse) or when ``m >= WIDE n`` (wide); else AID.
     """
     density = nnz / max(1, n * m)
     if n * m <= SMALL:
         return Choice("aid", f"small X ({n} x {m} <= {SMALL:g} entries)")
+    if memory is not None and 8.0 * n * m > MEMORY * memory:
+        return Choice("dcd", f"sparse X whose dense copy ({8e-9 * n * m:.3g} GB) would exceed "
+                             f"{MEMORY:g} of the memory ({1e-9 * memory:.3g} GB)")
     if density <= DENSITY:
         return Choice("dcd", f"sparse X ({100 * density:.3g} % of the {n} x {m} entries stored "
                              f"<= {100 * DENSITY:g} %)")
@@ -72,7 +78,12 @@ def prepare(data, options: dict, config: RunConfig) -> tuple[object, RunConfig, 
     n, m = data.X.shape
     nnz = int(data.X.nnz) if sparse.issparse(data.X) else int(_count_nonzero(data.X))
     if given is None:
-        choice = linear_method(n, m, nnz)
+        memory = None
+        if sparse.issparse(data.X):
+            from aidopt.decomposition.plugins.kernel_svm import physical_memory
+
+            memory = physical_memory()
+        choice = linear_method(n, m, nnz, memory=memory)
     elif str(given).lower() == "dcd":
         choice = Choice("dcd", "solver='dcd' given")
     else:

@@ -254,13 +254,13 @@ class SVMProblem(AIDProblem):
         if self.bias == "free" and len(np.unique(aggregated.y)) < 2:
             raise SolverError("the aggregated SVM has one class only")
         if method == "dcd":
-            from aidopt.numerics.dcd import MAX_PASSES, dcd
+            from aidopt.numerics.dcd import dcd
 
             rows = sparse.csr_matrix(aggregated.X)  # no copy for CSR float64 rows
             direct = partition.n_clusters == partition.n
             return solve_fm(lambda **kw: dcd(rows, aggregated.y, self.C * aggregated.w, **kw),
                             tol=tol, time_limit=time_limit, options=options, method="dcd",
-                            max_iter=MAX_PASSES, target=tol / 2 if direct else None)
+                            max_iter=None, target=tol / 2 if direct else None)
         return solve_fm(lambda **kw: ferris_munson(aggregated.X, aggregated.y,
                                                    self.C * aggregated.w, bias=self.bias, **kw),
                         tol=tol, time_limit=time_limit, options=options)

@@ -136,6 +136,10 @@ def test_the_rule_of_the_door():
     assert _shape.linear_method(2 * 10**4, 2 * 10**4, 8 * 10**5).method == "dcd"  # sparse
     assert _shape.linear_method(2000, 5000, 10**7).method == "dcd"  # wide, dense
     assert _shape.linear_method(300, 60, 900).method == "aid"  # small: AID whatever the shape
+    # a sparse X of 30 % stored entries, tall: AID, unless its dense copy would not fit
+    assert _shape.linear_method(10**6, 1000, 3 * 10**8, memory=64e9).method == "aid"
+    memory = _shape.linear_method(10**6, 1000, 3 * 10**8, memory=16e9)
+    assert memory.method == "dcd" and "dense copy (8 GB)" in memory.reason
 
 
 def test_the_door_dispatches_by_shape_and_says_why(capsys):
