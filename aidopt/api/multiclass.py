@@ -247,6 +247,24 @@ def _fit_subproblem(template, X, y, sample_weight, rows, deadline):
     return est, messages
 
 
+def _rows_and_weights(X, y, classes, sample_weight):
+    """X in a form whose rows can be taken (csr for sparse formats without row selection, an
+    array for lists), and the sample weights as an array, with every class weighted."""
+    if issparse(X) and X.format not in ("csr", "csc"):
+        X = X.tocsr()
+    elif not (issparse(X) or hasattr(X, "iloc") or isinstance(X, np.ndarray)):
+        X = np.asarray(X, dtype=float)  # lists, without scikit-learn's validation
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight, dtype=float)
+        if sample_weight.shape != y.shape:
+            raise ValueError(f"sample_weight has shape {sample_weight.shape}, expected {y.shape} "
+                             "(one weight per row)")
+        for c in classes:
+            if not (sample_weight[y == c] > 0).any():
+                raise ValueError(f"every row of class {_plain(c)!r} has zero sample weight")
+    return X, sample_weight
+
+
 def _check_n_jobs(n_jobs) -> int:
     if n_jobs is None:
         return 1
@@ -360,30 +378,17 @@ class _MulticlassMixin(_BinaryClassifierMixin):
             self.results_ = [self.result_]
             self.certified_ = bool(self.result_.certified)
             return self
-        if issparse(X) and X.format not in ("csr", "csc"):
-            X = X.tocsr()  # row selection
-        elif not (issparse(X) or hasattr(X, "iloc") or isinstance(X, np.ndarray)):
-            X = np.asarray(X, dtype=float)  # lists, without scikit-learn's validation
-        if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight, dtype=float)
-            if sample_weight.shape != y.shape:
-                raise ValueError(f"sample_weight has shape {sample_weight.shape}, expected "
-                                 f"{y.shape} (one weight per row)")
-            for c in classes:
-                if not (sample_weight[y == c] > 0).any():
-                    raise ValueError(f"every row of class {_plain(c)!r} has zero sample weight")
+        X, sample_weight = _rows_and_weights(X, y, classes, sample_weight)
         template = type(self)(**{**self.get_params(), **self._shared_params(X, sample_weight),
                                  "n_jobs": 1, "log": self.log and n_jobs == 1})
         subproblems = subproblem_classes(classes, strategy)
-        tasks = []
+        tasks = []  # (rows or None for all, labels +1 / -1 of those rows)
         for labels in subproblems:
             rows = None if strategy == "ovr" else np.flatnonzero(np.isin(y, labels))
             tasks.append((rows, np.where(_take(y, rows) == labels[0], 1, -1)))
-        limit = self.time_limit
         start = time.perf_counter()
-        deadline = None if limit is None else time.time() + float(limit)
+        deadline = None if self.time_limit is None else time.time() + float(self.time_limit)
         fitted = self._run(template, X, sample_weight, tasks, deadline, n_jobs, subproblems)
-        seconds = time.perf_counter() - start
         estimators = [est for est, _ in fitted]
         self.classes_ = classes
         self.estimators_ = estimators
@@ -391,7 +396,7 @@ class _MulticlassMixin(_BinaryClassifierMixin):
         self.certified_ = all(r.certified for r in self.results_)
         self.result_ = MulticlassResult(strategy=strategy, classes=classes.tolist(),
                                         subproblems=subproblems, results=self.results_,
-                                        seconds=seconds, n_jobs=n_jobs)
+                                        seconds=time.perf_counter() - start, n_jobs=n_jobs)
         self.n_iter_ = max(est.n_iter_ for est in estimators)
         self._record_features(X, X.shape[1])
         for est in estimators:
@@ -401,10 +406,10 @@ class _MulticlassMixin(_BinaryClassifierMixin):
         self._combine(estimators, [rows for rows, _ in tasks])
         warned = [(p, m) for p, (_, messages) in enumerate(fitted) for m in messages]
         if warned:
-            shown = "; ".join(f"{self.result_.label(p)}: {m}" for p, m in warned[:3])
-            warnings.warn(f"{len({p for p, _ in warned})} of {len(estimators)} subproblems did "
-                          f"not end as the binary fit should: {shown}"
-                          + (" ..." if len(warned) > 3 else ""), ConvergenceWarning, stacklevel=3)
+            shown = "; ".join(f"{describe(subproblems[p])}: {m}" for p, m in warned[:3])
+            warnings.warn(f"{len({p for p, _ in warned})} of {len(estimators)} subproblems ended "
+                          f"with a warning: {shown}" + (" ..." if len(warned) > 3 else ""),
+                          ConvergenceWarning, stacklevel=3)
         return self
 
     def _run(self, template, X, sample_weight, tasks, deadline, n_jobs, subproblems):

@@ -184,7 +184,7 @@ def test_results_certificates_and_the_multiclass_result(iris):
 
 def test_certified_only_when_every_subproblem_is(iris):
     X, y = iris
-    with pytest.warns(ConvergenceWarning, match=r"of 3 subproblems did not end") as caught:
+    with pytest.warns(ConvergenceWarning, match=r"of 3 subproblems ended with a warning") as caught:
         clf = SVMClassifier(max_iter=1).fit(X, y)
     assert len([w for w in caught if issubclass(w.category, ConvergenceWarning)]) == 1
     assert clf.certified_ is False and not clf.result_.certified
