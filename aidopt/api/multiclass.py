@@ -227,7 +227,8 @@ def _take(X, rows):
 def _fit_subproblem(template, X, y, sample_weight, rows, deadline):
     """Fit a copy of ``template`` (parameters only) on one subproblem: the rows ``rows`` of X
     (all when None) with binary labels ``y`` (+1 / -1). Runs in a worker process with
-    ``n_jobs``. ``deadline`` (``time.time()``, or None) ends the fit's share of ``time_limit``.
+    ``n_jobs``. ``deadline`` (``time.time()``, or None) ends the subproblem's share of
+    ``time_limit`` (:func:`_deadlines`).
 
     Returns the fitted estimator and the messages of the ConvergenceWarnings it raised (the
     multi-class fit reports them once)."""
@@ -263,6 +264,23 @@ def _rows_and_weights(X, y, classes, sample_weight):
             if not (sample_weight[y == c] > 0).any():
                 raise ValueError(f"every row of class {_plain(c)!r} has zero sample weight")
     return X, sample_weight
+
+
+def _deadlines(time_limit, count: int, n_jobs: int) -> list:
+    """When each of ``count`` subproblems must end (``time.time()``; None without a limit):
+    ``time_limit`` is for the whole fit, the subproblems run in waves of ``n_jobs`` (in order),
+    and wave w of W ends by ``time_limit (w + 1) / W`` from now. Each subproblem so has at least
+    ``time_limit / W``, plus what the waves before it left."""
+    if time_limit is None:
+        return [None] * count
+    workers = n_jobs
+    if n_jobs < 0:  # one per core, and so on: joblib's count
+        from joblib import effective_n_jobs
+
+        workers = effective_n_jobs(n_jobs)
+    waves = math.ceil(count / workers)
+    now = time.time()
+    return [now + float(time_limit) * (p // workers + 1) / waves for p in range(count)]
 
 
 def _check_n_jobs(n_jobs) -> int:
@@ -387,8 +405,8 @@ class _MulticlassMixin(_BinaryClassifierMixin):
             rows = None if strategy == "ovr" else np.flatnonzero(np.isin(y, labels))
             tasks.append((rows, np.where(_take(y, rows) == labels[0], 1, -1)))
         start = time.perf_counter()
-        deadline = None if self.time_limit is None else time.time() + float(self.time_limit)
-        fitted = self._run(template, X, sample_weight, tasks, deadline, n_jobs, subproblems)
+        deadlines = _deadlines(self.time_limit, len(tasks), n_jobs)
+        fitted = self._run(template, X, sample_weight, tasks, deadlines, n_jobs, subproblems)
         estimators = [est for est, _ in fitted]
         self.classes_ = classes
         self.estimators_ = estimators
@@ -412,7 +430,7 @@ class _MulticlassMixin(_BinaryClassifierMixin):
                           ConvergenceWarning, stacklevel=3)
         return self
 
-    def _run(self, template, X, sample_weight, tasks, deadline, n_jobs, subproblems):
+    def _run(self, template, X, sample_weight, tasks, deadlines, n_jobs, subproblems):
         """Fit every subproblem (:func:`_fit_subproblem`), in this process or in ``n_jobs``."""
         if n_jobs == 1:
             fitted = []
@@ -420,7 +438,7 @@ class _MulticlassMixin(_BinaryClassifierMixin):
                 with run_logging(template.log) as log:
                     log.info("subproblem %d of %d: %s, %d rows", p + 1, len(tasks),
                              describe(subproblems[p]), yb.size)
-                fitted.append(_fit_subproblem(template, X, yb, sample_weight, rows, deadline))
+                fitted.append(_fit_subproblem(template, X, yb, sample_weight, rows, deadlines[p]))
                 if getattr(fitted[-1][0].result_.termination, "value", None) == "interrupted":
                     raise KeyboardInterrupt(f"interrupted in subproblem {p + 1} of {len(tasks)} "
                                             f"({describe(subproblems[p])})")
@@ -432,7 +450,7 @@ class _MulticlassMixin(_BinaryClassifierMixin):
                               "scikit-learn installs it)") from exc
         return Parallel(n_jobs=n_jobs, backend="loky")(
             delayed(_fit_subproblem)(template, X, yb, sample_weight, rows, deadline)
-            for rows, yb in tasks)
+            for (rows, yb), deadline in zip(tasks, deadlines, strict=True))
 
     def _combine(self, estimators, rows) -> None:
         """The multi-class attributes from the subproblems' estimators (``rows[p]``: the rows
