@@ -361,17 +361,15 @@ class _MulticlassMixin(_BinaryClassifierMixin):
                              "subproblems: set multi_class='ovo' (this fit is one-vs-rest)")
         return strategy
 
-    def _shared_params(self, X, sample_weight) -> dict:
+    def _shared_params(self, X) -> dict:
         """Parameters resolved once on all rows: ``gamma="scale"`` of an rbf or poly kernel is
-        1 / (m Var(X)) over the rows with positive weight (as scikit-learn's SVC, and as each
-        binary fit resolves it on its own rows)."""
+        1 / (m Var(X)) over every row, as scikit-learn's SVC and each binary fit resolve it (a
+        one-vs-one pair would otherwise get its own)."""
         kernel = getattr(self, "kernel", None)
         if not (isinstance(getattr(self, "gamma", None), str) and self.gamma == "scale"
                 and isinstance(kernel, str) and kernel in ("rbf", "poly")):
             return {}
-        rows = None if sample_weight is None else np.flatnonzero(np.asarray(sample_weight) > 0)
-        Xs = _take(X, rows)
-        Xs = Xs.to_numpy(dtype=float) if hasattr(Xs, "iloc") else Xs
+        Xs = X.to_numpy(dtype=float) if hasattr(X, "iloc") else X
         if issparse(Xs):
             var = float(Xs.multiply(Xs).mean() - Xs.mean() ** 2)
         else:
@@ -397,7 +395,7 @@ class _MulticlassMixin(_BinaryClassifierMixin):
             self.certified_ = bool(self.result_.certified)
             return self
         X, sample_weight = _rows_and_weights(X, y, classes, sample_weight)
-        template = type(self)(**{**self.get_params(), **self._shared_params(X, sample_weight),
+        template = type(self)(**{**self.get_params(), **self._shared_params(X),
                                  "n_jobs": 1, "log": self.log and n_jobs == 1})
         subproblems = subproblem_classes(classes, strategy)
         tasks = []  # (rows or None for all, labels +1 / -1 of those rows)

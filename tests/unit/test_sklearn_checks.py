@@ -4,9 +4,9 @@
 default parameters and a few others that change the code path (intercept, LP SVM, kernel SVM,
 one-vs-one linear SVM, linear SCM). The classifiers take k classes (one-vs-rest or one-vs-one,
 aidopt/api/multiclass.py), so scikit-learn's multi-class checks run on them too. Checks that
-fail by design are declared by the estimator itself (``_sklearn_expected_failed_checks``, a
-reason for each) and run as strict xfails: a declared failure that starts passing fails this
-test, so the list cannot go stale.
+fail by design are declared by the estimator itself
+(``_sklearn_expected_failed_checks``, a reason for each) and run as strict xfails: a declared
+failure that starts passing fails this test, so the list cannot go stale.
 
 ``S3VMClassifier`` and ``S2RLSCClassifier`` (labels -1 / +1, 0 / NaN unlabeled) and
 ``AggregateOutputClassifier`` (``fit(X, collections, counts)``) cannot be driven by the common
