@@ -18,9 +18,9 @@ from aidopt.cli.common import (
 
 
 def cmd_svm(args) -> int:
-    import pandas as pd
-
     from aidopt.api.svm import SVM, solve_svm
+
+    import pandas as pd
 
     X, y = _load(args)
     kwargs = SVM.cli_kwargs(args)
