@@ -227,7 +227,8 @@ def _take(X, rows):
 def _fit_subproblem(template, X, y, sample_weight, rows, deadline):
     """Fit a copy of ``template`` (parameters only) on one subproblem: the rows ``rows`` of X
     (all when None) with binary labels ``y`` (+1 / -1). Runs in a worker process with
-    ``n_jobs``. ``deadline`` (``time.time()``, or None) ends the fit's share of ``time_limit``.
+    ``n_jobs``. ``deadline`` (``time.time()``, or None) ends the subproblem's share of
+    ``time_limit`` (:func:`_deadlines`).
 
     Returns the fitted estimator and the messages of the ConvergenceWarnings it raised (the
     multi-class fit reports them once)."""
@@ -245,6 +246,41 @@ def _fit_subproblem(template, X, y, sample_weight, rows, deadline):
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return est, messages
+
+
+def _rows_and_weights(X, y, classes, sample_weight):
+    """X in a form whose rows can be taken (csr for sparse formats without row selection, an
+    array for lists), and the sample weights as an array, with every class weighted."""
+    if issparse(X) and X.format not in ("csr", "csc"):
+        X = X.tocsr()
+    elif not (issparse(X) or hasattr(X, "iloc") or isinstance(X, np.ndarray)):
+        X = np.asarray(X, dtype=float)  # lists, without scikit-learn's validation
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight, dtype=float)
+        if sample_weight.shape != y.shape:
+            raise ValueError(f"sample_weight has shape {sample_weight.shape}, expected {y.shape} "
+                             "(one weight per row)")
+        for c in classes:
+            if not (sample_weight[y == c] > 0).any():
+                raise ValueError(f"every row of class {_plain(c)!r} has zero sample weight")
+    return X, sample_weight
+
+
+def _deadlines(time_limit, count: int, n_jobs: int) -> list:
+    """When each of ``count`` subproblems must end (``time.time()``; None without a limit):
+    ``time_limit`` is for the whole fit, the subproblems run in waves of ``n_jobs`` (in order),
+    and wave w of W ends by ``time_limit (w + 1) / W`` from now. Each subproblem so has at least
+    ``time_limit / W``, plus what the waves before it left."""
+    if time_limit is None:
+        return [None] * count
+    workers = n_jobs
+    if n_jobs < 0:  # one per core, and so on: joblib's count
+        from joblib import effective_n_jobs
+
+        workers = effective_n_jobs(n_jobs)
+    waves = math.ceil(count / workers)
+    now = time.time()
+    return [now + float(time_limit) * (p // workers + 1) / waves for p in range(count)]
 
 
 def _check_n_jobs(n_jobs) -> int:
@@ -325,17 +361,15 @@ class _MulticlassMixin(_BinaryClassifierMixin):
                              "subproblems: set multi_class='ovo' (this fit is one-vs-rest)")
         return strategy
 
-    def _shared_params(self, X, sample_weight) -> dict:
+    def _shared_params(self, X) -> dict:
         """Parameters resolved once on all rows: ``gamma="scale"`` of an rbf or poly kernel is
-        1 / (m Var(X)) over the rows with positive weight (as scikit-learn's SVC, and as each
-        binary fit resolves it on its own rows)."""
+        1 / (m Var(X)) over every row, as scikit-learn's SVC and each binary fit resolve it (a
+        one-vs-one pair would otherwise get its own)."""
         kernel = getattr(self, "kernel", None)
         if not (isinstance(getattr(self, "gamma", None), str) and self.gamma == "scale"
                 and isinstance(kernel, str) and kernel in ("rbf", "poly")):
             return {}
-        rows = None if sample_weight is None else np.flatnonzero(np.asarray(sample_weight) > 0)
-        Xs = _take(X, rows)
-        Xs = Xs.to_numpy(dtype=float) if hasattr(Xs, "iloc") else Xs
+        Xs = X.to_numpy(dtype=float) if hasattr(X, "iloc") else X
         if issparse(Xs):
             var = float(Xs.multiply(Xs).mean() - Xs.mean() ** 2)
         else:
@@ -360,30 +394,17 @@ class _MulticlassMixin(_BinaryClassifierMixin):
             self.results_ = [self.result_]
             self.certified_ = bool(self.result_.certified)
             return self
-        if issparse(X) and X.format not in ("csr", "csc"):
-            X = X.tocsr()  # row selection
-        elif not (issparse(X) or hasattr(X, "iloc") or isinstance(X, np.ndarray)):
-            X = np.asarray(X, dtype=float)  # lists, without scikit-learn's validation
-        if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight, dtype=float)
-            if sample_weight.shape != y.shape:
-                raise ValueError(f"sample_weight has shape {sample_weight.shape}, expected "
-                                 f"{y.shape} (one weight per row)")
-            for c in classes:
-                if not (sample_weight[y == c] > 0).any():
-                    raise ValueError(f"every row of class {_plain(c)!r} has zero sample weight")
-        template = type(self)(**{**self.get_params(), **self._shared_params(X, sample_weight),
+        X, sample_weight = _rows_and_weights(X, y, classes, sample_weight)
+        template = type(self)(**{**self.get_params(), **self._shared_params(X),
                                  "n_jobs": 1, "log": self.log and n_jobs == 1})
         subproblems = subproblem_classes(classes, strategy)
-        tasks = []
+        tasks = []  # (rows or None for all, labels +1 / -1 of those rows)
         for labels in subproblems:
             rows = None if strategy == "ovr" else np.flatnonzero(np.isin(y, labels))
             tasks.append((rows, np.where(_take(y, rows) == labels[0], 1, -1)))
-        limit = self.time_limit
         start = time.perf_counter()
-        deadline = None if limit is None else time.time() + float(limit)
-        fitted = self._run(template, X, sample_weight, tasks, deadline, n_jobs, subproblems)
-        seconds = time.perf_counter() - start
+        deadlines = _deadlines(self.time_limit, len(tasks), n_jobs)
+        fitted = self._run(template, X, sample_weight, tasks, deadlines, n_jobs, subproblems)
         estimators = [est for est, _ in fitted]
         self.classes_ = classes
         self.estimators_ = estimators
@@ -391,7 +412,7 @@ class _MulticlassMixin(_BinaryClassifierMixin):
         self.certified_ = all(r.certified for r in self.results_)
         self.result_ = MulticlassResult(strategy=strategy, classes=classes.tolist(),
                                         subproblems=subproblems, results=self.results_,
-                                        seconds=seconds, n_jobs=n_jobs)
+                                        seconds=time.perf_counter() - start, n_jobs=n_jobs)
         self.n_iter_ = max(est.n_iter_ for est in estimators)
         self._record_features(X, X.shape[1])
         for est in estimators:
@@ -401,13 +422,13 @@ class _MulticlassMixin(_BinaryClassifierMixin):
         self._combine(estimators, [rows for rows, _ in tasks])
         warned = [(p, m) for p, (_, messages) in enumerate(fitted) for m in messages]
         if warned:
-            shown = "; ".join(f"{self.result_.label(p)}: {m}" for p, m in warned[:3])
-            warnings.warn(f"{len({p for p, _ in warned})} of {len(estimators)} subproblems did "
-                          f"not end as the binary fit should: {shown}"
-                          + (" ..." if len(warned) > 3 else ""), ConvergenceWarning, stacklevel=3)
+            shown = "; ".join(f"{describe(subproblems[p])}: {m}" for p, m in warned[:3])
+            warnings.warn(f"{len({p for p, _ in warned})} of {len(estimators)} subproblems ended "
+                          f"with a warning: {shown}" + (" ..." if len(warned) > 3 else ""),
+                          ConvergenceWarning, stacklevel=3)
         return self
 
-    def _run(self, template, X, sample_weight, tasks, deadline, n_jobs, subproblems):
+    def _run(self, template, X, sample_weight, tasks, deadlines, n_jobs, subproblems):
         """Fit every subproblem (:func:`_fit_subproblem`), in this process or in ``n_jobs``."""
         if n_jobs == 1:
             fitted = []
@@ -415,7 +436,7 @@ class _MulticlassMixin(_BinaryClassifierMixin):
                 with run_logging(template.log) as log:
                     log.info("subproblem %d of %d: %s, %d rows", p + 1, len(tasks),
                              describe(subproblems[p]), yb.size)
-                fitted.append(_fit_subproblem(template, X, yb, sample_weight, rows, deadline))
+                fitted.append(_fit_subproblem(template, X, yb, sample_weight, rows, deadlines[p]))
                 if getattr(fitted[-1][0].result_.termination, "value", None) == "interrupted":
                     raise KeyboardInterrupt(f"interrupted in subproblem {p + 1} of {len(tasks)} "
                                             f"({describe(subproblems[p])})")
@@ -427,7 +448,7 @@ class _MulticlassMixin(_BinaryClassifierMixin):
                               "scikit-learn installs it)") from exc
         return Parallel(n_jobs=n_jobs, backend="loky")(
             delayed(_fit_subproblem)(template, X, yb, sample_weight, rows, deadline)
-            for rows, yb in tasks)
+            for (rows, yb), deadline in zip(tasks, deadlines, strict=True))
 
     def _combine(self, estimators, rows) -> None:
         """The multi-class attributes from the subproblems' estimators (``rows[p]``: the rows

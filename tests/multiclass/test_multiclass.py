@@ -184,7 +184,7 @@ def test_results_certificates_and_the_multiclass_result(iris):
 
 def test_certified_only_when_every_subproblem_is(iris):
     X, y = iris
-    with pytest.warns(ConvergenceWarning, match=r"of 3 subproblems did not end") as caught:
+    with pytest.warns(ConvergenceWarning, match=r"of 3 subproblems ended with a warning") as caught:
         clf = SVMClassifier(max_iter=1).fit(X, y)
     assert len([w for w in caught if issubclass(w.category, ConvergenceWarning)]) == 1
     assert clf.certified_ is False and not clf.result_.certified
@@ -192,6 +192,17 @@ def test_certified_only_when_every_subproblem_is(iris):
     assert clf.result_.termination == "iteration_limit"
     assert "(not certified)" in clf.result_.summary()
     assert clf.predict(X).shape == (150,)  # the best planes so far still predict
+
+
+def test_time_limit_is_shared_by_the_subproblems(iris):
+    """time_limit is for the whole fit: subproblem p of 3 must end within (p + 1) / 3 of it,
+    with what the earlier ones left."""
+    X, y = iris
+    clf = SVMClassifier(time_limit=30.0).fit(X, y)
+    limits = [r.config["time_limit"] for r in clf.results_]
+    for p, limit in enumerate(limits):
+        assert 10.0 * (p + 1) - 5.0 < limit <= 10.0 * (p + 1)
+    assert clf.certified_
 
 
 def test_n_jobs_2_equals_n_jobs_1(iris):
