@@ -1,4 +1,5 @@
-r"""AID plug-in for weighted LAD regression (Park & Klabjan 2016, section 3.1).
+r"""AID plug-in for weighted LAD regression (Park & Klabjan 2016, section 3.1) and regression
+quantiles (the same LP with Koenker's check function :math:`\rho_\tau` as the loss).
 
 * **Aggregate**: cluster centroids :math:`\bar x_k, \bar y_k` (sample-weighted means) and weights
   :math:`W_k = \sum_{i \in C_k} s_i` (= |C_k| for unit sample weights).
@@ -12,9 +13,13 @@ r"""AID plug-in for weighted LAD regression (Park & Klabjan 2016, section 3.1).
   ``rq.fit.fnb`` on the same dual LP with dense m x m normal equations, on the arrays (no Pyomo
   model is built unless ``write_models`` asks for it).
 * **Certificate**: the aggregated dual :math:`v` is lifted to :math:`u_i = s_i v_k / W_k`
-  (:math:`i \in C_k`); on the full data we check :math:`X^\top u = 0` and :math:`|u_i| \le s_i`,
-  and then :math:`y^\top u` is a lower bound on the optimum, so :math:`E(\beta) - y^\top u` is a
-  certified gap.
+  (:math:`i \in C_k`); on the full data we check :math:`X^\top u = 0` and :math:`|u_i| \le s_i`
+  (for a quantile :math:`s_i(\tau - 1) \le u_i \le s_i \tau`), and then :math:`y^\top u` is a
+  lower bound on the optimum, so :math:`E(\beta) - y^\top u` is a certified gap.
+* **Quantiles** (``quantile=tau``): the loss :math:`\rho_\tau` is convex and positively
+  homogeneous, so the aggregated problem is still a relaxation (Jensen), and linear on each
+  side of zero, so a cluster whose residuals share a sign is priced exactly: the split rule
+  and the certificate are LAD's with the dual box :math:`[s(\tau - 1), s\tau]`.
 
 The sign tolerance :math:`\epsilon = 10^{-9} \max(1, \max_i |y_i|, \max_i |x_i\beta|)` is relative to
 the magnitude of the fitted values, so that the m rows a vertex solution interpolates (residual
@@ -32,11 +37,13 @@ from aidopt.decomposition.partition import SIGN_PURE, Partition
 from aidopt.decomposition.protocol import GAP_FLOOR, AIDProblem, Iterate, Lifted, Split, solve_own
 from aidopt.models import lad
 
+from aidopt.data.validate import check_quantile
 from aidopt.numerics.fn import FNResult, frisch_newton
+from aidopt.numerics.rq import check_loss, slopes
 from aidopt.results import Certificate
 from aidopt.solvers import ProblemClass, SolveOutcome, SolverError, SolveStatus, TimeLimitReached
 
-__all__ = ["LADProblem", "AggregatedLAD", "LADState", "certificate"]
+__all__ = ["LADProblem", "AggregatedLAD", "LADState", "certificate", "gap_floor", "sign_tolerance"]
 
 SIGN_TOL = 1e-9
 
@@ -66,7 +73,7 @@ SAMPLE_GAP = 1e-6
 
 
 class LADProblem(AIDProblem):
-    """Weighted LAD under AID.
+    r"""Weighted LAD, or a weighted regression quantile, under AID.
 
     Parameters
     ----------
@@ -74,6 +81,15 @@ class LADProblem(AIDProblem):
         LP form solved for each aggregated problem. ``"auto"`` takes the dual (m rows, much
         faster under HiGHS IPM) when the solver returns duals, else the primal (whose
         certificate then solves the aggregated dual LP as its own model).
+    quantile : float, optional
+        :math:`\tau \in (0, 1)`: minimise :math:`\sum_i s_i \rho_\tau(y_i - x_i\beta)`.
+        None (default): LAD, :math:`\sum_i s_i |y_i - x_i\beta|` (twice the scale of
+        :math:`\tau = 1/2`).
+    start_beta : ndarray (m,), optional
+        Coefficients that seed the initial partition in place of the fit on a random sample:
+        those of a related fit (the neighbouring level of a sequence of quantiles, the full
+        data of a bootstrap replicate). The run is the same AID run from a better start; the
+        certificate does not depend on it.
     """
 
     name = "lad"
@@ -81,9 +97,13 @@ class LADProblem(AIDProblem):
     needs_duals = True
     native_methods = ("fn",)
 
-    def __init__(self, form: str = "auto"):
+    def __init__(self, form: str = "auto", quantile: float | None = None, start_beta=None):
         if form not in ("auto", "dual", "primal"):
             raise ValueError(f"form must be 'auto', 'dual' or 'primal', got {form!r}")
+        self.quantile = check_quantile(quantile)
+        if self.quantile is not None:
+            self.name = f"quantile regression tau={self.quantile:g}"
+        self.start_beta = None if start_beta is None else np.asarray(start_beta, dtype=float)
         self.requested_form = form
         self.form = "dual" if form == "auto" else form
         self.method: str | None = None
@@ -122,8 +142,8 @@ class LADProblem(AIDProblem):
         return data.counters()
 
     def gap_floor(self, data) -> float:
-        """:data:`~.protocol.GAP_FLOOR` times E(0) = sum_i s_i |y_i|."""
-        return gap_floor(data)
+        """:data:`~.protocol.GAP_FLOOR` times E(0) = sum_i s_i |y_i| (sum_i s_i rho_tau(y_i))."""
+        return gap_floor(data, self.quantile)
 
     def default_r0(self, size: int, data) -> float:
         """The paper's r0: max(2m/n, 0.005), or max(3m/n, 0.0005) when m*n > 5e8."""
@@ -136,15 +156,28 @@ class LADProblem(AIDProblem):
         return data.m
 
     def initial_partition(self, data, n_clusters, rng, solve) -> tuple[Partition, Lifted]:
-        """Clusters of (residual, y) after a LAD fit on a random sample; returns that fit too."""
+        """Clusters of (residual, y) after a LAD fit on a random sample (or at ``start_beta``);
+        returns that fit too."""
         if n_clusters >= data.n:
             return self.trivial_partition(data)
+        if self.start_beta is not None and self.start_beta.shape != (data.m,):
+            raise ValueError(f"start_beta has shape {self.start_beta.shape}, the data have "
+                             f"{data.m} columns")
+        beta0 = self.start_beta if self.start_beta is not None else self._sample_fit(
+            data, n_clusters, rng, solve)
+        fit = _lifted(data, beta0, None)
+        labels = one_step_kmeans(np.column_stack([fit.state.residual, data.y]), n_clusters, rng)
+        return Partition.from_labels(labels), fit
+
+    def _sample_fit(self, data, n_clusters, rng, solve) -> np.ndarray:
+        """The coefficients of the fit on a random sample of max(5m, 1000, n_clusters / 4) rows."""
         idx = sample_rows(data.n, max(5 * data.m, 1000, n_clusters // 4), rng)
         sample = AggregatedLAD(data.X[idx], data.y[idx], data.s[idx])
         beta0 = None
         if self.method == "fn":
-            res = frisch_newton(sample.X, sample.y, sample.w, tol=SAMPLE_GAP,
-                                floor=GAP_FLOOR * float(sample.w @ np.abs(sample.y)))
+            res = frisch_newton(sample.X, sample.y, sample.w, quantile=self.quantile,
+                                tol=SAMPLE_GAP,
+                                floor=GAP_FLOOR * check_loss(sample.y, sample.w, self.quantile))
             if res.status == "optimal" and np.all(np.isfinite(res.beta)):
                 beta0 = res.beta
         if beta0 is None:  # a Pyomo solver (HiGHS when Frisch-Newton missed, e.g. on an exact fit)
@@ -152,16 +185,15 @@ class LADProblem(AIDProblem):
             outcome = solve_own(solve, model, "initial sample LAD", need_duals=self.needs_duals,
                                 **({"solver": "highs"} if self.method == "fn" else {}))
             beta0, _ = lad.solution_from(model, outcome.duals)
-        fit = _lifted(data, beta0, None)
-        labels = one_step_kmeans(np.column_stack([fit.state.residual, data.y]), n_clusters, rng)
-        return Partition.from_labels(labels), fit
+        return beta0
 
     def aggregate(self, data, partition: Partition, previous=None) -> AggregatedLAD:
         W, (Xbar, ybar) = partition.weighted_means(data.s, data.X, data.y)
         return AggregatedLAD(Xbar, ybar, W)
 
     def build(self, aggregated: AggregatedLAD, form: str | None = None):
-        return lad.create_instance(aggregated.X, aggregated.y, aggregated.w, form=form or self.form)
+        return lad.create_instance(aggregated.X, aggregated.y, aggregated.w, form=form or self.form,
+                                   quantile=self.quantile)
 
     def solve_native(self, method, aggregated: AggregatedLAD, previous, partition, *, tol,
                      time_limit, options) -> tuple[FNResult, SolveOutcome]:
@@ -175,8 +207,8 @@ class LADProblem(AIDProblem):
         if time_limit is not None and time_limit <= 0:
             raise TimeLimitReached("time limit reached before the Frisch-Newton solve")
         start = time.perf_counter()
-        floor = GAP_FLOOR * float(aggregated.w @ np.abs(aggregated.y))
-        res = frisch_newton(aggregated.X, aggregated.y, aggregated.w,
+        floor = GAP_FLOOR * check_loss(aggregated.y, aggregated.w, self.quantile)
+        res = frisch_newton(aggregated.X, aggregated.y, aggregated.w, quantile=self.quantile,
                             tol=options.get("tol", min(1e-9, tol / 100)),
                             max_iter=options.get("max_iter", 100), time_limit=time_limit,
                             floor=floor)
@@ -198,11 +230,12 @@ class LADProblem(AIDProblem):
         return _lifted(data, beta, v)
 
     def lower_bound(self, outcome, partition, data, lifted=None) -> float | None:
-        """The aggregated LP optimum: the aggregated LAD is a relaxation (paper, Prop. 1)."""
+        """The aggregated LP optimum: the aggregated LAD (or quantile) problem is a relaxation
+        (paper, Prop. 1; the check function is convex and positively homogeneous too)."""
         return outcome.bound
 
     def evaluate(self, data, lifted: Lifted) -> float:
-        return float(np.dot(data.s, np.abs(lifted.state.residual)))
+        return check_loss(lifted.state.residual, data.s, self.quantile)
 
     def split(self, partition: Partition, data, lifted: Lifted) -> Split:
         return Split(*partition.split_mixed(lifted.state.residual, lifted.state.eps))
@@ -212,7 +245,8 @@ class LADProblem(AIDProblem):
         v, method = bound.lifted.state.v, "solver_duals"
         aggregated, partition = bound.aggregated, bound.partition
         if v is None:  # solver without duals: solve the aggregated dual LP as a model of its own
-            model = lad.create_instance(aggregated.X, aggregated.y, aggregated.w, form="dual")
+            model = lad.create_instance(aggregated.X, aggregated.y, aggregated.w, form="dual",
+                                        quantile=self.quantile)
             solve_own(solve, model, "the dual LP for the certificate", need_duals=False)
             _, v = lad.solution_from(model, None)
             method = "dual_lp"
@@ -220,6 +254,7 @@ class LADProblem(AIDProblem):
         return certificate(
             data, best.lifted.solution["beta"], u, tol=tol, feasibility_tol=feasibility_tol,
             method=method, sign_condition=None if best.split is None else best.split.holds,
+            quantile=self.quantile,
         )
 
     # ----------------------------------------------------------------- helpers
@@ -229,54 +264,67 @@ class LADProblem(AIDProblem):
         return partition.mixed(lifted.state.residual, lifted.state.eps)
 
 
-def gap_floor(data) -> float:
-    """The relative gap's floor for LAD: :data:`~.protocol.GAP_FLOOR` times the objective of
-    beta = 0 (scale-invariant: the units of y and s cancel)."""
-    return max(GAP_FLOOR * float(np.dot(data.s, np.abs(data.y))), np.finfo(float).tiny)
+def gap_floor(data, quantile: float | None = None) -> float:
+    """The relative gap's floor for LAD (or the quantile ``quantile``): :data:`~.protocol.GAP_FLOOR`
+    times the objective of beta = 0 (scale-invariant: the units of y and s cancel)."""
+    return max(GAP_FLOOR * check_loss(data.y, data.s, quantile), np.finfo(float).tiny)
+
+
+def sign_tolerance(y, fitted) -> float:
+    """The tolerance below which a residual counts as zero: :data:`SIGN_TOL` times the data's own
+    scale, ``max(|y|, |X beta|)`` (y in any unit: a floor of 1 called every residual of y x 1e-9
+    zero and the split could never certify)."""
+    return SIGN_TOL * max(float(np.abs(y).max()), float(np.abs(fitted).max()), np.finfo(float).tiny)
 
 
 def _lifted(data, beta, v) -> Lifted:
     """``beta`` on the full data: residuals, and the tolerance of their signs."""
     fitted = data.X @ beta
     residual = data.y - fitted
-    # relative to the data's own scale (y in any unit: a floor of 1 called every residual of y x 1e-9
-    # zero and the split could never certify)
-    eps = SIGN_TOL * max(float(np.abs(data.y).max()), float(np.abs(fitted).max()), np.finfo(float).tiny)
-    return Lifted({"beta": beta}, LADState(v, residual, eps))
+    return Lifted({"beta": beta}, LADState(v, residual, sign_tolerance(data.y, fitted)))
 
 
 def certificate(
     data, beta, u, *, tol: float, feasibility_tol: float = 1e-6, method: str = "given",
-    sign_condition=None,
+    sign_condition=None, quantile: float | None = None,
 ) -> Certificate:
-    r"""Check that ``beta`` is optimal for the full-data LAD, with dual vector ``u``.
+    r"""Check that ``beta`` is optimal for the full-data LAD (or the regression quantile
+    ``quantile``), with dual vector ``u``.
 
-    Weak duality: for every beta' and every u with :math:`X^\top u = 0, |u_i| \le s_i`,
-    :math:`E(\beta') \ge \sum_i u_i (y_i - x_i \beta') = y^\top u`. So if both checks hold (to
-    ``feasibility_tol``), :math:`y^\top u` is a lower bound and the relative gap
+    Weak duality: with the slopes ``(a, b)`` of the loss (:func:`aidopt.numerics.rq.slopes`:
+    (1, 1) for LAD, :math:`(\tau, 1 - \tau)` for a quantile), for every beta' and every u with
+    :math:`X^\top u = 0` and :math:`-b s_i \le u_i \le a s_i`,
+    :math:`E(\beta') \ge \sum_i u_i (y_i - x_i \beta') = y^\top u` (row by row,
+    :math:`s_i(a r^+ + b r^-) \ge u_i r`). So if both checks hold (to ``feasibility_tol``),
+    :math:`y^\top u` is a lower bound and the relative gap
     :math:`(E(\beta) - y^\top u) / \max(\phi, E(\beta))` must be within ``tol``, with the floor
-    :math:`\phi = 10^{-9} \sum_i s_i |y_i|` (:func:`gap_floor`: scale-invariant).
+    :math:`\phi = 10^{-9} E(0)` (:func:`gap_floor`: scale-invariant).
 
-    Residuals are scaled: stationarity :math:`\max_j |(X^\top u)_j| / \max(1, \sum_i s_i|x_{ij}|)`,
-    bound :math:`\max_i (|u_i| - s_i)_+ / \max_i s_i`, complementarity
-    :math:`\max_i (s_i |r_i| - u_i r_i) / \max(\phi, E)` (each term is >= 0; they sum to the gap).
+    Residuals are scaled: stationarity :math:`\max_j |(X^\top u)_j| / \max_j \sum_i s_i|x_{ij}|`,
+    box :math:`\max_i (u_i - a s_i, -b s_i - u_i)_+ / \max_i s_i` (for LAD
+    :math:`\max_i (|u_i| - s_i)_+ / \max_i s_i`), complementarity
+    :math:`\max_i (s_i (a r_i^+ + b r_i^-) - u_i r_i) / \max(\phi, E)` (each term is >= 0 inside
+    the box; they sum to the gap).
     """
     beta = np.asarray(beta, dtype=float)
     u = np.asarray(u, dtype=float)
+    above, below = slopes(quantile)
     residual = data.y - data.X @ beta
-    primal = float(np.dot(data.s, np.abs(residual)))
+    primal = check_loss(residual, data.s, quantile)
     dual = float(np.dot(data.y, u))
     # relative to the columns' size sum_i s_i |x_ij| (no floor at 1: scale-invariant)
     stationarity = float(np.abs(data.X.T @ u).max()
                          / max(float(data.column_scale.max()), np.finfo(float).tiny))
-    bound = float(np.maximum(np.abs(u) - data.s, 0.0).max() / data.s.max())
-    slack = data.s * np.abs(residual) - u * residual
-    scale = max(gap_floor(data), abs(primal))
+    outside = np.maximum(u - above * data.s, -below * data.s - u)  # |u| - s for LAD
+    bound = float(np.maximum(outside, 0.0).max() / data.s.max())
+    slack = data.s * np.where(residual > 0, above * residual, -below * residual) - u * residual
+    scale = max(gap_floor(data, quantile), abs(primal))
     complementarity = float(max(0.0, slack.max()) / scale)
     rel_gap = (primal - dual) / scale
     certified = bool(
         stationarity <= feasibility_tol and bound <= feasibility_tol and rel_gap <= tol
     )
+    box = "dual bound |u|<=s" if quantile is None else "box s(tau-1)<=u<=s tau"
     return Certificate(
         method=method,
         certified=certified,
@@ -285,12 +333,12 @@ def certificate(
         relative_gap=float(rel_gap),
         residuals={
             "stationarity |X'u|": stationarity,
-            "dual bound |u|<=s": bound,
+            box: bound,
             "complementarity": complementarity,
         },
         tol=tol,
         feasibility_tol=feasibility_tol,
         sign_condition=sign_condition, condition=SIGN_PURE,
-        checked=["stationarity |X'u|", "dual bound |u|<=s"],
+        checked=["stationarity |X'u|", box],
         dual_values={"u": u},
     )
