@@ -22,6 +22,7 @@ import numpy as np
 
 from aidopt.api import _front
 from aidopt.data.chunked import ChunkedMatrix
+from aidopt.data.validate import user_stacklevel
 from aidopt.decomposition.plugins.lad import LADProblem, sign_tolerance
 from aidopt.decomposition.run import RunConfig
 from aidopt.log import run_logging
@@ -173,7 +174,7 @@ class LADResult(AIDResult):
                 sparsity, found = rq.iid_sparsity(data.y - fitted, s, beta.size, h,
                                                   sign_tolerance(data.y, fitted))
                 covariance = rq.iid_covariance(data.X, s, tau, sparsity)
-                details.update(bandwidth=h, sparsity=sparsity, **found)
+                details.update(bandwidth=float(h), sparsity=float(sparsity), **found)
             else:
                 while tau - h < 0 or tau + h > 1:
                     h /= 2
@@ -183,9 +184,9 @@ class LADResult(AIDResult):
                 if crossing:
                     warnings.warn(f"se='nid': the fitted quantiles at tau -/+ h cross on "
                                   f"{crossing} row(s); their local density is taken as 0",
-                                  RuntimeWarning, stacklevel=2)
+                                  RuntimeWarning, stacklevel=user_stacklevel())
                 covariance = rq.nid_covariance(data.X, s, tau, density)
-                details.update(bandwidth=h, crossing=crossing)
+                details.update(bandwidth=float(h), crossing=crossing)
         return Inference(tau=tau, se=se, names=names, estimate=beta,
                          std_error=np.sqrt(np.diag(covariance)), covariance=covariance, n=n,
                          rdf=n - beta.size, alpha=alpha, details=details, draws=draws)
