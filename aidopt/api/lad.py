@@ -52,11 +52,12 @@ LAD = Family(
           ":class:`aidopt.decomposition.LADProblem`).", choices=("auto", "dual", "primal")),
     Param("quantile", None,
           "The level :math:`\\tau \\in (0, 1)` of a regression quantile: minimise "
-          ":math:`\\sum_i s_i \\rho_\\tau(y_i - x_i\\beta)`, "
-          ":math:`\\rho_\\tau(r) = r(\\tau - 1\\{r < 0\\})` (R quantreg's scale: "
+          ":math:`\\sum_i s_i \\rho_{\\tau}(y_i - x_i\\beta)`, "
+          ":math:`\\rho_{\\tau}(r) = r(\\tau - 1\\{r < 0\\})` (R quantreg's scale: "
           ":math:`\\tau = 0.5` gives half the LAD objective). A sequence of levels "
-          "(``solve_lad`` only) fits each, started from its neighbour's final partition, and "
-          "returns a :class:`~aidopt.api.rq.QuantileResults`. None: LAD, "
+          "(``solve_lad`` and the CLI, ``0.1,0.5,0.9``; the estimator takes one) fits each, "
+          "started from its neighbour's coefficients, and returns an "
+          ":class:`~aidopt.api.rq.QuantileResults`. None: LAD, "
           ":math:`\\sum_i s_i |y_i - x_i\\beta|` (docs/quantiles.md).",
           kind="float, sequence of float or None", parse=quantile_arg,
           metavar="TAU[,TAU...]"),
@@ -118,7 +119,7 @@ def bootstrap_coefficients(solve, X, y, *, B: int = 50, seed: int = 0, sample_we
     so every refit is one certified solve of the same function with those weights, rows drawn 0
     times left out. The standard errors are ``bootstrap_coefficients(...).std(axis=0, ddof=1)``.
     For :func:`solve_lad` the data are fitted once and every refit starts from that fit's final
-    partition (:meth:`aidopt.api.rq.LADResult.bootstrap`, the draws are the same); the linear
+    partition (:meth:`aidopt.api.rq.LADResult.bootstrap`, the same resamples); the linear
     SVM's refits start cold.
 
     Parameters

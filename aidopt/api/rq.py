@@ -27,7 +27,7 @@ from aidopt.decomposition.plugins.lad import LADProblem, sign_tolerance
 from aidopt.decomposition.run import RunConfig
 from aidopt.log import run_logging
 from aidopt.numerics import rq
-from aidopt.results import AIDResult, RunResult, Termination, json_text, pyplot
+from aidopt.results import AIDResult, RunResult, Termination, pyplot
 
 __all__ = ["LADResult", "Inference", "QuantileResults", "fit", "fit_sequence", "resample_counts",
            "SE_KINDS"]
@@ -454,9 +454,6 @@ class QuantileResults(RunResult):
     def to_dict(self) -> dict[str, Any]:
         return {"quantiles": self.quantiles.tolist(), "termination": self.termination.value,
                 "seconds": self.seconds, "results": [r.to_dict() for r in self.results]}
-
-    def to_json(self, path=None) -> str:
-        return json_text(self.to_dict(), path)
 
     def plot(self, path=None, *, se: str = "nid", level: float = 0.9, ols: bool = True, **options):
         r"""The coefficients against :math:`\tau`, one panel per coefficient, as R's

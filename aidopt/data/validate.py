@@ -362,7 +362,7 @@ def check_quantile(value, name: str = "quantile") -> float | None:
     tau = float(value)
     if not 0.0 < tau < 1.0:  # NaN fails too
         raise ValueError(f"{name} must be in the open interval (0, 1), got {value!r}"
-                         + (": 0 and 1 have no regression quantile (the fit is unbounded)"
+                         + (": at 0 (1) every hyperplane below (above) all the points is optimal"
                             if tau in (0.0, 1.0) else ""))
     return tau
 
