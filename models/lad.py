@@ -1,15 +1,21 @@
-r"""Weighted least-absolute-deviation (LAD) regression as a linear program.
+r"""Weighted least-absolute-deviation (LAD) regression and regression quantiles as linear programs.
 
 Park & Klabjan (2016), eqs. (1) and (4): with rows (or cluster centroids) :math:`x_k, y_k` and
 weights :math:`w_k` (1 for the original data, :math:`|C_k|` for an aggregated problem)
 
 .. math::
 
-    E(\beta) = \sum_k w_k \, |y_k - x_k \beta| .
+    E(\beta) = \sum_k w_k \, |y_k - x_k \beta|
+    \qquad\text{or, for the level } \tau,\qquad
+    E_\tau(\beta) = \sum_k w_k \, \rho_\tau(y_k - x_k \beta),
+
+with Koenker's check function :math:`\rho_\tau(r) = r(\tau - 1\{r < 0\})`. Both weigh a positive
+residual by ``above`` (a) and a negative one by ``below`` (b): a = b = 1 for LAD,
+a = :math:`\tau`, b = :math:`1 - \tau` for a quantile (:func:`aidopt.numerics.rq.slopes`).
 
 **Primal LP** (``PRIMAL``)::
 
-    min   sum_k w[k] * (e_plus[k] + e_minus[k])
+    min   sum_k w[k] * (above * e_plus[k] + below * e_minus[k])
     s.t.  fit[k]:  sum_j x[k,j] * beta[j] + e_plus[k] - e_minus[k] = y[k]      k in K
           e_plus, e_minus >= 0,  beta free
 
@@ -17,7 +23,7 @@ weights :math:`w_k` (1 for the original data, :math:`|C_k|` for an aggregated pr
 
     max   sum_k y[k] * v[k]
     s.t.  balance[j]:  sum_k x[k,j] * v[k] = 0                                  j in J
-          -w[k] <= v[k] <= w[k]
+          -below * w[k] <= v[k] <= above * w[k]
 
 In Pyomo's dual sign convention (d objective / d rhs) the dual of ``fit[k]`` is ``v[k]`` and the
 dual of ``balance[j]`` is ``beta[j]``, so either form yields both ``beta`` and the certificate's
@@ -35,6 +41,8 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
+from aidopt.numerics.rq import check_loss, slopes
+
 from ._data import abstract_rows, past_deadline, row_data, var_list
 
 __all__ = [
@@ -49,10 +57,13 @@ __all__ = [
 
 
 def _data_declarations(name: str) -> pyo.AbstractModel:
-    """The sets and data both forms share: rows K, features J, x, y and weights w."""
+    """The sets and data both forms share: rows K, features J, x, y, weights w and the slopes of
+    the loss (``above``, ``below``)."""
     return abstract_rows(
         name, ("x", "design matrix, numpy array |K| x |J|"),
         {"y": "response", "w": "row weight (cluster size |C_k| under AID)"},
+        {"above": "weight of a positive residual: 1 for LAD, tau for a quantile",
+         "below": "weight of a negative residual: 1 for LAD, 1 - tau for a quantile"},
     )
 
 
@@ -77,9 +88,10 @@ def _abstract_primal() -> pyo.AbstractModel:
 
     def objective_rule(m):
         w = [m.w[k] for k in m.K]
+        above, below = pyo.value(m.above), pyo.value(m.below)
         return LinearExpression(
             constant=0.0,
-            linear_coefs=w + w,
+            linear_coefs=[above * wk for wk in w] + [below * wk for wk in w],
             linear_vars=[*m.e_plus.values(), *m.e_minus.values()],
         )
 
@@ -89,7 +101,8 @@ def _abstract_primal() -> pyo.AbstractModel:
 
 def _abstract_dual() -> pyo.AbstractModel:
     model = _data_declarations("weighted_lad_dual")
-    model.v = pyo.Var(model.K, bounds=lambda m, k: (-m.w[k], m.w[k]), doc="dual of fit[k]")
+    model.v = pyo.Var(model.K, doc="dual of fit[k]", bounds=lambda m, k: (
+        -pyo.value(m.below) * m.w[k], pyo.value(m.above) * m.w[k]))
 
     def balance_rule(m, j):
         if past_deadline():
@@ -118,8 +131,9 @@ DUAL = _abstract_dual()
 FORMS = {"primal": PRIMAL, "dual": DUAL}
 
 
-def create_instance(X, y, w=None, form: str = "primal") -> pyo.ConcreteModel:
-    """Create a concrete weighted-LAD instance from numpy data.
+def create_instance(X, y, w=None, form: str = "primal", quantile: float | None = None
+                    ) -> pyo.ConcreteModel:
+    """Create a concrete weighted-LAD (or regression quantile) instance from numpy data.
 
     Parameters
     ----------
@@ -129,6 +143,8 @@ def create_instance(X, y, w=None, form: str = "primal") -> pyo.ConcreteModel:
     w : ndarray of shape (K,), optional
         Positive weights; all ones (the unweighted full-data LAD) when omitted.
     form : {"primal", "dual"}
+    quantile : float, optional
+        :math:`\\tau \\in (0, 1)`: the regression quantile's loss; None (default): LAD.
 
     Returns
     -------
@@ -138,7 +154,8 @@ def create_instance(X, y, w=None, form: str = "primal") -> pyo.ConcreteModel:
         raise ValueError(f"form must be one of {sorted(FORMS)}, got {form!r}")
     n_rows = np.shape(X)[0]
     w = np.ones(n_rows) if w is None else w
-    data = row_data("x", X, {"y": y, "w": w})
+    above, below = slopes(quantile)
+    data = row_data("x", X, {"y": y, "w": w}, {"above": above, "below": below})
     return FORMS[form].create_instance(data=data)
 
 
@@ -147,10 +164,11 @@ def residuals(X, y, beta) -> np.ndarray:
     return np.asarray(y, dtype=float) - np.asarray(X, dtype=float) @ np.asarray(beta, dtype=float)
 
 
-def evaluate(X, y, beta, w=None) -> float:
-    """Weighted LAD objective ``sum_k w_k |y_k - x_k beta|`` on the given data."""
-    r = np.abs(residuals(X, y, beta))
-    return float(r.sum() if w is None else np.dot(np.asarray(w, dtype=float), r))
+def evaluate(X, y, beta, w=None, quantile: float | None = None) -> float:
+    """Weighted LAD objective ``sum_k w_k |y_k - x_k beta|`` (or ``sum_k w_k rho_tau(y_k - x_k
+    beta)`` with ``quantile``) on the given data."""
+    r = residuals(X, y, beta)
+    return check_loss(r, np.ones(r.size) if w is None else np.asarray(w, dtype=float), quantile)
 
 
 def solution_from(instance, duals=None) -> tuple[np.ndarray, np.ndarray | None]:

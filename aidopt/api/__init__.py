@@ -11,6 +11,8 @@ _EXPORTS = {
     "solve_lad": "aidopt.api.lad",
     "bootstrap_coefficients": "aidopt.api.lad",
     "LADRegressor": "aidopt.api.lad",
+    "LADResult": "aidopt.api.rq",
+    "QuantileResults": "aidopt.api.rq",
     "solve_svm": "aidopt.api.svm",
     "default_svm_solver": "aidopt.api.svm",
     "SVMClassifier": "aidopt.api.svm",

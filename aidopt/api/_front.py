@@ -14,15 +14,19 @@ import numpy as np
 from aidopt.data.chunked import ChunkedMatrix
 from aidopt.data.validate import ClassificationData
 from aidopt.decomposition.aid import solve, solve_direct
+from aidopt.decomposition.partition import Partition
 from aidopt.decomposition.run import RunConfig
 from aidopt.results import AIDResult
 
 __all__ = ["run_problem", "run_rows", "decorate"]
 
 
-def run_problem(problem, data, config: RunConfig) -> AIDResult:
-    """The engine call of every door: AID when ``config.aid``, else the direct solve."""
-    return solve(problem, data, config) if config.aid else solve_direct(problem, data, config)
+def run_problem(problem, data, config: RunConfig, partition=None) -> AIDResult:
+    """The engine call of every door: AID when ``config.aid`` (from ``partition`` when given,
+    e.g. the final partition of a related fit), else the direct solve."""
+    if not config.aid:
+        return solve_direct(problem, data, config)
+    return solve(problem, data, config, partition=partition)
 
 
 def decorate(result: AIDResult, data) -> AIDResult:
@@ -34,9 +38,12 @@ def decorate(result: AIDResult, data) -> AIDResult:
     return result
 
 
-def run_rows(problem, data, config: RunConfig) -> AIDResult:
+def run_rows(problem, data, config: RunConfig, labels=None) -> AIDResult:
     """AID or the direct solve on the rows with positive sample weight; per-row arrays of the
-    solution (``alpha``) are expanded back to all rows, with 0 for the zero-weight ones."""
+    solution (``alpha``) are expanded back to all rows, with 0 for the zero-weight ones.
+
+    ``labels`` (one integer per row of ``data``, optional) is AID's start partition: its
+    restriction to the rows with positive weight (``result.partition`` is over those rows)."""
     used, keep = data.without_zero_weights()
     if used.n <= used.m and not hasattr(data, "classes"):
         raise ValueError(
@@ -44,7 +51,11 @@ def run_rows(problem, data, config: RunConfig) -> AIDResult:
         )
     streamed = data.X if isinstance(data.X, ChunkedMatrix) else None
     validating = streamed.passes if streamed is not None else 0
-    result = run_problem(problem, used, config)
+    start = None
+    if labels is not None:
+        labels = np.asarray(labels)
+        start = Partition.from_labels(labels if keep is None else labels[keep])
+    result = run_problem(problem, used, config, start)
     if streamed is not None:
         _report_passes(result, streamed, validating)
     if keep is not None:

@@ -1,4 +1,5 @@
-"""LAD regression: :func:`solve_lad`, :class:`LADRegressor` and :func:`bootstrap_coefficients`.
+"""LAD regression and regression quantiles: :func:`solve_lad`, :class:`LADRegressor` and
+:func:`bootstrap_coefficients` (results and inference: :mod:`aidopt.api.rq`).
 
 The parameters of the family are declared once in :data:`LAD` (aidopt.api._params)."""
 
@@ -8,16 +9,15 @@ import numbers
 
 import numpy as np
 
-from aidopt.api import _front
+from aidopt.api import rq
 from aidopt.api._params import ENGINE, Family, Param
 from aidopt.api.estimator import _BaseEstimator, _RegressorMixin
 from aidopt.data.validate import (
     as_regression_data,
+    check_quantile_levels,
     resolve_engine,
 )
-from aidopt.decomposition.plugins.lad import LADProblem
 from aidopt.decomposition.run import RunConfig, clocked
-from aidopt.results import AIDResult
 
 __all__ = ['solve_lad', 'bootstrap_coefficients', 'LADRegressor']
 
@@ -26,6 +26,16 @@ __all__ = ['solve_lad', 'bootstrap_coefficients', 'LADRegressor']
 #: (:mod:`aidopt.numerics.fn`), measured 4-5x faster than HiGHS through Pyomo at half its memory
 #: (docs/benchmarks.md, "LAD: the default solver"); HiGHS is its fallback and ``solver="highs"``
 DEFAULT_SOLVER = "fn"
+
+
+def quantile_arg(text: str) -> float | tuple[float, ...] | None:
+    """CLI: ``0.25`` one level, ``0.1,0.5,0.9`` a sequence, ``none`` LAD (ranges are checked by
+    :func:`solve_lad`)."""
+    if text.strip().lower() == "none":
+        return None
+    levels = tuple(float(part) for part in text.split(","))
+    return levels[0] if len(levels) == 1 else levels
+
 
 #: the parameters of LAD regression: the one declaration behind solve_lad, LADRegressor and
 #: ``aidopt lad``
@@ -40,14 +50,26 @@ LAD = Family(
           flag_help="Fit no intercept: use the data's columns as the design matrix, as given."),
     Param("form", "auto", "LP form of the aggregated problems (see "
           ":class:`aidopt.decomposition.LADProblem`).", choices=("auto", "dual", "primal")),
+    Param("quantile", None,
+          "The level :math:`\\tau \\in (0, 1)` of a regression quantile: minimise "
+          ":math:`\\sum_i s_i \\rho_{\\tau}(y_i - x_i\\beta)`, "
+          ":math:`\\rho_{\\tau}(r) = r(\\tau - 1\\{r < 0\\})` (R quantreg's scale: "
+          ":math:`\\tau = 0.5` gives half the LAD objective). A sequence of levels "
+          "(``solve_lad`` and the CLI, ``0.1,0.5,0.9``; the estimator takes one) fits each, "
+          "started from its neighbour's coefficients, and returns an "
+          ":class:`~aidopt.api.rq.QuantileResults`. None: LAD, "
+          ":math:`\\sum_i s_i |y_i - x_i\\beta|` (docs/quantiles.md).",
+          kind="float, sequence of float or None", parse=quantile_arg,
+          metavar="TAU[,TAU...]"),
     ENGINE,
 )
 
 
 @LAD.door()
 @clocked  # the input's checks count against time_limit
-def solve_lad(X, y, *, sample_weight=None, p, **options) -> AIDResult:
-    r"""Least-absolute-deviation regression :math:`\min_\beta \sum_i s_i |y_i - x_i\beta|`, certified.
+def solve_lad(X, y, *, sample_weight=None, p, **options) -> rq.LADResult | rq.QuantileResults:
+    r"""Least-absolute-deviation regression :math:`\min_\beta \sum_i s_i |y_i - x_i\beta|`, or the
+    regression quantile :math:`\min_\beta \sum_i s_i \rho_\tau(y_i - x_i\beta)`, certified.
 
     Parameters
     ----------
@@ -62,9 +84,12 @@ def solve_lad(X, y, *, sample_weight=None, p, **options) -> AIDResult:
 
     Returns
     -------
-    AIDResult
+    LADResult or QuantileResults
+        :class:`~aidopt.api.rq.LADResult` (an :class:`~aidopt.results.AIDResult`):
         ``solution["beta"]``; ``termination == "certified_optimal"`` only when the full-data
-        certificate (``result.certificate``) passed.
+        certificate (``result.certificate``) passed; ``result.summary(se="nid")`` adds standard
+        errors. For a sequence of levels, :class:`~aidopt.api.rq.QuantileResults`: one
+        LADResult per level, ``coefficients()`` by level, ``plot()``.
 
     Examples
     --------
@@ -77,10 +102,12 @@ def solve_lad(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     <Termination.CERTIFIED_OPTIMAL: 'certified_optimal'>
     """
     config = RunConfig.from_kwargs(options, caller="solve_lad", solver=DEFAULT_SOLVER)
+    levels = check_quantile_levels(p.quantile)
     data = as_regression_data(X, y, sample_weight, fit_intercept=p.fit_intercept,
                               engine=resolve_engine(X, p.engine))
-    problem = LADProblem(form=p.form)
-    return _front.decorate(_front.run_rows(problem, data, config), data)
+    if isinstance(levels, tuple):
+        return rq.fit_sequence(data, levels, config, p.form)
+    return rq.fit(data, levels, config, p.form)
 
 
 def bootstrap_coefficients(solve, X, y, *, B: int = 50, seed: int = 0, sample_weight=None,
@@ -92,6 +119,9 @@ def bootstrap_coefficients(solve, X, y, *, B: int = 50, seed: int = 0, sample_we
     as sample weight :math:`k_i s_i` (a weighted LAD / hinge loss is the loss on repeated rows),
     so every refit is one certified solve of the same function with those weights, rows drawn 0
     times left out. The standard errors are ``bootstrap_coefficients(...).std(axis=0, ddof=1)``.
+    For :func:`solve_lad` the data are fitted once and every refit starts from that fit's final
+    partition (:meth:`aidopt.api.rq.LADResult.bootstrap`, the same resamples); the linear
+    SVM's refits start cold.
 
     Parameters
     ----------
@@ -120,10 +150,16 @@ def bootstrap_coefficients(solve, X, y, *, B: int = 50, seed: int = 0, sample_we
     base = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     if base.shape != (n,):
         raise ValueError(f"sample_weight must have shape ({n},), got {base.shape}")
-    rng = np.random.default_rng(seed)
+    if solve is solve_lad:  # warm: every refit from the full fit's partition
+        fit = solve_lad(X, y, sample_weight=sample_weight, log=False, **kwargs)
+        if not isinstance(fit, rq.LADResult):
+            raise ValueError("bootstrap_coefficients takes one quantile level, not a sequence")
+        if not fit.certified:
+            raise RuntimeError(f"the fit ended {fit.termination.value}, not certified: raise "
+                               "time_limit or check the data")
+        return fit.bootstrap(B=int(B), seed=seed)
     rows = []
-    for b in range(int(B)):
-        counts = np.bincount(rng.integers(0, n, size=n), minlength=n).astype(float)
+    for b, counts in enumerate(rq.resample_counts(n, int(B), seed)):
         result = solve(X, y, sample_weight=base * counts, log=False, **kwargs)
         if not result.certified:
             raise RuntimeError(f"bootstrap refit {b} ended {result.termination.value}, not "
@@ -133,7 +169,8 @@ def bootstrap_coefficients(solve, X, y, *, B: int = 50, seed: int = 0, sample_we
 
 
 class LADRegressor(_RegressorMixin, _BaseEstimator):
-    """Least-absolute-deviation (median) regression, solved exactly and certified.
+    """Least-absolute-deviation (median) regression, or the regression quantile of one level
+    ``quantile``, solved exactly and certified.
 
     Parameters
     ----------
@@ -142,8 +179,9 @@ class LADRegressor(_RegressorMixin, _BaseEstimator):
     ----------
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
-    result_ : AIDResult
-        Full result, with ``termination``, ``certificate`` and ``history``.
+    result_ : LADResult
+        Full result, with ``termination``, ``certificate`` and ``history``;
+        :meth:`summary` gives the coefficients with standard errors.
     n_iter_ : int
         AID iterations (1 for a direct solve).
     n_features_in_ : int
@@ -194,6 +232,9 @@ class LADRegressor(_RegressorMixin, _BaseEstimator):
         self
         """
         X, y = self._validate_fit(X, y, target="continuous")
+        if isinstance(check_quantile_levels(self.quantile), tuple):
+            raise ValueError("LADRegressor fits one quantile level: give a number in (0, 1) "
+                             "(solve_lad(X, y, quantile=[...]) fits a sequence)")
         result = solve_lad(X, y, sample_weight=sample_weight, **self._solve_kwargs())
         self._require_solution(result, "LAD")
         beta = result.solution["beta"]
@@ -206,3 +247,11 @@ class LADRegressor(_RegressorMixin, _BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """Predicted values ``X coef_ + intercept_``."""
         return self._check_X(X, dense=False) @ self.coef_ + self.intercept_
+
+    def summary(self, se: str | None = "nid", **options) -> str:
+        """The fit's report with the coefficient table of R's ``summary(rq(...), se=...)``:
+        estimate, standard error, t value, p-value and interval (:meth:`LADResult.inference
+        <aidopt.api.rq.LADResult.inference>`: ``se`` "iid", "nid" or "boot"; ``alpha``,
+        ``bandwidth``, ``B``, ``seed``); ``se=None``: the coefficients alone."""
+        self._check_fitted()
+        return self.result_.summary(se=se, **options)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import numbers
 import warnings
 from functools import cached_property
 from pathlib import Path
@@ -23,6 +24,9 @@ __all__ = [
     "as_classification_data",
     "as_regression_data",
     "as_semisupervised_data",
+    "check_quantile",
+    "check_quantiles",
+    "check_quantile_levels",
     "load_table",
     "read_svmlight",
     "resolve_engine",
@@ -390,6 +394,75 @@ def as_regression_data(
         _check_finite(X, "X")
     _warn_rank(X, names)
     return RegressionData(X, yv, s, names)
+
+
+def check_quantile(value, name: str = "quantile") -> float | None:
+    r"""A quantile level :math:`\tau` of regression quantiles, checked: ``None`` (LAD) or a real
+    number in the open interval (0, 1).
+
+    Parameters
+    ----------
+    value : float or None
+    name : str
+        How the message names the value.
+
+    Returns
+    -------
+    float or None
+
+    Raises
+    ------
+    TypeError
+        Not a real number (a string, a boolean, an array).
+    ValueError
+        Outside (0, 1), or NaN.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number in (0, 1) or None, got {value!r}")
+    tau = float(value)
+    if not 0.0 < tau < 1.0:  # NaN fails too
+        raise ValueError(f"{name} must be in the open interval (0, 1), got {value!r}"
+                         + (": at 0 (1) every hyperplane below (above) all the points is optimal"
+                            if tau in (0.0, 1.0) else ""))
+    return tau
+
+
+def check_quantiles(values, name: str = "quantile") -> tuple[float, ...]:
+    r"""A sequence of quantile levels, each checked by :func:`check_quantile`, sorted; empty or
+    repeated levels are refused.
+
+    Returns
+    -------
+    tuple of float
+        Increasing.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`check_quantile` (naming the entry), an empty sequence or a repeated level.
+    """
+    if isinstance(values, str | bytes) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of numbers in (0, 1), got {values!r}")
+    taus = [check_quantile(v, f"{name}[{i}]") for i, v in enumerate(values)]
+    if any(t is None for t in taus):
+        raise TypeError(f"{name} must hold numbers in (0, 1), not None")
+    if not taus:
+        raise ValueError(f"{name} is an empty sequence: give at least one level in (0, 1)")
+    ordered = tuple(sorted(taus))
+    repeated = sorted({t for t in ordered if ordered.count(t) > 1})
+    if repeated:
+        raise ValueError(f"{name} repeats the level(s) {repeated}")
+    return ordered
+
+
+def check_quantile_levels(value, name: str = "quantile") -> float | tuple[float, ...] | None:
+    """``None``, one level (:func:`check_quantile`) or a sequence of levels
+    (:func:`check_quantiles`: a list, tuple or 1-d array), checked."""
+    if value is None or isinstance(value, numbers.Real | str | bytes) or np.ndim(value) == 0:
+        return check_quantile(value, name)
+    return check_quantiles(value, name)
 
 
 class ClassificationData(RegressionData):

@@ -1,25 +1,31 @@
-r"""Frisch–Newton: a primal-dual interior point for weighted LAD with dense normal equations.
+r"""Frisch–Newton: a primal-dual interior point for weighted LAD and regression quantiles with
+dense normal equations.
 
 The method of Portnoy & Koenker (1997) that R quantreg's ``rq.fit.fnb`` implements, written here
-for the weighted LAD dual that AID solves at every iteration (``models.lad``, dual form):
+for the weighted LAD / quantile dual that AID solves at every iteration (``models.lad``, dual
+form):
 
 .. math::
 
-    \max_v\ y'v \quad \text{s.t.}\quad X'v = 0,\quad -w \le v \le w .
+    \max_v\ y'v \quad \text{s.t.}\quad X'v = 0,\quad -b w \le v \le a w ,
 
-With :math:`z = v + w \in [0, u]`, :math:`u = 2w`, it is the bounded LP
-:math:`\min c'z` s.t. :math:`Az = b`, :math:`0 \le z \le u` with :math:`c = -y`, :math:`A = X'`
-(m x K) and :math:`b = X'w`. Its primal-dual central path (slacks :math:`p = u - z`, multipliers
-:math:`\beta` of :math:`Az = b`, :math:`t \ge 0` of :math:`z \ge 0`, :math:`s \ge 0` of
-:math:`z \le u`) is followed by Mehrotra's predictor-corrector steps. Each step solves the m x m
-normal equations :math:`A D A' \Delta\beta = r` with :math:`D = (t/z + s/p)^{-1}` by a dense
-Cholesky factorisation: :math:`O(K m^2)` flops through BLAS and no K x K matrix, which is why it
-beats a general sparse LP code on these dense, tall LPs (m rows, K columns).
+with the slopes ``(a, b)`` of :func:`aidopt.numerics.rq.slopes`: (1, 1) for LAD,
+:math:`(\tau, 1 - \tau)` for the :math:`\tau`-th regression quantile. With
+:math:`z = v + b w \in [0, u]`, :math:`u = (a + b) w`, it is the bounded LP
+:math:`\min c'z` s.t. :math:`Az = b_{rhs}`, :math:`0 \le z \le u` with :math:`c = -y`,
+:math:`A = X'` (m x K) and :math:`b_{rhs} = X'(b w)`. Its primal-dual central path (slacks
+:math:`p = u - z`, multipliers :math:`\beta` of :math:`Az = b_{rhs}`, :math:`t \ge 0` of
+:math:`z \ge 0`, :math:`s \ge 0` of :math:`z \le u`) is followed by Mehrotra's
+predictor-corrector steps. Each step solves the m x m normal equations
+:math:`A D A' \Delta\beta = r` with :math:`D = (t/z + s/p)^{-1}` by a dense Cholesky
+factorisation: :math:`O(K m^2)` flops through BLAS and no K x K matrix, which is why it beats a
+general sparse LP code on these dense, tall LPs (m rows, K columns).
 
-At the optimum, :math:`s - t = y - X\beta_{LAD}` with :math:`\beta_{LAD} = -\beta`: the LAD
-coefficients are (minus) the multipliers of the balance rows, and :math:`v = z - w` is the dual
-vector that AID lifts into its certificate. The start is primal feasible (:math:`z = w`, so
-:math:`Az = b` exactly) with :math:`\beta` from weighted least squares.
+At the optimum, :math:`s - t = y - X\beta_{fit}` with :math:`\beta_{fit} = -\beta`: the
+coefficients are (minus) the multipliers of the balance rows, and :math:`v = z - b w` is the
+dual vector that AID lifts into its certificate. The start is primal feasible
+(:math:`z = b w`, i.e. :math:`v = 0`, so :math:`Az = b_{rhs}` exactly, as quantreg starts at
+:math:`1 - \tau`) with :math:`\beta` from weighted least squares.
 
 The answer is an interior point: residuals of the rows the fit interpolates are tiny but not 0,
 and the certificate of the caller (``decomposition.lad``) checks the duals on the full data
@@ -35,6 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
+from aidopt.numerics.rq import check_loss, slopes
+
 __all__ = ["FNResult", "frisch_newton", "max_step"]
 
 #: fraction of the step to the boundary (quantreg: 0.99995)
@@ -48,11 +56,13 @@ class FNResult:
     Attributes
     ----------
     beta : ndarray (m,)
-        LAD coefficients.
+        LAD (or regression quantile) coefficients.
     v : ndarray (K,)
-        The dual vector, :math:`|v_k| \\le w_k`, :math:`X'v \\approx 0`.
+        The dual vector, :math:`-b w_k \\le v_k \\le a w_k` (:math:`|v_k| \\le w_k` for LAD),
+        :math:`X'v \\approx 0`.
     objective : float
-        :math:`\\sum_k w_k |y_k - x_k\\beta|` at ``beta``.
+        :math:`\\sum_k w_k |y_k - x_k\\beta|` (LAD) or :math:`\\sum_k w_k \\rho_\\tau(y_k - x_k\\beta)`
+        at ``beta``.
     dual : float
         :math:`y'v` (a lower bound up to the residual ``infeasibility`` of :math:`X'v = 0`).
     gap : float
@@ -75,10 +85,11 @@ class FNResult:
     status: str
 
 
-def frisch_newton(X, y, w=None, *, tol: float = 1e-9, feasibility_tol: float = 1e-9,
-                  max_iter: int = 100, time_limit: float | None = None, floor: float = 0.0
-                  ) -> FNResult:
-    r"""Weighted LAD :math:`\min_\beta \sum_k w_k |y_k - x_k\beta|` by Frisch–Newton.
+def frisch_newton(X, y, w=None, *, quantile: float | None = None, tol: float = 1e-9,
+                  feasibility_tol: float = 1e-9, max_iter: int = 100,
+                  time_limit: float | None = None, floor: float = 0.0) -> FNResult:
+    r"""Weighted LAD :math:`\min_\beta \sum_k w_k |y_k - x_k\beta|`, or the regression quantile
+    :math:`\min_\beta \sum_k w_k \rho_\tau(y_k - x_k\beta)`, by Frisch–Newton.
 
     Parameters
     ----------
@@ -86,6 +97,8 @@ def frisch_newton(X, y, w=None, *, tol: float = 1e-9, feasibility_tol: float = 1
     y : ndarray (K,)
     w : ndarray (K,), optional
         Positive weights (default 1).
+    quantile : float, optional
+        :math:`\tau \in (0, 1)`; None (default): LAD.
     tol : float
         Relative duality gap ``(E - y'v) / max(floor, |E|)`` to stop at.
     feasibility_tol : float
@@ -108,10 +121,13 @@ def frisch_newton(X, y, w=None, *, tol: float = 1e-9, feasibility_tol: float = 1
     if y.shape != (K,) or w.shape != (K,) or np.any(w <= 0):
         raise ValueError("frisch_newton: y and w must have one entry per row, w > 0")
     colscale = np.maximum(np.abs(X).T @ w, np.finfo(float).tiny)
-    u = 2.0 * w
+    above, below = slopes(quantile)
+    low = below * w  # v = z - low: the dual box [-b w, a w] shifted to [0, (a + b) w]
+    u = (above + below) * w
     c = -y
-    # start: z = w (primal feasible), beta from weighted least squares, t and s from the signs
-    z = w.copy()
+    # start: z = b w (v = 0: primal feasible), beta from weighted least squares, t and s from
+    # the signs
+    z = low.copy()
     p = u - z
     root = np.sqrt(w)
     beta_ls = linalg.lstsq(X * root[:, None], y * root, lapack_driver="gelsy")[0]
@@ -120,7 +136,7 @@ def frisch_newton(X, y, w=None, *, tol: float = 1e-9, feasibility_tol: float = 1
     delta = max(float(np.mean(np.abs(e))), 1e-12 * max(1.0, float(np.abs(y).max())))
     s = np.maximum(e, 0.0) + delta
     t = np.maximum(-e, 0.0) + delta
-    b = X.T @ w
+    b = X.T @ low
 
     status, iterations = "iteration_limit", 0
     for iterations in range(1, max_iter + 1):  # noqa: B007 - the count is returned
@@ -130,7 +146,7 @@ def frisch_newton(X, y, w=None, *, tol: float = 1e-9, feasibility_tol: float = 1
         r_b = b - X.T @ z                       # A z = b
         r_c = c - X @ beta - t + s              # c - A'beta - t + s, A'beta = X beta
         # the certificate's quantities at the current point
-        result = _evaluate(X, y, w, -beta, z - w, colscale, floor)
+        result = _evaluate(X, y, w, quantile, -beta, z - low, colscale, floor)
         if result[2] <= tol and result[3] <= feasibility_tol:
             status = "optimal"
             break
@@ -155,16 +171,22 @@ def frisch_newton(X, y, w=None, *, tol: float = 1e-9, feasibility_tol: float = 1
         ap = min(1.0, STEP * max_step(z, dz, p, -dz))
         ad = min(1.0, STEP * max_step(t, dt, s, ds))
         z = z + ap * dz
+        stepped = p - ap * dz
         p = u - z
+        # where z is within rounding of its bound u, u - z loses the slack (0 or below; seen on
+        # quantile LPs, whose upper bound is tau w): keep the slack the step itself gives
+        lost = p <= 0
+        if np.any(lost):
+            p[lost] = stepped[lost]
         beta = beta + ad * dbeta
         t = t + ad * dt
         s = s + ad * ds
         if not (np.all(z > 0) and np.all(p > 0)):
             status = "error"
             break
-    beta_lad, v = -beta, z - w
-    objective, dual, gap, infeasibility = _evaluate(X, y, w, beta_lad, v, colscale, floor)
-    return FNResult(beta_lad, v, objective, dual, gap, infeasibility, iterations, status)
+    beta_fit, v = -beta, z - low
+    objective, dual, gap, infeasibility = _evaluate(X, y, w, quantile, beta_fit, v, colscale, floor)
+    return FNResult(beta_fit, v, objective, dual, gap, infeasibility, iterations, status)
 
 
 def _direction(X, factor, point, r_zt, r_ps):
@@ -178,9 +200,9 @@ def _direction(X, factor, point, r_zt, r_ps):
     return dz, dbeta, (r_zt - t * dz) / z, (r_ps + s * dz) / p
 
 
-def _evaluate(X, y, w, beta, v, colscale, floor):
+def _evaluate(X, y, w, quantile, beta, v, colscale, floor):
     """``(E(beta), y'v, relative gap, scaled |X'v|)`` of an iterate."""
-    objective = float(w @ np.abs(y - X @ beta))
+    objective = check_loss(y - X @ beta, w, quantile)
     dual = float(y @ v)
     gap = (objective - dual) / max(floor, abs(objective), np.finfo(float).tiny)
     infeasibility = float(np.max(np.abs(X.T @ v) / colscale))

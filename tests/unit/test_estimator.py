@@ -224,7 +224,7 @@ def test_get_params_defaults():
     params = LADRegressor().get_params()
     common = {f.name: (None if f.name == "solver_options" else f.default)
               for f in dataclasses.fields(RunConfig)}
-    assert params == {"fit_intercept": True, "form": "auto", **common, "log": False}
+    assert params == {"fit_intercept": True, "form": "auto", "quantile": None, **common, "log": False}
     api = inspect.signature(solve_lad).parameters
     # the estimator fits an intercept (scikit-learn, R's rq); solve_lad takes X as given
     assert api["fit_intercept"].default is False and params["fit_intercept"] is True
