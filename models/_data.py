@@ -12,8 +12,8 @@ import time
 import numpy as np
 import pyomo.environ as pyo
 
-__all__ = ["abstract_rows", "add_l1_rows", "build_deadline", "deadline_in_force", "past_deadline",
-           "regularizer", "row_array", "row_data", "var_list"]
+__all__ = ["abstract_rows", "add_l1_rows", "build_deadline", "column_entries", "deadline_in_force",
+           "past_deadline", "regularizer", "row_array", "row_data", "row_entries", "var_list"]
 
 #: the ``time.perf_counter()`` after which row rules build nothing (None: no deadline)
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
@@ -80,13 +80,17 @@ def row_data(matrix: str, X, rows: dict, scalars: dict | None = None) -> dict:
     ----------
     matrix : str
         Name of the array-valued ``Param`` that holds ``X`` (``"x"`` or ``"A"``).
-    X : array-like of shape (K, m)
+    X : array-like or scipy sparse matrix of shape (K, m)
+        A sparse X is kept sparse (as CSR): the rules that read it through :func:`row_entries` /
+        :func:`column_entries` then build only its stored entries.
     rows : dict
         Name -> array of shape (K,) for each row-indexed ``Param`` (labels, weights, ...).
     scalars : dict, optional
         Name -> number for each scalar ``Param``.
     """
-    X = np.ascontiguousarray(X, dtype=float)
+    from scipy import sparse
+
+    X = sparse.csr_matrix(X, dtype=float) if sparse.issparse(X) else np.ascontiguousarray(X, dtype=float)
     index = range(X.shape[0])
     data = {"K": {None: list(index)}, "J": {None: list(range(X.shape[1]))}, matrix: {None: X}}
     for name, values in rows.items():
@@ -94,6 +98,33 @@ def row_data(matrix: str, X, rows: dict, scalars: dict | None = None) -> dict:
     for name, value in (scalars or {}).items():
         data[name] = {None: float(value)}
     return {None: data}
+
+
+def row_entries(model, name: str, k) -> tuple[list, list]:
+    """Row ``k`` (an element of ``model.K``) of the matrix ``Param`` ``name``: ``(variables'
+    positions, values)``, the stored entries only when the matrix is sparse (positions ``None``:
+    every column, in order)."""
+    X = getattr(model, name).value
+    i = model.K.ord(k) - 1
+    if isinstance(X, np.ndarray):
+        return None, X[i].tolist()
+    start, stop = X.indptr[i], X.indptr[i + 1]
+    return X.indices[start:stop].tolist(), X.data[start:stop].tolist()
+
+
+def column_entries(model, name: str, j) -> tuple[list, list]:
+    """Column ``j`` (an element of ``model.J``) of the matrix ``Param`` ``name``, as
+    :func:`row_entries`; a sparse matrix is converted to CSC once per model."""
+    X = getattr(model, name).value
+    c = model.J.ord(j) - 1
+    if isinstance(X, np.ndarray):
+        return None, X[:, c].tolist()
+    cache = model.__dict__.setdefault("_columns", {})
+    if name not in cache:
+        cache[name] = X.tocsc()
+    C = cache[name]
+    start, stop = C.indptr[c], C.indptr[c + 1]
+    return C.indices[start:stop].tolist(), C.data[start:stop].tolist()
 
 
 def row_array(model, name: str) -> np.ndarray:

@@ -43,7 +43,7 @@ from pyomo.core.expr.numeric_expr import LinearExpression
 
 from aidopt.numerics.rq import check_loss, slopes
 
-from ._data import abstract_rows, past_deadline, row_data, var_list
+from ._data import abstract_rows, column_entries, past_deadline, row_data, row_entries, var_list
 
 __all__ = [
     "PRIMAL",
@@ -76,11 +76,13 @@ def _abstract_primal() -> pyo.AbstractModel:
     def fit_rule(m, k):
         if past_deadline():
             return pyo.Constraint.Skip
-        row = m.x.value[m.K.ord(k) - 1]
+        where, values = row_entries(m, "x", k)
+        beta = var_list(m, "beta")
         body = LinearExpression(
             constant=0.0,
-            linear_coefs=[*row.tolist(), 1.0, -1.0],
-            linear_vars=[*var_list(m, "beta"), m.e_plus[k], m.e_minus[k]],
+            linear_coefs=[*values, 1.0, -1.0],
+            linear_vars=[*(beta if where is None else [beta[j] for j in where]),
+                         m.e_plus[k], m.e_minus[k]],
         )
         return body == m.y[k]
 
@@ -107,9 +109,13 @@ def _abstract_dual() -> pyo.AbstractModel:
     def balance_rule(m, j):
         if past_deadline():
             return pyo.Constraint.Skip
-        column = m.x.value[:, m.J.ord(j) - 1]
+        where, values = column_entries(m, "x", j)
+        if where is not None and not where:  # a column of zeros: the trivial row 0 = 0
+            return pyo.Constraint.Skip
+        v = var_list(m, "v")
         body = LinearExpression(
-            constant=0.0, linear_coefs=column.tolist(), linear_vars=var_list(m, "v")
+            constant=0.0, linear_coefs=values,
+            linear_vars=v if where is None else [v[k] for k in where],
         )
         return body == 0.0
 
@@ -137,8 +143,9 @@ def create_instance(X, y, w=None, form: str = "primal", quantile: float | None =
 
     Parameters
     ----------
-    X : ndarray of shape (K, m)
-        Design matrix (rows or cluster centroids). Used as given: no intercept is added.
+    X : ndarray or scipy sparse matrix of shape (K, m)
+        Design matrix (rows or cluster centroids). Used as given: no intercept is added. A
+        sparse X is kept sparse: the model holds only its stored entries.
     y : ndarray of shape (K,)
     w : ndarray of shape (K,), optional
         Positive weights; all ones (the unweighted full-data LAD) when omitted.
@@ -161,7 +168,10 @@ def create_instance(X, y, w=None, form: str = "primal", quantile: float | None =
 
 def residuals(X, y, beta) -> np.ndarray:
     """Residuals ``r = y - X beta`` (vectorised)."""
-    return np.asarray(y, dtype=float) - np.asarray(X, dtype=float) @ np.asarray(beta, dtype=float)
+    from scipy import sparse
+
+    X = X if sparse.issparse(X) else np.asarray(X, dtype=float)
+    return np.asarray(y, dtype=float) - X @ np.asarray(beta, dtype=float)
 
 
 def evaluate(X, y, beta, w=None, quantile: float | None = None) -> float:
@@ -185,5 +195,6 @@ def solution_from(instance, duals=None) -> tuple[np.ndarray, np.ndarray | None]:
     v = np.array([instance.v[k].value for k in instance.K], dtype=float)
     # a column of zeros makes balance[j] the trivial row 0 == 0, which the standard-form compiler
     # drops: its beta_j is arbitrary and reported as 0
-    beta = None if duals is None else np.array([duals.get(instance.balance[j], 0.0) for j in instance.J])
+    beta = None if duals is None else np.array(
+        [duals.get(instance.balance[j], 0.0) if j in instance.balance else 0.0 for j in instance.J])
     return beta, v

@@ -45,9 +45,10 @@ def run_rows(problem, data, config: RunConfig, labels=None) -> AIDResult:
     ``labels`` (one integer per row of ``data``, optional) is AID's start partition: its
     restriction to the rows with positive weight (``result.partition`` is over those rows)."""
     used, keep = data.without_zero_weights()
-    if used.n <= used.m and not hasattr(data, "classes"):
+    if used.n <= used.m and not hasattr(data, "classes") and config.solver == "fn":
         raise ValueError(
-            f"only {used.n} rows have a positive sample weight, need more than m={used.m}"
+            f"only {used.n} rows have a positive sample weight, and solver='fn' (Frisch-Newton) "
+            f"needs more than m={used.m}: give an LP solver ('clarabel', 'highs', ...)"
         )
     streamed = data.X if isinstance(data.X, ChunkedMatrix) else None
     validating = streamed.passes if streamed is not None else 0

@@ -1,5 +1,7 @@
-r"""The linear 2-norm SVM's method, chosen once by the data's shape (n rows, m columns, nnz stored
-entries): AID on dense centroids, or dual coordinate descent on the full data's CSR rows.
+r"""The method of the linear 2-norm SVM and of LAD / regression quantiles, chosen once by the
+data's shape (n rows, m columns, nnz stored entries): AID on dense centroids, or a method on the
+full data's sparse rows (the SVM: dual coordinate descent; LAD: the dual LP built from the
+stored entries, solved by Clarabel's interior point).
 
 AID (Park & Klabjan) pays off on tall, narrow, dense data: its aggregated problems have a few
 times m clusters, each solved by an interior point in :math:`O(K m^2)` per step, and most rows
@@ -19,7 +21,8 @@ import logging
 from aidopt.decomposition.run import RunConfig
 from aidopt.log import run_logging
 
-__all__ = ["Choice", "linear_method", "SMALL", "DENSITY", "WIDE", "MEMORY", "prepare"]
+__all__ = ["Choice", "linear_method", "lad_method", "SMALL", "DENSITY", "WIDE", "MEMORY", "prepare",
+           "prepare_lad", "LAD_LP_SOLVER"]
 
 #: AID (today's path) when n m is at most this: the interior point solves such problems in
 #: milliseconds, to a gap far below ``tol``
@@ -111,3 +114,69 @@ def _count_nonzero(X) -> int:
 
     block = max(1, (1 << 22) // max(1, X.shape[1]))
     return sum(int(np.count_nonzero(X[i:i + block])) for i in range(0, X.shape[0], block))
+
+
+#: the solver of LAD's direct dual LP on sparse or wide data (docs/lad.md, "Sparse and wide data")
+LAD_LP_SOLVER = "clarabel"
+
+
+def lad_method(n: int, m: int, nnz: int, *, memory: float | None = None) -> Choice:
+    """The method for LAD / a regression quantile on an n x m X with nnz stored entries:
+    ``"lp"`` (the dual LP on the full data, built from the stored entries) or ``"aid"``
+    (AID with Frisch-Newton on dense centroids).
+
+    The LP when ``n <= m`` (Frisch-Newton's normal equations :math:`X^\top D X` are singular
+    there); else AID when ``n m <= SMALL``; else the LP for a sparse X whose dense copy would
+    exceed ``MEMORY`` of ``memory``, for ``nnz <= DENSITY n m`` (sparse) or ``m >= WIDE n``
+    (wide); else AID.
+    """
+    if n <= m:
+        return Choice("lp", f"wide X (n = {n} <= m = {m}: more columns than rows)")
+    choice = linear_method(n, m, nnz, memory=memory)
+    return Choice("lp" if choice.method == "dcd" else "aid", choice.reason)
+
+
+def prepare_lad(data, options: dict, config: RunConfig) -> tuple[object, RunConfig, str]:
+    """Choose LAD's method for validated ``data`` (X dense, or CSR from a sparse input) and put
+    the data and the configuration in its form: ``(data, config, note)``.
+
+    No solver given: :func:`lad_method`; the LP runs with :data:`LAD_LP_SOLVER` and
+    ``aid=False`` on X as given (CSR stays CSR); AID gets a sparse X densified. A solver given:
+    that solver, with AID or not as configured, on X as given (Pyomo's models hold a sparse X's
+    stored entries only), except Frisch-Newton (``"fn"``), which works on dense X with n > m.
+    """
+    from scipy import sparse
+
+    given = options.get("solver")
+    n, m = data.X.shape
+    is_sparse = sparse.issparse(data.X)
+    X = data.X
+    if given is None:
+        nnz = int(X.nnz) if is_sparse else int(_count_nonzero(X))
+        memory = None
+        if is_sparse:
+            from aidopt.decomposition.plugins.kernel_svm import physical_memory
+
+            memory = physical_memory()
+        choice = lad_method(n, m, nnz, memory=memory)
+        if choice.method == "lp":
+            config = dataclasses.replace(config, solver=LAD_LP_SOLVER, aid=False)
+            note = f"the dual LP on the full data with {LAD_LP_SOLVER}: {choice.reason}"
+        else:
+            X = X.toarray() if is_sparse else X
+            what = "AID" if config.aid else "the direct solve"
+            note = f"{what} with {config.solver}: {choice.reason}"
+    else:
+        if str(given).lower() == "fn":
+            if n <= m:
+                raise ValueError(f"solver='fn' (Frisch-Newton) needs more rows than columns, X is "
+                                 f"{n} x {m}: leave solver unset (the dual LP by shape) or give "
+                                 "an LP solver ('clarabel', 'highs', ...)")
+            X = X.toarray() if is_sparse else X
+        what = "AID" if config.aid else "the direct solve"
+        note = f"{what} with {config.solver}: solver={given!r} given"
+    if X is not data.X:
+        data = type(data)(X, data.y, data.s, data.feature_names)
+    with run_logging(config.log):
+        logging.getLogger("aidopt.lad" if config.log else "aidopt.quiet").info("LAD, %s", note)
+    return data, config, note

@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from aidopt.api import rq
+from aidopt.api import _shape, rq
 from aidopt.api._params import ENGINE, Family, Param
 from aidopt.api.estimator import _BaseEstimator, _RegressorMixin
 from aidopt.data.validate import (
@@ -103,11 +103,26 @@ def solve_lad(X, y, *, sample_weight=None, p, **options) -> rq.LADResult | rq.Qu
     """
     config = RunConfig.from_kwargs(options, caller="solve_lad", solver=DEFAULT_SOLVER)
     levels = check_quantile_levels(p.quantile)
-    data = as_regression_data(X, y, sample_weight, fit_intercept=p.fit_intercept,
-                              engine=resolve_engine(X, p.engine))
+    engine = resolve_engine(X, p.engine)
+    in_memory = engine == "numpy"
+    data = as_regression_data(X, y, sample_weight, fit_intercept=p.fit_intercept, engine=engine,
+                              sparse=in_memory, wide=in_memory)
+    note = ""
+    if in_memory:  # AID, or the dual LP on sparse or wide X (docs/lad.md)
+        data, config, note = _shape.prepare_lad(data, options, config)
     if isinstance(levels, tuple):
-        return rq.fit_sequence(data, levels, config, p.form)
-    return rq.fit(data, levels, config, p.form)
+        results = rq.fit_sequence(data, levels, config, p.form)
+        for result in results:
+            _add_note(result, note)
+        return results
+    return _add_note(rq.fit(data, levels, config, p.form), note)
+
+
+def _add_note(result, note: str):
+    """``result`` with the method's choice (``note``) appended to its message."""
+    if note:
+        result.message = f"{result.message}; {note}" if result.message else note
+    return result
 
 
 def bootstrap_coefficients(solve, X, y, *, B: int = 50, seed: int = 0, sample_weight=None,
@@ -190,8 +205,10 @@ class LADRegressor(_RegressorMixin, _BaseEstimator):
 
     Notes
     -----
-    LAD needs more rows than columns (``n > m``, the intercept column included): smaller data
-    raise ``ValueError``, as does X without columns (scikit-learn's convention; the
+    Sparse X (CSR, CSC, COO) stays sparse, and X with as many columns as rows or more is
+    accepted: both are solved as the dual LP on the full data (docs/lad.md, "Sparse and wide
+    data"); with ``n <= m`` the optimal coefficients are not unique and any optimal one is
+    returned, certified. X without columns raises ``ValueError`` (scikit-learn's convention; the
     intercept-only model, the median, is ``solve_lad(np.ones((n, 1)), y)``). A zero sample
     weight removes a row, an integer weight k counts it k times (the weighted LP is the LP on
     repeated rows).
@@ -212,8 +229,9 @@ class LADRegressor(_RegressorMixin, _BaseEstimator):
 
     def _sklearn_expected_failed_checks(self) -> dict:
         """The checks LAD fails by design (see :meth:`_BaseEstimator._sklearn_expected_failed_checks`)."""
-        tall = ("the check's data has 15 rows and 30 columns: LAD needs more rows than columns "
-                "(n <= m is rejected by design; its optimum would not be unique)")
+        tall = ("the check's data has 15 rows and 30 columns: with n <= m LAD's optimal "
+                "coefficients are not unique (every optimal beta is an answer, each certified), "
+                "so the weighted and the repeated-rows fits may predict differently")
         return {"check_sample_weight_equivalence_on_dense_data": tall,
                 "check_sample_weight_equivalence_on_sparse_data": tall}
 

@@ -339,7 +339,7 @@ def _rows(X, y, sample_weight, feature_names, *, allow_empty_X=False, engine: st
 
 def as_regression_data(
     X, y, sample_weight=None, *, fit_intercept: bool = False, feature_names=None,
-    engine: str = "numpy",
+    engine: str = "numpy", sparse: bool = False, wide: bool = False,
 ) -> RegressionData:
     """Validate regression inputs and return :class:`RegressionData`.
 
@@ -361,13 +361,18 @@ def as_regression_data(
         ``"numpy"`` holds X in memory (a dask array or store is loaded whole); ``"dask"`` keeps
         it out of core as a ChunkedMatrix and runs every check chunk by chunk (docs/dask.md);
         None chooses by X (:func:`resolve_engine`).
+    sparse : bool, default False
+        Keep a scipy sparse X (any format) sparse, as CSR (:func:`_to_csr`; the intercept is a
+        stored column of ones); otherwise it is densified.
+    wide : bool, default False
+        Accept ``n <= m`` (the caller has a method for it); otherwise refused.
 
     Raises
     ------
     TypeError
         Non-numeric data.
     ValueError
-        Empty data, wrong shapes, NaN/inf, n <= m, invalid weights.
+        Empty data, wrong shapes, NaN/inf, n <= m (unless ``wide``), invalid weights.
 
     Warns
     -----
@@ -375,17 +380,21 @@ def as_regression_data(
         Duplicate or all-zero columns (the optimum value is still unique, beta is not).
     """
     X, y, s, names = _rows(X, y, sample_weight, feature_names, allow_empty_X=fit_intercept,
-                           engine=engine)
+                           engine=engine, sparse=sparse)
     yv, _ = _to_float_matrix(y, "y")
     _check_finite(yv, "y")
     if fit_intercept:
         if isinstance(X, ChunkedMatrix):
             X = X.with_ones_column()
+        elif _is_sparse(X):
+            from scipy import sparse as sp
+
+            X = sp.hstack([X, np.ones((X.shape[0], 1))], format="csr")
         else:
             X = np.hstack([X, np.ones((X.shape[0], 1))])
         names = [*names, "intercept"]
     n, m = X.shape
-    if n <= m:
+    if n <= m and not wide:
         raise ValueError(
             f"need more rows than columns for regression: n={n} <= m={m}"
             + (" (including the intercept column)" if fit_intercept else "")
@@ -721,6 +730,9 @@ def _warn_rank(X, names):
         parts = X.map_blocks(_nonzero_and_projection, v, kind="rank check")
         nonzero = np.logical_or.reduce([p[0] for p in parts])
         proj = functools.reduce(np.add, [p[1] for p in parts])
+    elif _is_sparse(X):
+        nonzero = np.asarray(abs(X).sum(axis=0)).ravel() > 0
+        proj = np.asarray(v @ X).ravel()
     else:
         nonzero, proj = X.any(axis=0), v @ X
     zero = np.flatnonzero(~nonzero)
@@ -752,6 +764,8 @@ def _equal_columns(block, a, b):
 def _columns_equal(X, a, b) -> bool:
     if isinstance(X, ChunkedMatrix):
         return all(X.map_blocks(functools.partial(_equal_columns, a=a, b=b), kind="rank check"))
+    if _is_sparse(X):
+        return (X[:, [a]] != X[:, [b]]).nnz == 0
     return np.array_equal(X[:, a], X[:, b])
 
 

@@ -124,21 +124,31 @@ def test_column_vector_y_accepted(xy):
 
 
 @pytest.mark.parametrize("shape", [(5, 5), (4, 6)])
-def test_n_not_greater_than_m_rejected(no_solve, shape):
+def test_n_not_greater_than_m_rejected_unless_wide(shape):
+    """The validation refuses n <= m unless its caller has a method for it (``wide=True``: LAD's
+    dual LP, tests/quantile/test_sparse_wide.py)."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=shape)
     y = rng.normal(size=shape[0])
     with pytest.raises(ValueError, match=rf"n={shape[0]} <= m={shape[1]}"):
-        _solve(X, y)
+        as_regression_data(X, y)
+    assert as_regression_data(X, y, wide=True).X.shape == shape
 
 
-def test_intercept_pushes_m_to_n_rejected(no_solve):
+def test_intercept_pushes_m_to_n_rejected():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(5, 4))  # n > m, but n <= m + 1 with the intercept column
     y = rng.normal(size=5)
     as_regression_data(X, y)  # fine without the intercept
     with pytest.raises(ValueError, match=r"n=5 <= m=5.*intercept"):
-        _solve(X, y, fit_intercept=True)
+        as_regression_data(X, y, fit_intercept=True)
+
+
+def test_frisch_newton_on_wide_data_is_refused_before_solving(no_solve):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4, 6))
+    with pytest.raises(ValueError, match="solver='fn'.*more rows than columns"):
+        _solve(X, rng.normal(size=4), solver="fn")
 
 
 @pytest.mark.parametrize("shape", [(0, 3), (10, 0)])
