@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from aidopt.models import lad
 from scipy import sparse
 from scipy.optimize import linprog
 
 import aidopt
 from aidopt.api import _shape
-from aidopt.models import lad
 
 
 def _reference(X, y, s, tau=None):
