@@ -27,7 +27,7 @@ def cmd_lad(args) -> int:
 
     if args.se is not None and args.engine == "dask":
         raise ValueError("--se needs X in memory: use it with --engine numpy")
-    X, y = _load(args)
+    X, y = _load(args, sparse=True)  # an svmlight file stays sparse (the door chooses the method)
     params = LAD.cli_kwargs(args)
     with _dask_client(args):
         result = solve_lad(X, y, **params, engine=args.engine, **_options(args))

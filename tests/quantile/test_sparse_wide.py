@@ -101,3 +101,26 @@ def test_shape_rule():
     assert _shape.lad_method(100_000, 20, 2_000_000).method == "aid"  # tall, narrow, dense
     assert _shape.lad_method(20_000, 2_000, 800_000).method == "lp"  # 2 % stored
     assert _shape.lad_method(500, 400, 200_000).method == "aid"  # small: n m <= SMALL
+
+
+def test_the_cli_reads_an_svmlight_file_sparse(tmp_path, capsys):
+    import json
+
+    from aidopt.cli.main import main
+
+    rng = np.random.default_rng(7)
+    X = sparse.random(5000, 400, density=0.01, random_state=8, format="csr")
+    y = X @ rng.normal(size=400) + rng.laplace(size=5000)
+    path = tmp_path / "train.svm"
+    with open(path, "w") as f:
+        for i in range(X.shape[0]):
+            row = X.getrow(i)
+            pairs = zip(row.indices, row.data, strict=True)
+            f.write(f"{float(y[i])!r} " + " ".join(f"{j + 1}:{float(v)!r}" for j, v in pairs) + "\n")
+    out = tmp_path / "r.json"
+    assert main(["lad", "--data", str(path), "--fit-intercept", "--quiet", "--output", str(out)]) == 0
+    saved = json.loads(out.read_text())
+    direct = aidopt.solve_lad(X, y, fit_intercept=True, log=False)
+    assert "certified_optimal" in capsys.readouterr().out
+    assert saved["objective"] == pytest.approx(direct.objective, rel=1e-7)
+    assert "the dual LP on the full data" in saved["message"]
