@@ -124,3 +124,15 @@ def test_the_cli_reads_an_svmlight_file_sparse(tmp_path, capsys):
     assert "certified_optimal" in capsys.readouterr().out
     assert saved["objective"] == pytest.approx(direct.objective, rel=1e-7)
     assert "the dual LP on the full data" in saved["message"]
+
+
+def test_time_limit_counts_the_build_on_wide_input():
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(1000, 10_000))
+    y = rng.normal(size=1000)
+    import time
+
+    t = time.perf_counter()
+    res = aidopt.solve_lad(X, y, log=False, time_limit=0.2, raise_on_failure=False)
+    assert res.termination == "time_limit" and not res.certified
+    assert time.perf_counter() - t < 0.2 + 10
