@@ -16,12 +16,20 @@ Baselines:
 * ``quantreg``: R's ``quantreg::rq.fit(method="fn")`` (Frisch-Newton), when ``Rscript`` and the
   package are installed (``apt-get install r-cran-quantreg``); only the fit is timed, inside R.
   ``quantreg-pfn``: ``method="pfn"`` (Portnoy-Koenker preprocessing, then fn).
+  ``quantreg-sfn``: ``rq.fit.sfn`` (sparse Frisch-Newton on SparseM's ``matrix.csr``, a sparse
+  Cholesky), given X's stored entries only; for the sparse ``text`` sets.
 * ``fn``: aidopt's own Frisch-Newton (:mod:`aidopt.numerics.fn`) on the full data (``aid=False,
   solver="fn"``), certified.
 * ``aid-<solver>``: AID with another aggregated solver, e.g. ``aid-highs`` when the AID column
   runs ``--solver fn``.
 
 The AID column runs ``solve_lad`` with the default solver, or the one given as ``solver``.
+
+Instance sets: LAD sets ``A``, ``B``, ``C`` (:func:`aidopt.instances.lad_instance`), or
+``text`` / ``text:NNZ``: sparse text-like regression data, the tf-idf documents of
+:func:`aidopt.instances.text.text_instance` (``NNZ`` distinct words each, default 40) over m - 1
+words plus an intercept column, :math:`y = X\beta + e` with :math:`\beta_j \sim N(0, 1)` and
+Laplace errors; X stays a CSR matrix in every worker.
 """
 
 from __future__ import annotations
@@ -147,6 +155,73 @@ t <- system.time(fit <- rq.fit(X, y, tau = 0.5, method = args[5]))[["elapsed"]]
 cat(sprintf("%.6f\n", t)); cat(sprintf("%.17g\n", coef(fit)))
 """
 
+#: rq.fit.sfn on a CSR matrix read as its three arrays (SparseM's matrix.csr is 1-based CSR)
+R_SFN = r"""
+suppressMessages({library(quantreg); library(SparseM)})
+args <- commandArgs(trailingOnly = TRUE)
+n <- as.integer(args[1]); m <- as.integer(args[2]); nnz <- as.integer(args[3])
+ra <- readBin(args[4], "double", nnz)
+ja <- readBin(args[5], "integer", nnz) + 1L
+ia <- readBin(args[6], "integer", n + 1L) + 1L
+y <- readBin(args[7], "double", n)
+X <- new("matrix.csr", ra = ra, ja = ja, ia = ia, dimension = c(n, m))
+# the Cholesky's work arrays sized for a dense factor (the defaults stop text-like X:
+# "Increase tmpmax")
+big <- as.integer(min(m * m + m, .Machine$integer.max %/% 2))
+ctl <- sfn.control(tmpmax = big, nnzlmax = big, nsubmax = big)
+t <- system.time(fit <- rq.fit.sfn(X, y, tau = 0.5, control = ctl))[["elapsed"]]
+cat(sprintf("%.6f\n", t)); cat(sprintf("%.17g\n", fit$coef))
+"""
+
+
+def _worker_quantreg_sfn(X, y, time_limit):
+    from scipy import sparse
+
+    if shutil.which("Rscript") is None:
+        return {"skipped": "Rscript not installed (apt-get install r-cran-quantreg)"}
+    X = sparse.csr_matrix(X)
+    with tempfile.TemporaryDirectory() as tmp:
+        files = [os.path.join(tmp, f) for f in ("ra.bin", "ja.bin", "ia.bin", "y.bin", "fit.R")]
+        X.data.astype("<f8").tofile(files[0])
+        X.indices.astype("<i4").tofile(files[1])
+        X.indptr.astype("<i4").tofile(files[2])
+        np.asarray(y, dtype="<f8").tofile(files[3])
+        with open(files[4], "w") as fh:
+            fh.write(R_SFN)
+        proc = subprocess.run(
+            ["Rscript", files[4], str(X.shape[0]), str(X.shape[1]), str(X.nnz), *files[:4]],
+            capture_output=True, text=True, timeout=time_limit,
+        )
+    if proc.returncode != 0:
+        return {"skipped": f"quantreg sfn failed: {proc.stderr.strip()[-200:]}"}
+    values = [float(v) for v in proc.stdout.split()]
+    return {"seconds": values[0], "objective": _objective(X, y, values[1:]), "termination": "done"}
+
+
+def _nbytes(X) -> int:
+    """Bytes of X's arrays (a sparse X: its stored entries and indices)."""
+    if hasattr(X, "indptr"):
+        return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    return X.nbytes
+
+
+def instance(instance_set: str, n: int, m: int, seed: int):
+    """``(X, y)`` of a LAD set (``A``, ``B``, ``C``) or of the sparse ``text[:NNZ]`` set (module
+    docstring)."""
+    from aidopt.instances import lad_instance
+
+    if not instance_set.startswith("text"):
+        return lad_instance(instance_set, n=n, m=m, seed=seed)
+    from scipy import sparse
+
+    from aidopt.instances.text import text_instance
+
+    nnz = float(instance_set.split(":", 1)[1]) if ":" in instance_set else 40.0
+    words, _ = text_instance(n, m - 1, nnz, seed=seed)
+    X = sparse.hstack([sparse.csr_matrix(np.ones((n, 1))), words], format="csr")
+    rng = np.random.default_rng(seed + 1)
+    return X, X @ rng.normal(size=m) + rng.laplace(size=n)
+
 
 def _worker_quantreg(X, y, time_limit, method="fn"):
     if shutil.which("Rscript") is None:
@@ -169,10 +244,8 @@ def _worker_quantreg(X, y, time_limit, method="fn"):
 
 def worker(method: str, n: int, m: int, instance_set: str, seed: int, time_limit: float) -> dict:
     """Run one method on the seeded instance; return timing, objective and peak memory."""
-    from aidopt.instances import lad_instance
-
     rss0 = _rss_mb()
-    X, y = lad_instance(instance_set, n=n, m=m, seed=seed)
+    X, y = instance(instance_set, n, m, seed)
     if method == "aid" or method.startswith("aid-"):
         out = _worker_aid(X, y, time_limit, solver=method[4:] or None)
     elif method == "pyomo":
@@ -184,12 +257,14 @@ def worker(method: str, n: int, m: int, instance_set: str, seed: int, time_limit
         out = _worker_highs(X, y, time_limit, form, algorithm, presolve=rest != ["nopresolve"])
     elif method == "sklearn":
         out = _worker_sklearn(X, y, time_limit)
+    elif method == "quantreg-sfn":
+        out = _worker_quantreg_sfn(X, y, time_limit)
     elif method in ("quantreg", "quantreg-pfn"):
         out = _worker_quantreg(X, y, time_limit, "pfn" if method.endswith("pfn") else "fn")
     else:
         raise ValueError(f"unknown bench method {method!r}")
-    out["peak_over_X"] = (_rss_mb() - rss0) * 2**20 / X.nbytes
-    out["X_mb"] = X.nbytes / 2**20
+    out["peak_over_X"] = (_rss_mb() - rss0) * 2**20 / _nbytes(X)
+    out["X_mb"] = _nbytes(X) / 2**20
     return out
 
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 from aidopt.cli.aggout import add_bench_arguments as add_aggout_bench_arguments
 from aidopt.cli.facility import add_bench_arguments as add_facility_bench_arguments
 
 LAD_BASELINES = ["highs", "highs-dual-ipm", "highs-dual-ipm-nopresolve", "highs-dual-simplex",
                  "highs-primal-ipm", "highs-primal-simplex", "pyomo", "sklearn", "quantreg",
-                 "quantreg-pfn", "fn", "aid-highs", "aid-fn"]
+                 "quantreg-pfn", "quantreg-sfn", "fn", "aid-highs", "aid-fn"]
 SVM_BASELINES = ["libsvm", "liblinear", "liblinear-median3", "direct", "highs-lp", "sor", "dcd"]
 
 
@@ -93,6 +94,8 @@ def cmd_bench(args) -> int:
         return 0
     if args.baselines is None:
         args.baselines = ["highs-dual-ipm", "highs-dual-ipm-nopresolve", "quantreg"]
+    if args.set not in ("A", "B", "C") and not re.fullmatch(r"text(:\d+(\.\d+)?)?", args.set):
+        raise ValueError(f"--set must be A, B, C, text or text:NNZ, got {args.set!r}")
     bad = [b for b in args.baselines if b not in LAD_BASELINES]
     if bad:
         raise ValueError(f"unknown lad baseline(s) {bad}; choose from {LAD_BASELINES}")
@@ -115,7 +118,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "against one AID 1-norm SVM solve")
     p.add_argument("--sizes", nargs="+", default=None, metavar="NxM",
                    help="instance sizes (default 100000x100; warm: 20000x50)")
-    p.add_argument("--set", default="A", choices=["A", "B", "C"])
+    p.add_argument("--set", default="A",
+                   help="lad: instance set A, B, C (the paper's), or text / text:NNZ (sparse "
+                        "tf-idf documents with NNZ words each plus an intercept: X stays CSR)")
     p.add_argument("--baselines", nargs="*", default=None,
                    help="lad: " + ", ".join(LAD_BASELINES) + " (default highs-dual-ipm "
                         "highs-dual-ipm-nopresolve quantreg; highs = all five highs-<form>-<algorithm> "
