@@ -8,9 +8,9 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from aidopt.instances import svm_instance
 
 import aidopt
-from aidopt.instances import svm_instance
 from aidopt.results import Termination
 
 
