@@ -398,6 +398,16 @@ def clocked(func):
     return door
 
 
+def call_deadline(time_limit: float | None) -> float | None:
+    """When ``time_limit`` seconds counted from the current :func:`clocked` call (or from now,
+    outside one) end, as a ``time.perf_counter()`` value; None without a limit. For work a door
+    does before its :class:`Run` starts (the first run counts from the same instant)."""
+    if time_limit is None:
+        return None
+    box = _CALL_START.get()
+    return (box[0] if box else time.perf_counter()) + time_limit
+
+
 # --------------------------------------------------------------------------- the run
 
 

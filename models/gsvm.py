@@ -31,7 +31,7 @@ from __future__ import annotations
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ._data import abstract_rows, row_data
+from ._data import abstract_rows, past_deadline, row_data
 
 __all__ = ["GSVM_LP_KU", "create_instance", "solution_from"]
 
@@ -49,15 +49,24 @@ def _abstract() -> pyo.AbstractModel:
         return LinearExpression(constant=0.0, linear_coefs=[*coefs.tolist(), *extra_coefs],
                                 linear_vars=[*m.w.values(), *extra_vars])
 
+    # each row has a term per column of K: past the build deadline the rows are skipped
+    # (:func:`aidopt.models._data.build_deadline`; the incomplete model is never solved)
     def margin_rule(m, i):
+        if past_deadline():
+            return pyo.Constraint.Skip
         di = float(m.d[i])
         return row(m, i, di, [-di, 1.0], [m.gamma, m.y[i]]) >= 1.0
 
     model.margin = pyo.Constraint(model.K, rule=margin_rule, doc="d_i (K_i w - gamma) + y_i >= 1")
-    model.upper = pyo.Constraint(model.K, rule=lambda m, i: row(m, i, 1.0, [-1.0], [m.s[i]]) <= 0.0,
-                                 doc="K_i w - s_i <= 0")
-    model.lower = pyo.Constraint(model.K, rule=lambda m, i: row(m, i, -1.0, [-1.0], [m.s[i]]) <= 0.0,
-                                 doc="-K_i w - s_i <= 0")
+    def bound_rule(sign):
+        def rule(m, i):
+            if past_deadline():
+                return pyo.Constraint.Skip
+            return row(m, i, sign, [-1.0], [m.s[i]]) <= 0.0
+        return rule
+
+    model.upper = pyo.Constraint(model.K, rule=bound_rule(1.0), doc="K_i w - s_i <= 0")
+    model.lower = pyo.Constraint(model.K, rule=bound_rule(-1.0), doc="-K_i w - s_i <= 0")
     model.objective = pyo.Objective(
         rule=lambda m: LinearExpression(
             constant=0.0, linear_coefs=[float(m.nu)] * len(m.K) + [1.0] * len(m.K),

@@ -20,6 +20,7 @@ RBF, linear, or any callable ``K(A, B)``.
 from __future__ import annotations
 
 import numbers
+import time
 
 import numpy as np
 
@@ -31,9 +32,11 @@ from aidopt.data.validate import as_classification_data
 from aidopt.decomposition.plugins.gsvm import FORMS as KU_FORMS
 from aidopt.decomposition.plugins.gsvm import GSVMKuProblem
 from aidopt.decomposition.plugins.svm import SVMProblem
-from aidopt.decomposition.run import RunConfig
+from aidopt.decomposition.run import Run, RunConfig, call_deadline, clocked, run_scope
+from aidopt.numerics.kernel_kmeans import BLOCK_ENTRIES
 from aidopt.numerics.kernels import KERNELS, kernel_function, kernel_matrix
-from aidopt.results import AIDResult
+from aidopt.results import AIDResult, Termination
+from aidopt.solvers import ProblemClass
 
 __all__ = ['GSVMClassifier', 'FORMULATIONS', 'solve_gsvm']
 
@@ -171,7 +174,21 @@ class GSVMClassifier(_MulticlassMixin, _BaseEstimator):
         return f >= 0
 
 
+def _kernel_rows(kfun, A, deadline: float | None) -> np.ndarray | None:
+    """``K(A, A')`` computed in blocks of rows, checked (finite, real); None when ``deadline``
+    (a ``time.perf_counter()`` value) passes before it is complete."""
+    n = A.shape[0]
+    K = np.empty((n, n))
+    step = max(1, BLOCK_ENTRIES // max(1, n))
+    for start in range(0, n, step):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
+        K[start:start + step] = kernel_matrix(kfun, A[start:start + step], A)
+    return K
+
+
 @GSVM.door()
+@clocked  # the kernel matrix and the input's checks count against time_limit
 def solve_gsvm(X, y, *, p, **options) -> AIDResult:
     r"""A generalized SVM (Mangasarian §2) on rows ``X`` with labels ``y`` in {-1, +1}.
 
@@ -183,6 +200,11 @@ def solve_gsvm(X, y, *, p, **options) -> AIDResult:
         Labels -1 / +1 (the diagonal of D).
     solver : str, optional
         HiGHS for the LPs, Clarabel for the QP (1.10) by default.
+
+    time_limit : float, optional
+        Counted from the call: the kernel matrix (in blocks of rows), its factorisation, the
+        build of the LP or QP (rows stop at the limit) and the solve. A limit reached before the
+        solve gives termination ``time_limit`` and no solution.
 
     Returns
     -------
@@ -201,15 +223,16 @@ def solve_gsvm(X, y, *, p, **options) -> AIDResult:
     points = as_classification_data(X, y)
     if not np.all(points.s == 1):
         raise ValueError("solve_gsvm takes no sample weights")
-    K = kernel_matrix(kfun, points.X, points.X)
+    norm = "l1" if p.formulation == "lp_u" else "l2"
+    config = RunConfig.from_kwargs(options, caller="solve_gsvm",
+                                   solver="highs" if p.formulation != "qp" else "clarabel")
+    K = _kernel_rows(kfun, points.X, call_deadline(config.time_limit))
+    if K is None:
+        return _no_kernel_result(config, points.X.shape[0])
     data = as_classification_data(K, points.y)
     if p.formulation == "lp_Ku":
-        config = RunConfig.from_kwargs(options, caller="solve_gsvm", solver="highs")
         result = _front.solve_direct(GSVMKuProblem(nu=p.nu, form=p.ku_form), data, config)
     else:
-        norm = "l1" if p.formulation == "lp_u" else "l2"
-        config = RunConfig.from_kwargs(options, caller="solve_gsvm",
-                                       solver="highs" if norm == "l1" else "clarabel")
         result = _front.solve_direct(SVMProblem(C=p.nu, norm=norm), data, config)
         if "w" in result.solution:  # the SVM on the rows of K: x'w + b, so gamma = -b
             result.solution["gamma"] = -float(result.solution["b"])
@@ -219,3 +242,14 @@ def solve_gsvm(X, y, *, p, **options) -> AIDResult:
     result.solution["kernel"] = kfun
     result.solution["A"] = points.X
     return result
+
+
+def _no_kernel_result(config: RunConfig, m: int) -> AIDResult:
+    """The result of a run whose time limit passed while the kernel matrix was computed: no
+    solution (the run counts from the call, as the solve would have)."""
+    with run_scope(config):
+        run = Run("gsvm", ProblemClass.LP, config, dimensions={"n": m, "m": m},
+                  mode="direct full model (no aggregation)")
+        return run.result(Termination.TIME_LIMIT,
+                          f"time limit reached while computing the {m} x {m} kernel matrix: no "
+                          "solve started", aid=False)

@@ -87,7 +87,7 @@ from aidopt.api.multiclass import _MulticlassMixin
 from aidopt.data.validate import as_classification_data
 from aidopt.decomposition.plugins.svm import certificate as svm_certificate
 from aidopt.decomposition.plugins.svm import hinge_certificate
-from aidopt.decomposition.run import Column, Run, RunConfig, release, run_scope
+from aidopt.decomposition.run import Column, Run, RunConfig, clocked, release, run_scope
 from aidopt.models import kernel_svm, svm
 from aidopt.numerics.kernel_kmeans import (
     BLOCK_ENTRIES,
@@ -358,9 +358,13 @@ class SCMResult(RunResult):
     kernel : callable
     gamma : float or None
         The kernel scale used (``"scale"`` resolved on the training data).
-    svm : RepresentativeSVM
-        The weighted SVM (6) behind the returned decision function, with its certificate.
-    full_certificate : Certificate
+    svm : RepresentativeSVM or None
+        The weighted SVM (6) behind the returned decision function, with its certificate;
+        ``None`` when the run stopped (time limit, a failed solve with
+        ``raise_on_failure=False``) before round 0's SVM was solved: there is then no decision
+        function (:meth:`decision_function` raises), ``certified`` is False and
+        ``support_vectors`` / ``dual_coef`` are empty.
+    full_certificate : Certificate or None
         SCM's solution as an SVM on all training rows: its duality gap against the lifted dual
         point of (2) (Theorem 2's :math:`\\alpha_i = \\alpha_{\\pi c}/|\\pi_c|`), a valid bound
         by weak duality. For pseudo-centres the lift's :math:`w` (the centroids') differs from
@@ -385,7 +389,7 @@ class SCMResult(RunResult):
     w: np.ndarray | None
     kernel: object
     gamma: float | None
-    svm: RepresentativeSVM
+    svm: RepresentativeSVM | None
     full_certificate: Certificate | None
     kept: np.ndarray
     history: list[SCMIteration]
@@ -397,11 +401,22 @@ class SCMResult(RunResult):
     @property
     def certified(self) -> bool:
         """Whether the weighted SVM (6) behind the decision function is certified optimal (not
-        a statement about the full-data SVM: see ``full_certificate``)."""
-        return self.svm.certificate.certified
+        a statement about the full-data SVM: see ``full_certificate``); False without one."""
+        return self.svm is not None and self.svm.certificate.certified
 
     def decision_function(self, X) -> np.ndarray:
-        """:math:`f(x)`; > 0 means ``classes[1]`` (the minority class)."""
+        """:math:`f(x)`; > 0 means ``classes[1]`` (the minority class).
+
+        Raises
+        ------
+        RuntimeError
+            The run stopped before any weighted SVM (6) was solved (``svm is None``).
+        """
+        if self.svm is None:
+            raise RuntimeError(
+                f"SCM has no decision function: termination {self.termination!r}"
+                + (f" ({self.message})" if self.message else "")
+                + "; raise time_limit or check the solver")
         X = np.asarray(X, dtype=float)
         if self.w is not None:
             return X @ self.w + self.intercept
@@ -413,9 +428,10 @@ class SCMResult(RunResult):
         return out + self.intercept
 
     @property
-    def certificate(self) -> Certificate:
-        """The certificate of the weighted SVM (6) behind the decision function."""
-        return self.svm.certificate
+    def certificate(self) -> Certificate | None:
+        """The certificate of the weighted SVM (6) behind the decision function (None without
+        one)."""
+        return None if self.svm is None else self.svm.certificate
 
     def history_rows(self) -> list[dict]:
         """One row per round, a ``sec_<step>`` column per step time."""
@@ -459,10 +475,11 @@ class SCMResult(RunResult):
             "intercept": self.intercept, "gamma": self.gamma,
             "w": None if self.w is None else np.asarray(self.w).tolist(),
             "support_vectors": self.support_vectors.tolist(), "dual_coef": self.dual_coef.tolist(),
-            "svm": {"alpha": self.svm.alpha.tolist(), "b": self.svm.b, "y": self.svm.y.tolist(),
-                    "weights": self.svm.weights.tolist(), "status": self.svm.status,
-                    "solver": self.svm.solver, "seconds": self.svm.seconds,
-                    "certificate": cert(self.svm.certificate)},
+            "svm": None if self.svm is None else {
+                "alpha": self.svm.alpha.tolist(), "b": self.svm.b, "y": self.svm.y.tolist(),
+                "weights": self.svm.weights.tolist(), "status": self.svm.status,
+                "solver": self.svm.solver, "seconds": self.svm.seconds,
+                "certificate": cert(self.svm.certificate)},
             "full_certificate": cert(self.full_certificate),
             "kept": np.flatnonzero(self.kept).tolist(),
             "cluster_of": None if self.cluster_of is None else self.cluster_of.tolist(),
@@ -473,9 +490,12 @@ class SCMResult(RunResult):
     def summary(self) -> str:
         lines = [f"SCM: termination {self.termination}" + (f" ({self.message})" if self.message else ""),
                  f"  rounds {len(self.history)}, {self.kept.sum()} of {self.kept.size} training rows "
-                 f"kept, {self.support_vectors.shape[0]} expansion rows, {self.seconds:.2f} s",
-                 "  weighted SVM (6) on the representatives, solver " + self.svm.solver + ":"]
-        lines += ["    " + line for line in self.svm.certificate.summary().splitlines()]
+                 f"kept, {self.support_vectors.shape[0]} expansion rows, {self.seconds:.2f} s"]
+        if self.svm is None:
+            lines.append("  no weighted SVM (6) solved: no decision function")
+        else:
+            lines.append("  weighted SVM (6) on the representatives, solver " + self.svm.solver + ":")
+            lines += ["    " + line for line in self.svm.certificate.summary().splitlines()]
         if self.full_certificate is not None:
             c = self.full_certificate
             lines.append(f"  as an SVM on all training rows: objective {c.primal_objective:.6g}, "
@@ -630,6 +650,7 @@ SCM = Family(
 
 
 @SCM.door()
+@clocked  # the input's checks and round 0's kernel values count against time_limit
 def solve_scm(X, y, *, p, **options) -> SCMResult:
     r"""Support Cluster Machines (Yuan, Li & Zhang 2006, Algorithm 1) on rows ``X``, labels ``y``.
 
@@ -650,8 +671,13 @@ def solve_scm(X, y, *, p, **options) -> SCMResult:
     r0 : float
         :math:`k / |\mathcal D|` of a clustered class (default 0.1).
     max_iter, time_limit
-        Rounds of Algorithm 1, and wall-clock seconds (checked between rounds and passed to
-        every Pyomo solve; not to LIBSVM).
+        Rounds of Algorithm 1, and wall-clock seconds from the call: checked between rounds,
+        between blocks of kernel values (the Gram matrix, the kernel k-means, the
+        representatives' kernel) and passed to every Pyomo solve (not to LIBSVM). A time limit
+        is a result, whatever ``raise_on_failure`` says (as in every run: a time limit is not a
+        solver failure): the last finished round, or, when round 0's weighted SVM was not
+        solved, a result with termination ``"time_limit"`` and no decision function
+        (``svm is None``).
 
     Returns
     -------
@@ -720,18 +746,14 @@ class _SCMLoop:
         self.cluster_pos = p.k_pos is not None or self.shrink_pos  # k+ (else singletons)
         self.kfun, self.gamma_used, self.explicit = _resolve_kernel(p.kernel, p.gamma, p.degree,
                                                                     p.coef0, X)
-        # rbf and linear values of finite data are finite: only other kernels are checked
-        self.gram = KernelGram(Xp, self.kfun, explicit=self.explicit,
-                               check=p.kernel not in ("rbf", "linear"),
-                               diag=kernel_diagonal(p.kernel, self.gamma_used, int(p.degree),
-                                                    float(p.coef0)))
-        # the k-means Gram: the SVM's kernel, or the input space's (SCMs_I)
-        self.kgram = self.gram if p.clustering == "kernel" or self.explicit else KernelGram(
-            Xp, svc_kernel("linear", 1.0), explicit=True)
-        self.rng = np.random.default_rng(config.seed)
         self.run = Run("scm", solvers.ProblemClass.QP, config,
                        dimensions={"n": self.n, "m": Xp.shape[1]},
                        mode="Algorithm 1" if config.aid else "one SVM on all rows")
+        self.Xp = Xp
+        # the Gram matrices (:meth:`_grams`) are made in round 0, against the run's clock
+        self.gram: KernelGram | None = None
+        self.kgram: KernelGram | None = None
+        self.rng = np.random.default_rng(config.seed)
         self.history: list[SCMIteration] = []
         self.kept_pos, self.kept_neg = np.arange(self.n_pos), np.arange(self.n_pos, self.n)
         self.best: _Round | None = None
@@ -739,13 +761,26 @@ class _SCMLoop:
         self.stop, self.message = None, ""
         self.floors: dict[str, int] = {}  # the fewest rows a rank shrink keeps, per shrunk class
 
+    def _grams(self) -> None:
+        """The SVM's Gram matrix of the training rows (cached when it fits: O(n^2) kernel
+        values, computed in blocks that stop at the run's deadline) and the k-means one."""
+        p = self.p
+        # rbf and linear values of finite data are finite: only other kernels are checked
+        self.gram = KernelGram(self.Xp, self.kfun, explicit=self.explicit,
+                               check=p.kernel not in ("rbf", "linear"),
+                               diag=kernel_diagonal(p.kernel, self.gamma_used, int(p.degree),
+                                                    float(p.coef0)),
+                               deadline=self.run.deadline)
+        # the k-means Gram: the SVM's kernel, or the input space's (SCMs_I)
+        self.kgram = self.gram if p.clustering == "kernel" or self.explicit else KernelGram(
+            self.Xp, svc_kernel("linear", 1.0), explicit=True, deadline=self.run.deadline)
+
     # ------------------------------------------------------------------ driver
     def execute(self) -> SCMResult:
         p, config, run = self.p, self.config, self.run
         run.log.info("SCM | n=%d (positives %d, negatives %d) m=%d | kernel %s | C %g | "
                      "clustering %s, representative %s, shrink %s (gamma %g, %s), ratio %g | "
-                     "solver %s%s", self.n, self.n_pos, self.n - self.n_pos,
-                     self.gram.X.shape[1] if self.gram.X is not None else 0,
+                     "solver %s%s", self.n, self.n_pos, self.n - self.n_pos, self.Xp.shape[1],
                      p.kernel if isinstance(p.kernel, str) else "callable", p.C, p.clustering,
                      p.representative, p.shrink, p.shrink_gamma, p.shrink_side, p.ratio,
                      config.solver, "" if config.aid else " | aid=False: one SVM on all rows")
@@ -760,10 +795,19 @@ class _SCMLoop:
                 raise KeyboardInterrupt  # nothing finished: no decision function to return
             self.best = self.best or self.previous
             self.stop, self.message = "interrupted", "interrupted (Ctrl-C): the last finished round"
-        self._refit()
-        result = _result(self.best, self.gram, self.yp, self.order, p.C, config, self.stop,
-                         self.message, self.classes, self.kfun, self.gamma_used,
-                         np.concatenate([self.kept_pos, self.kept_neg]), self.history, run)
+        kept = np.concatenate([self.kept_pos, self.kept_neg])
+        if self.best is None:  # stopped before round 0's weighted SVM: no decision function
+            result = _no_solution(self.Xp.shape[1], self.n, self.order, config, self.stop,
+                                  self.message, self.classes, self.kfun, self.gamma_used,
+                                  kept, self.history, run)
+        else:
+            self._refit()
+            # the result of a round that finished: its decision values and full-data
+            # certificate are computed to the end, as every run certifies its answer
+            self.gram.deadline = None
+            result = _result(self.best, self.gram, self.yp, self.order, p.C, config, self.stop,
+                             self.message, self.classes, self.kfun, self.gamma_used, kept,
+                             self.history, run)
         run.log.info("-" * sum(c.width + 1 for c in run.columns))
         run.log.info(result.summary())
         return result
@@ -789,25 +833,33 @@ class _SCMLoop:
         kp, kn = self._clusters(npos, nneg)
         if t == 0:  # balanced data: no class shrinks below its round-0 number of clusters
             self.floors = {"pos": kp, "neg": kn if self.shrink_pos else math.ceil(p.ratio * npos)}
-        g = self.gram.subset(D)  # this round's rows (a view in round 0, one gather later)
-        kg = g if self.kgram is self.gram else self.kgram.subset(D)
-        km_pos = kernel_kmeans(kg, slice(0, npos), kp, self.rng, p.kmeans_iter)
-        km_neg = kernel_kmeans(kg, slice(npos, D.size), kn, self.rng, p.kmeans_iter)
-        seconds["cluster"] = time.perf_counter() - clock
-        try:
+        try:  # the kernel values stop at the deadline (TimeLimitReached), as the solve does
+            if self.gram is None:
+                self._grams()
+            g = self.gram.subset(D)  # this round's rows (a view in round 0, one gather later)
+            kg = g if self.kgram is self.gram else self.kgram.subset(D)
+            km_pos = kernel_kmeans(kg, slice(0, npos), kp, self.rng, p.kmeans_iter)
+            km_neg = kernel_kmeans(kg, slice(npos, D.size), kn, self.rng, p.kmeans_iter)
+            seconds["cluster"] = time.perf_counter() - clock
             round_ = _solve_round(g, D, km_pos, km_neg, p.representative, p.C, run, seconds,
                                   kg is g, callable(p.kernel))
-        except solvers.TimeLimitReached:
-            if self.previous is None:
+        except solvers.TimeLimitReached as exc:
+            # a time limit is a result, whatever raise_on_failure says (Run.error)
+            self.best = self.previous
+            self.stop = "time_limit"
+            self.message = (f"time_limit = {config.time_limit:g} s; " + (
+                f"the last finished round ({t - 1}) is returned" if self.previous is not None
+                else f"reached in round 0 before its weighted SVM (6) was solved ({exc}): no "
+                     "decision function"))
+            return
+        except solvers.SolverError as exc:
+            if config.raise_on_failure:
                 raise
             self.best = self.previous
-            self.stop, self.message = "time_limit", f"time_limit = {config.time_limit:g} s"
-            return
-        except solvers.SolverError:
-            if config.raise_on_failure or self.previous is None:
-                raise
             self.stop = "solver_failure"
-            self.message = "a weighted SVM solve failed; the last round is returned"
+            self.message = ("a weighted SVM solve failed; the last round is returned"
+                            if self.previous is not None else
+                            f"round 0's weighted SVM (6) failed ({exc}): no decision function")
             return
         rep, f = round_.rep, round_.f
         miss = float(np.mean(f[:npos] <= 0.0))
@@ -902,8 +954,14 @@ class _SCMLoop:
         D = np.concatenate([kept_pos, kept_neg])
         singles = [KMeansResult(np.arange(m), 0.0, 0, True, np.zeros(m))
                    for m in (kept_pos.size, kept_neg.size)]
-        self.best = _solve_round(self.gram.subset(D), D, *singles, p.representative, p.C, run, {},
-                                 True, callable(p.kernel))
+        try:
+            refitted = _solve_round(self.gram.subset(D), D, *singles, p.representative, p.C, run,
+                                    {}, True, callable(p.kernel))
+        except solvers.TimeLimitReached:  # the last round stands
+            self.message += "; refit not finished: time limit reached"
+            run.log.info("refit not finished: time limit reached; the last round is returned")
+            return
+        self.best = refitted
         self.message += f"; refit on the {D.size} rows left"
         run.log.info("refit on %d rows: SVM (6) objective %.8g, gap %.2e", D.size,
                      self.best.rep.objective, self.best.rep.certificate.relative_gap)
@@ -1007,6 +1065,20 @@ def _solve_round(g: KernelGram, D, km_pos, km_neg, representative, C, run: Run, 
     seconds["predict"] = time.perf_counter() - clock
     centres = None if representative == "centroid" or singletons else first
     return _Round(D, cluster_of, R, Kpi, rep, f, centres)
+
+
+def _no_solution(m, n, order, config, stop, message, classes, kfun, gamma_used, kept, history,
+                 run: Run) -> SCMResult:
+    """The result of a run that stopped before round 0's weighted SVM (6) was solved: no
+    decision function (``svm`` None, an empty expansion), the rows it had kept, in the caller's
+    row order."""
+    kept_mask = np.zeros(n, dtype=bool)
+    kept_mask[order[kept]] = True
+    return SCMResult(
+        termination=stop, message=message, classes=list(classes),
+        support_vectors=np.empty((0, m)), dual_coef=np.empty(0), intercept=math.nan, w=None,
+        kernel=kfun, gamma=gamma_used, svm=None, full_certificate=None, kept=kept_mask,
+        history=history, seconds=run.elapsed(), config=config.as_dict())
 
 
 def _result(best: _Round, gram: KernelGram, yp, order, C, config, stop, message, classes, kfun,
@@ -1140,6 +1212,9 @@ class SCMClassifier(_MulticlassMixin, _BaseEstimator):
     def _fit_binary(self, X, y, sample_weight=None) -> None:
         """One SCM on validated two-class data (``sample_weight`` is always None)."""
         result = solve_scm(X, y, **self._solve_kwargs())
+        if result.svm is None:  # stopped before round 0's weighted SVM: nothing to fit
+            raise RuntimeError(f"SCM fit found no solution: termination {result.termination!r} "
+                               f"({result.message}); raise time_limit or check the solver")
         # not _after_fit: SCMResult's termination is one of STOPS (a str, no gap), and SCM's own
         # warning below is about the certificate of its last weighted SVM
         self.result_, self.n_iter_ = result, len(result.history)

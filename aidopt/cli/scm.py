@@ -40,6 +40,8 @@ def run(args) -> int:
     result = solve_scm(X, y, **SCM.cli_kwargs(args), **_options(args))
     report(result, args, certificate="weighted SVM (6) certificate")
     write_outputs(result, args)
+    if result.svm is None:  # stopped before any weighted SVM (6): no decision function
+        return 1
     positive = result.classes[1]
     sets = [("training", X, y)] + ([("validation", *validation[:2])] if validation else [])
     for name, Xs, ys in sets:

@@ -7,6 +7,7 @@ Cluster Machines (:mod:`aidopt.api.scm`) cluster the majority class with it."""
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 
 import numba
@@ -79,20 +80,43 @@ class KernelGram:
     diag : callable, optional
         ``diag(A)`` -> :math:`K(a_i, a_i)` (:func:`kernel_diagonal`); without it an uncached
         diagonal is read from small blocks of ``kfun``.
+    deadline : float, optional
+        A ``time.perf_counter()`` value: every block of kernel values asked for after it (and
+        the cached matrix, computed in blocks) raises
+        :class:`~aidopt.solvers.TimeLimitReached`, so an O(n^2) pass stops at a run's time
+        limit. The attribute may be set to None later (work that must finish).
+
+    Raises
+    ------
+    TimeLimitReached
+        The deadline passed while the cached matrix was computed.
     """
 
     def __init__(self, X, kfun, *, explicit: bool = False, cache_entries: int | None = None,
-                 check: bool = True, K=None, diag=None):
+                 check: bool = True, K=None, diag=None, deadline: float | None = None):
         self.X, self.kfun, self.explicit, self.check = X, kfun, explicit, check
         self.cache_entries = CACHE_ENTRIES if cache_entries is None else int(cache_entries)
         self.diag_fun = diag
+        self.deadline = deadline
         self.n = X.shape[0]
         self.K = K
         if K is None and not explicit and self.n * self.n <= self.cache_entries:
-            self.K = self._values(X, X)
+            K = np.empty((self.n, self.n))
+            step = max(1, BLOCK_ENTRIES // max(1, self.n))
+            for start in range(0, self.n, step):  # in blocks: the deadline is checked between
+                K[start:start + step] = self._values(X[start:start + step], X)
+            self.K = K
+
+    def _check_clock(self) -> None:
+        """Raise :class:`~aidopt.solvers.TimeLimitReached` once the deadline has passed."""
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            from aidopt.solvers import TimeLimitReached
+
+            raise TimeLimitReached(f"time limit reached in the kernel values of {self.n} rows")
 
     def _values(self, A, B) -> np.ndarray:
         """``kfun(A, B)``; checked (shape, finite) unless the kernel is known to be safe."""
+        self._check_clock()
         return kernel_matrix(self.kfun, A, B) if self.check else self.kfun(A, B)
 
     def subset(self, rows) -> KernelGram:
@@ -100,7 +124,7 @@ class KernelGram:
         subset's matrix is cached when it fits (a shrunk round's rows often do)."""
         rows = _span(rows)
         like = dict(explicit=self.explicit, check=self.check, cache_entries=self.cache_entries,
-                    diag=self.diag_fun)
+                    diag=self.diag_fun, deadline=self.deadline)
         if self.K is None:
             return KernelGram(self.X[rows], self.kfun, **like)
         K = self.K[rows, rows] if isinstance(rows, slice) else self.K[np.ix_(rows, rows)]
@@ -108,6 +132,7 @@ class KernelGram:
 
     def block(self, rows, cols) -> np.ndarray:
         """``K[rows][:, cols]`` as a dense array (a view when both are ranges of a cached K)."""
+        self._check_clock()
         rows, cols = _span(rows), _span(cols)
         if self.K is not None:
             if isinstance(rows, slice) or isinstance(cols, slice):

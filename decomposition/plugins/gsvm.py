@@ -33,14 +33,17 @@ is evaluated, and the gap measured, on K as stored.
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
 from aidopt.decomposition.protocol import AIDProblem, Lifted, Split
 from aidopt.models import gsvm
+from aidopt.models._data import deadline_in_force
 
 from aidopt.results import Certificate
-from aidopt.solvers import ProblemClass, SolverError
+from aidopt.solvers import ProblemClass, SolverError, TimeLimitReached
 
 __all__ = ["FORMS", "GSVMKuProblem", "KernelFactor", "SVD_MAX", "factor_kernel", "rigorous_bound"]
 
@@ -76,10 +79,17 @@ class GSVMKuProblem(AIDProblem):
     def factor(self, K) -> KernelFactor | None:
         """The SVD factor of ``K`` (:func:`factor_kernel`, computed once per K), or ``None`` for
         ``form="kernel"`` and, with ``form="auto"``, when K has more than :data:`SVD_MAX` rows
-        (the certificate then computes what it needs itself)."""
+        (the certificate then computes what it needs itself).
+
+        Raises
+        ------
+        TimeLimitReached
+            The build deadline in force passed before the factorisation ended
+            (:func:`_by_deadline`).
+        """
         if self._factor is None or self._factor[0] is not K:
             skip = self.form == "kernel" or (self.form == "auto" and K.shape[0] > SVD_MAX)
-            self._factor = (K, None if skip else factor_kernel(K))
+            self._factor = (K, None if skip else _by_deadline(factor_kernel, K))
         return self._factor[1]
 
     def default_r0(self, size: int, data) -> float:
@@ -232,6 +242,41 @@ class KernelFactor:
             P = np.sort(pivots[:self.rank])
             w[P] = solve(self.Vt[:, P], np.asarray(t, dtype=float) / self.sigma[:self.rank])
         return w
+
+
+def _by_deadline(func, *args):
+    """``func(*args)``, given up at the build deadline in force
+    (:func:`aidopt.models._data.deadline_in_force`): an O(n^3) factorisation is one LAPACK call
+    that cannot be stopped, so it runs in a thread that is abandoned at the deadline (it ends in
+    the background, as an abandoned solver does). Without a deadline it is a plain call.
+
+    Raises
+    ------
+    TimeLimitReached
+        The deadline passed before ``func`` returned (or had passed before it started).
+    """
+    deadline = deadline_in_force()
+    if deadline is None:
+        return func(*args)
+    if time.perf_counter() >= deadline:
+        raise TimeLimitReached("time limit reached before the factorisation of K started")
+    box = {}
+
+    def work():
+        try:
+            box["value"] = func(*args)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=work, name="aidopt-gsvm-factor", daemon=True)
+    thread.start()
+    thread.join(max(0.0, deadline - time.perf_counter()))
+    if thread.is_alive():
+        raise TimeLimitReached("time limit reached while factoring K (its eigendecomposition is "
+                               "abandoned and ends in the background)")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def factor_kernel(K) -> KernelFactor:

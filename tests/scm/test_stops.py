@@ -90,12 +90,22 @@ def test_every_run_terminates_with_a_known_reason(seed):
     assert balanced.termination in STOPS
 
 
-def test_time_limit_before_the_first_solve_raises():
-    from aidopt.solvers import TimeLimitReached
-
+@pytest.mark.parametrize("raise_on_failure", [True, False])
+def test_time_limit_before_the_first_solve_is_a_result(raise_on_failure):
+    """A time limit is a result, not a solver failure (Run.error), whatever raise_on_failure
+    says: no decision function when round 0's weighted SVM was not solved (this raised
+    TimeLimitReached before)."""
     X, y = sine_set("D2", n_pos=10, n_neg=100, seed=0)
-    with pytest.raises(TimeLimitReached, match="time_limit"):
-        solve_scm(X, y, time_limit=1e-9, log=False)
+    res = solve_scm(X, y, time_limit=1e-9, log=False, raise_on_failure=raise_on_failure)
+    assert res.termination == "time_limit" and "time_limit" in res.message
+    assert res.svm is None and not res.certified and res.history == []
+    assert res.kept.all() and res.support_vectors.shape == (0, X.shape[1])
+    with pytest.raises(RuntimeError, match="no decision function"):
+        res.decision_function(X[:2])
+    from aidopt import SCMClassifier
+
+    with pytest.raises(RuntimeError, match="no solution"):
+        SCMClassifier(time_limit=1e-9).fit(X, y)
 
 
 def _slow_from_round_one(monkeypatch, action):
