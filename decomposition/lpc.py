@@ -102,6 +102,11 @@ class _Rows:
 _TINY = np.finfo(float).tiny
 
 
+def _power_of_two(value: float) -> float:
+    """The power of two 2^e with value in [2^(e-1), 2^e) (value > 0): dividing by it is exact."""
+    return math.ldexp(1.0, math.frexp(value)[1])
+
+
 class GeneralLP:
     """(1.29): ``min c'x s.t. Hx >= b`` and ``lower <= x <= upper`` (the bounds always kept)."""
 
@@ -114,12 +119,18 @@ class GeneralLP:
         # scales from the data, never an absolute 1: c and b in any unit certify alike (with a
         # floor of 1, b x 1e-9 certified wrong optima, every violation below 1e-6 absolute)
         self.dual_scale = max(float(np.abs(self.c).max(initial=0.0)), _TINY)
+        #: sigma, the power of two nearest ||c||_inf: the chunk LPs minimize (c / sigma)'x. The
+        #: solver's optimality tolerances are absolute (HiGHS: a reduced cost within 1e-7 is
+        #: zero), so with ||c|| near 1e-7 any vertex passed for optimal, its multipliers had the
+        #: wrong signs, rows that bind were dropped and LPC cycled. A power of two divides
+        #: exactly: c and 2^k c give the same chunk LPs, bit for bit.
+        self.objective_scale = _power_of_two(self.dual_scale) if np.any(self.c) else 1.0
 
     def dimensions(self, source) -> dict:
         return {"m": source.n_rows, "n": source.n_cols}
 
     def build(self, source):
-        self.model = lpc_models.chunk_lp(self.c, self.lower, self.upper)
+        self.model = lpc_models.chunk_lp(self.c / self.objective_scale, self.lower, self.upper)
         return self.model
 
     def prepare(self, ids, M, v):
@@ -132,8 +143,10 @@ class GeneralLP:
         return lpc_models.remove_rows(self.model, ids)
 
     def duals(self, outcome, ids) -> np.ndarray:
+        """The multipliers u of the rows ``ids`` for c (the chunk LP's, for c / sigma, times sigma)."""
         rows = self.model.rows
-        return np.array([outcome.duals.get(rows[i], 0.0) for i in ids.tolist()], dtype=float)
+        u = np.array([outcome.duals.get(rows[i], 0.0) for i in ids.tolist()], dtype=float)
+        return u * self.objective_scale
 
     def slack(self, rows: _Rows):
         x = lpc_models.values(self.model)
@@ -216,6 +229,7 @@ class LSVMChunks:
         self.names = self.classes if names is None else np.asarray(names)
         self.weights = None if weights is None else np.asarray(weights, dtype=float)
         self.dual_scale = max(1.0, self.C * (1.0 if weights is None else float(self.weights.max())))
+        self.objective_scale = 1.0  # the chunk LP's objective is (1.28)'s own
 
     def dimensions(self, source) -> dict:
         return {"n": source.n_rows, "m": source.n_cols}
@@ -424,7 +438,7 @@ class _LPC:
                 self.stop = (Termination(stop), text)
                 return
             unbounded = False
-            F = float(outcome.objective)
+            F = float(outcome.objective) * problem.objective_scale
             in_lp = len(self.rows)
             with run.timed("select"):
                 u = problem.duals(outcome, self.rows.ids) if outcome.duals is not None else None
@@ -443,15 +457,14 @@ class _LPC:
             self._record(j, l, in_lp, added, len(self.rows), degenerate, F, iterations, outcome)
             if run.interrupted:
                 return
-            if not pending and len(self.values) > self.tau and \
-                    abs(F - self.values[-1 - self.tau]) <= EQUAL_TOL * max(1.0, abs(F)):
+            if not pending and len(self.values) > self.tau and self._equal(F, self.values[-1 - self.tau]):
                 self._certify(F)
                 if self.certificate.certified:
                     self.stop = (Termination.CERTIFIED_OPTIMAL,
                                  f"c'x^j = c'x^(j-{self.tau}) and the full-data check passed")
                     return
                 pending = set(self._bad_blocks)
-                same = failed_at is not None and abs(F - failed_at) <= EQUAL_TOL * max(1.0, abs(F))
+                same = failed_at is not None and self._equal(F, failed_at)
                 failed = failed + 1 if same else 1
                 failed_at = F
                 run.note(f"stopping rule held at iteration {j} but the full-data check failed "
@@ -468,6 +481,12 @@ class _LPC:
                     return
             if self._limits(j):
                 return
+
+    def _equal(self, F, G) -> bool:
+        """Whether two chunk optima are equal within ``EQUAL_TOL``, relative to the larger of |F|
+        and sigma (the objective's scale, :attr:`GeneralLP.objective_scale`): c and s c compare
+        alike for every s > 0."""
+        return abs(F - G) <= EQUAL_TOL * max(self.problem.objective_scale, abs(F))
 
     def _limits(self, j) -> bool:
         run, config = self.run, self.config
