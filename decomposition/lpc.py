@@ -119,8 +119,8 @@ class GeneralLP:
         # scales from the data, never an absolute 1: c and b in any unit certify alike (with a
         # floor of 1, b x 1e-9 certified wrong optima, every violation below 1e-6 absolute)
         self.dual_scale = max(float(np.abs(self.c).max(initial=0.0)), _TINY)
-        #: sigma, the power of two nearest ||c||_inf: the chunk LPs minimize (c / sigma)'x. The
-        #: solver's optimality tolerances are absolute (HiGHS: a reduced cost within 1e-7 is
+        #: sigma, the smallest power of two above ||c||_inf: the chunk LPs minimize (c / sigma)'x.
+        #: The solver's optimality tolerances are absolute (HiGHS: a reduced cost within 1e-7 is
         #: zero), so with ||c|| near 1e-7 any vertex passed for optimal, its multipliers had the
         #: wrong signs, rows that bind were dropped and LPC cycled. A power of two divides
         #: exactly: c and 2^k c give the same chunk LPs, bit for bit.

@@ -1,7 +1,7 @@
 """LPC is invariant under scaling c: min (s c)'x has the argmin of min c'x for every s > 0, and
 the chunk LPs, the rows kept, the verdict and x must not depend on s either.
 
-The chunk LPs minimize (c / sigma)'x with sigma the power of two nearest ||c||_inf. Before, c
+The chunk LPs minimize (c / sigma)'x with sigma the smallest power of two above ||c||_inf. Before, c
 went to HiGHS as given: with ||c|| near its absolute dual tolerance (1e-7) any vertex was
 "optimal", and LPC cycled between two chunk LPs (tests/fuzz/test_reproducers.py).
 """
