@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import time
 
-import aidopt
 from aidopt.instances import svm_instance
+
+import aidopt
 
 LIMIT = 0.3
 
