@@ -252,7 +252,11 @@ class LSVMChunks:
         return np.ones(len(ids)) if self.weights is None else self.weights[ids]
 
     def add(self, ids, M, d):
-        return self.chunk.add_rows(ids, M, d, self._weights(ids))
+        return self.chunk.add_rows(ids, M, d, self._weights(ids), objective=False)
+
+    def set_objective(self):
+        """Rebuild the chunk LP's objective after :meth:`add` changed it."""
+        self.chunk.set_objective()
 
     def remove(self, ids):
         return self.chunk.remove_rows(ids)
@@ -502,6 +506,7 @@ class _LPC:
             handle.add_constraints(datas)
             objective_changed |= changed
         if objective_changed:  # once: the LSVM's objective has a term per row
+            problem.set_objective()
             handle.update_objective()
         return not run.past_deadline()
 
