@@ -61,6 +61,9 @@ ACTIVE_TOL = 1e-7
 POSITIVE_TOL = 1e-9
 #: c'x^j = c'x^{j-tau} within this relative tolerance
 EQUAL_TOL = 1e-9
+#: rows are added to the chunk LP and loaded into the solver in pieces of about this many
+#: matrix entries, the time limit checked between pieces
+LOAD_ENTRIES = 100_000
 #: failed full-data checks in a row without progress before the run gives up
 MAX_FAILED_CHECKS = 3
 KEEP = ("active", "positive")
@@ -102,6 +105,11 @@ class _Rows:
 _TINY = np.finfo(float).tiny
 
 
+def _power_of_two(value: float) -> float:
+    """The power of two 2^e with value in [2^(e-1), 2^e) (value > 0): dividing by it is exact."""
+    return math.ldexp(1.0, math.frexp(value)[1])
+
+
 class GeneralLP:
     """(1.29): ``min c'x s.t. Hx >= b`` and ``lower <= x <= upper`` (the bounds always kept)."""
 
@@ -114,12 +122,18 @@ class GeneralLP:
         # scales from the data, never an absolute 1: c and b in any unit certify alike (with a
         # floor of 1, b x 1e-9 certified wrong optima, every violation below 1e-6 absolute)
         self.dual_scale = max(float(np.abs(self.c).max(initial=0.0)), _TINY)
+        #: sigma, the smallest power of two above ||c||_inf: the chunk LPs minimize (c / sigma)'x.
+        #: The solver's optimality tolerances are absolute (HiGHS: a reduced cost within 1e-7 is
+        #: zero), so with ||c|| near 1e-7 any vertex passed for optimal, its multipliers had the
+        #: wrong signs, rows that bind were dropped and LPC cycled. A power of two divides
+        #: exactly: c and 2^k c give the same chunk LPs, bit for bit.
+        self.objective_scale = _power_of_two(self.dual_scale) if np.any(self.c) else 1.0
 
     def dimensions(self, source) -> dict:
         return {"m": source.n_rows, "n": source.n_cols}
 
     def build(self, source):
-        self.model = lpc_models.chunk_lp(self.c, self.lower, self.upper)
+        self.model = lpc_models.chunk_lp(self.c / self.objective_scale, self.lower, self.upper)
         return self.model
 
     def prepare(self, ids, M, v):
@@ -132,8 +146,10 @@ class GeneralLP:
         return lpc_models.remove_rows(self.model, ids)
 
     def duals(self, outcome, ids) -> np.ndarray:
+        """The multipliers u of the rows ``ids`` for c (the chunk LP's, for c / sigma, times sigma)."""
         rows = self.model.rows
-        return np.array([outcome.duals.get(rows[i], 0.0) for i in ids.tolist()], dtype=float)
+        u = np.array([outcome.duals.get(rows[i], 0.0) for i in ids.tolist()], dtype=float)
+        return u * self.objective_scale
 
     def slack(self, rows: _Rows):
         x = lpc_models.values(self.model)
@@ -216,6 +232,7 @@ class LSVMChunks:
         self.names = self.classes if names is None else np.asarray(names)
         self.weights = None if weights is None else np.asarray(weights, dtype=float)
         self.dual_scale = max(1.0, self.C * (1.0 if weights is None else float(self.weights.max())))
+        self.objective_scale = 1.0  # the chunk LP's objective is (1.28)'s own
 
     def dimensions(self, source) -> dict:
         return {"n": source.n_rows, "m": source.n_cols}
@@ -235,7 +252,11 @@ class LSVMChunks:
         return np.ones(len(ids)) if self.weights is None else self.weights[ids]
 
     def add(self, ids, M, d):
-        return self.chunk.add_rows(ids, M, d, self._weights(ids))
+        return self.chunk.add_rows(ids, M, d, self._weights(ids), objective=False)
+
+    def set_objective(self):
+        """Rebuild the chunk LP's objective after :meth:`add` changed it."""
+        self.chunk.set_objective()
 
     def remove(self, ids):
         return self.chunk.remove_rows(ids)
@@ -391,13 +412,15 @@ class _LPC:
                 M, v = problem.prepare(ids, M, v)
                 new = ~np.isin(ids, self.rows.ids)
             with run.timed("build"), pause_gc():
-                datas, objective_changed = problem.add(ids[new], M[new], v[new])
-                handle.add_constraints(datas)
-                if objective_changed:
-                    handle.update_objective()
+                loaded = self._load(ids[new], M[new], v[new])
+            if not loaded:  # the chunk LP is incomplete: never solved
+                self.stop = (Termination.TIME_LIMIT,
+                             f"{run.elapsed():.1f} s, while block {l + 1}'s rows were loaded into "
+                             f"the chunk LP of iteration {j} (not solved)")
+                return
             self.rows = self.rows.join(ids[new], M[new], v[new])
             added = int(new.sum())
-            del M, v, datas
+            del M, v
             pending.discard(l)
             self.max_rows = max(self.max_rows, len(self.rows))
             with run.timed("solve"):
@@ -424,7 +447,7 @@ class _LPC:
                 self.stop = (Termination(stop), text)
                 return
             unbounded = False
-            F = float(outcome.objective)
+            F = float(outcome.objective) * problem.objective_scale
             in_lp = len(self.rows)
             with run.timed("select"):
                 u = problem.duals(outcome, self.rows.ids) if outcome.duals is not None else None
@@ -443,15 +466,14 @@ class _LPC:
             self._record(j, l, in_lp, added, len(self.rows), degenerate, F, iterations, outcome)
             if run.interrupted:
                 return
-            if not pending and len(self.values) > self.tau and \
-                    abs(F - self.values[-1 - self.tau]) <= EQUAL_TOL * max(1.0, abs(F)):
+            if not pending and len(self.values) > self.tau and self._equal(F, self.values[-1 - self.tau]):
                 self._certify(F)
                 if self.certificate.certified:
                     self.stop = (Termination.CERTIFIED_OPTIMAL,
                                  f"c'x^j = c'x^(j-{self.tau}) and the full-data check passed")
                     return
                 pending = set(self._bad_blocks)
-                same = failed_at is not None and abs(F - failed_at) <= EQUAL_TOL * max(1.0, abs(F))
+                same = failed_at is not None and self._equal(F, failed_at)
                 failed = failed + 1 if same else 1
                 failed_at = F
                 run.note(f"stopping rule held at iteration {j} but the full-data check failed "
@@ -468,6 +490,31 @@ class _LPC:
                     return
             if self._limits(j):
                 return
+
+    def _load(self, ids, M, v) -> bool:
+        """Add the rows to the chunk LP and load them into the solver, ``LOAD_ENTRIES`` matrix
+        entries at a time, while the run's time is not up: False if it was up first (then the
+        chunk LP holds only some of the rows). Building and loading cost about 80 us per 30-entry
+        row here, so one block of 10^5 rows would otherwise outlast any time limit by seconds."""
+        run, problem, handle = self.run, self.problem, self.handle
+        piece = max(1, LOAD_ENTRIES // max(1, M.shape[1]))
+        objective_changed = False
+        for k in range(0, len(ids), piece):
+            if run.past_deadline():
+                return False
+            datas, changed = problem.add(ids[k:k + piece], M[k:k + piece], v[k:k + piece])
+            handle.add_constraints(datas)
+            objective_changed |= changed
+        if objective_changed:  # once: the LSVM's objective has a term per row
+            problem.set_objective()
+            handle.update_objective()
+        return not run.past_deadline()
+
+    def _equal(self, F, G) -> bool:
+        """Whether two chunk optima are equal within ``EQUAL_TOL``, relative to the larger of |F|
+        and sigma (the objective's scale, :attr:`GeneralLP.objective_scale`): c and s c compare
+        alike for every s > 0."""
+        return abs(F - G) <= EQUAL_TOL * max(self.problem.objective_scale, abs(F))
 
     def _limits(self, j) -> bool:
         run, config = self.run, self.config

@@ -578,11 +578,19 @@ class Run:
 
     def persistent(self, model, solver: str | None = None, problem_class=None):
         """A warm-start handle on ``model`` (see :func:`aidopt.solvers.persistent`); its solves
-        get the run's time left and the model is written before each solve."""
+        get the run's time left and the model is written before each solve.
+
+        Raises
+        ------
+        TimeLimitReached
+            The time limit passed while HiGHS's handle loaded a model of more than one piece
+            (:data:`aidopt.solvers.handles.LOAD_PIECE` rows or columns).
+        """
         solver = solver or self.config.solver
         handle = solvers.persistent(
             model, solver=solver, problem_class=problem_class or self.problem_class,
             options=self.options_for(solver), threads=self.config.threads, tee=self.config.tee,
+            deadline=self.deadline,
         )
         return _RunHandle(self, handle, model)
 

@@ -26,7 +26,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ._data import abstract_rows, row_data
+from ._data import abstract_rows, past_deadline, row_data
 
 __all__ = ["FSV", "create_instance", "set_weights", "solution_from", "linearization_value",
            "concave_objective"]
@@ -46,6 +46,8 @@ def _abstract() -> pyo.AbstractModel:
     model.v = pyo.Var(model.J, within=pyo.NonNegativeReals, doc="v_j >= |w_j|")
 
     def margin_rule(m, k):
+        if past_deadline():  # a run's time limit passed (build_deadline): the model is discarded
+            return pyo.Constraint.Skip
         dk = m.d[k]
         row = m.A.value[m.K.ord(k) - 1] * dk
         return LinearExpression(
@@ -60,6 +62,8 @@ def _abstract() -> pyo.AbstractModel:
         constant=0.0, linear_coefs=[-1.0, -1.0], linear_vars=[m.w[j], m.v[j]]) <= 0.0)
 
     def objective_rule(m):
+        if past_deadline():
+            return pyo.Objective.Skip
         error = LinearExpression(constant=0.0, linear_coefs=[m.nu * m.c[k] for k in m.K],
                                  linear_vars=list(m.y.values()))
         return error + sum(m.t[j] * m.v[j] for j in m.J)

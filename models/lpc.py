@@ -136,13 +136,14 @@ class LSVMChunkLP:
         self.slot_of: dict[int, int] = {}      # row id -> slot
         self._free: list[int] = []             # free slots
         self._weight: list[float] = []         # weight c_k of the row in slot k
-        self._set_objective()
+        self.set_objective()
 
     @property
     def n_slots(self) -> int:
         return len(self._weight)
 
-    def _set_objective(self) -> None:
+    def set_objective(self) -> None:
+        """(Re)build ``objective`` from the slots' weights."""
         m = self.model
         coefs = [self.nu * c for c in self._weight] + [1.0] * len(m.J)
         variables = [m.y[k] for k in range(self.n_slots)] + list(m.s.values())
@@ -152,10 +153,12 @@ class LSVMChunkLP:
         else:
             m.objective = pyo.Objective(expr=expr, sense=pyo.minimize)
 
-    def add_rows(self, ids, A, d, weights) -> tuple[list, bool]:
+    def add_rows(self, ids, A, d, weights, *, objective: bool = True) -> tuple[list, bool]:
         """Add ``margin[i]`` for the rows ``ids`` (data ``A``, labels ``d`` in {-1, +1}, sample
         weights); return the constraint datas and whether the objective changed (a new slot, or a
-        reused slot with another weight)."""
+        reused slot with another weight). With ``objective=False`` the objective is not rebuilt:
+        the caller calls :meth:`set_objective` after its last ``add_rows`` (rows added in pieces
+        then cost one rebuild of the objective, which has a term per slot, not one per piece)."""
         m = self.model
         margin, y, gamma = m.margin, m.y, m.gamma
         changed = False
@@ -176,8 +179,8 @@ class LSVMChunkLP:
                 constant=0.0, linear_coefs=[di * aj for aj in a] + [-di, 1.0],
                 linear_vars=[*self._ws, gamma, y[k]]) >= 1.0
             out.append(margin[i])
-        if changed:
-            self._set_objective()
+        if changed and objective:
+            self.set_objective()
         return out, changed
 
     def remove_rows(self, ids) -> list:

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .classify import constraint_facts, model_facts, quadratic_variables, resolve_class
-from .errors import SolverCapabilityError, SolverError
+from .errors import SolverCapabilityError, SolverError, TimeLimitReached
 from .reader import Columns, LinearProgram, _hessian, read_objective, read_rows, var_bounds
 from .registry import (
     DEFAULT_SOLVER,
@@ -66,7 +66,7 @@ __all__ = ["HandleStats", "PersistentHandle", "persistent"]
 
 def persistent(model, solver: str = DEFAULT_SOLVER, *, problem_class: ProblemClass | str | None = None,
                options: dict | None = None, threads: int | None = None,
-               tee: bool = False) -> PersistentHandle:
+               tee: bool = False, deadline: float | None = None) -> PersistentHandle:
     """A handle that keeps ``model`` loaded in ``solver`` and re-solves it after updates.
 
     Parameters
@@ -85,6 +85,11 @@ def persistent(model, solver: str = DEFAULT_SOLVER, *, problem_class: ProblemCla
         Solver threads.
     tee : bool
         Show the solver's log.
+    deadline : float, optional
+        A ``time.perf_counter()`` value by which the model must be loaded: HiGHS's handle reads
+        the rows and columns ``LOAD_PIECE`` at a time and raises :class:`TimeLimitReached` when
+        the deadline passes with some still to read (a model too small to need a second piece
+        always loads). The other handles load at once and ignore it.
 
     Returns
     -------
@@ -95,7 +100,7 @@ def persistent(model, solver: str = DEFAULT_SOLVER, *, problem_class: ProblemCla
     spec = spec_of(solver)
     name = spec.name if spec else solver
     kwargs = dict(problem_class=None if problem_class is None else ProblemClass(problem_class),
-                  options=dict(options or {}), threads=threads, tee=tee)
+                  options=dict(options or {}), threads=threads, tee=tee, deadline=deadline)
     if spec is not None and spec.warm:
         if spec.backend == "highs":
             return _HighsHandle(model, name, **kwargs)
@@ -173,8 +178,9 @@ class PersistentHandle:
 
     warm: bool = False
 
-    def __init__(self, model, solver: str, *, problem_class, options, threads, tee):
+    def __init__(self, model, solver: str, *, problem_class, options, threads, tee, deadline=None):
         self.model = model
+        self.deadline = deadline  # of the first load (HiGHS only)
         self.solver = solver
         self.problem_class = problem_class
         self.options = options
@@ -418,6 +424,17 @@ class _RebuildHandle(PersistentHandle):
 
 # --------------------------------------------------------------------------- HiGHS
 
+#: rows (or columns) a HiGHS handle reads between two looks at its load's deadline
+LOAD_PIECE = 2_000
+
+
+def _stack_rows(parts: list) -> tuple:
+    """One ``(indptr, index, data, lower, upper)`` from those of consecutive row pieces."""
+    offsets = np.cumsum([0] + [int(part[0][-1]) for part in parts])
+    indptr = np.concatenate([part[0][:-1] + off for part, off in zip(parts, offsets, strict=False)]
+                            + [offsets[-1:]])
+    return (indptr, *(np.concatenate([part[i] for part in parts]) for i in range(1, 5)))
+
 
 class _HighsHandle(PersistentHandle):
     """One ``highspy.Highs`` updated in place (see the module docstring)."""
@@ -443,14 +460,16 @@ class _HighsHandle(PersistentHandle):
         obj = self._active_objective()
         cols = Columns()
         cons = list(self.model.component_data_objects(pyo.Constraint, active=True))
-        indptr, index, data, lower, upper = read_rows(cons, cols)
+        indptr, index, data, lower, upper = _stack_rows(self._in_pieces(
+            lambda piece: read_rows(piece, cols), cons, "rows"))
         ocols, ocoefs, offset, pairs, qcoefs, maximize = read_objective(obj, cols)
         n = len(cols)
         c = np.zeros(n)
         np.add.at(c, np.asarray(ocols, dtype=np.int64), np.asarray(ocoefs, dtype=float))
         A = sparse.csr_array((data, index, indptr), shape=(len(cons), n)).tocsc()
         A.sum_duplicates()
-        col_lower, col_upper, integer = self._column_data(cols.vars)
+        col_lower, col_upper, integer = (np.concatenate(parts) for parts in zip(
+            *self._in_pieces(self._column_data, cols.vars, "columns"), strict=True))
         self._check_class(bool(integer.any()), bool(pairs), self._detail(integer, pairs))
         prog = LinearProgram(
             c=c, offset=offset, maximize=maximize, A=A, row_lower=lower, row_upper=upper,
@@ -471,6 +490,18 @@ class _HighsHandle(PersistentHandle):
         self._col_lower, self._col_upper, self._col_int = col_lower, col_upper, integer
         self._solved = False
         self._changes: set[str] = set()
+
+    def _in_pieces(self, read, items: list, what: str) -> list:
+        """``read`` of ``items`` ``LOAD_PIECE`` at a time (at least one call), the load's deadline
+        checked before every piece after the first."""
+        out = []
+        for k in range(0, max(len(items), 1), LOAD_PIECE):
+            if k and self.deadline is not None and time.perf_counter() >= self.deadline:
+                raise TimeLimitReached(
+                    f"time limit reached while loading the model into {self.solver} ({k} of "
+                    f"{len(items)} {what} read): no solve started")
+            out.append(read(items[k:k + LOAD_PIECE]))
+        return out
 
     @staticmethod
     def _column_data(variables):

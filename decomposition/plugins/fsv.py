@@ -127,9 +127,10 @@ class FSVStep(SLAStep):
 
     # ------------------------------------------------------------------ the two solvers
     def _solve_direct(self, run, t):
-        if self.handle is None:
+        if self.handle is None:  # both stop at the time limit (TimeLimitReached)
+            self.model = run.build(lambda _: fsv.create_instance(self.data.X, self.data.y,
+                                                                 self.data.s, self.nu, t))
             with run.timed("build"):
-                self.model = fsv.create_instance(self.data.X, self.data.y, self.data.s, self.nu, t)
                 self.handle = run.persistent(self.model)
         else:
             fsv.set_weights(self.model, t)

@@ -367,3 +367,21 @@ def test_mip_start_validation_and_solvers_without_it():
         assert out.optimal and out.objective >= value3 - 1e-9
         assert out.extra["start"].startswith("ignored")
         h.close()
+
+
+def test_highs_handle_load_stops_at_its_deadline():
+    """A model of more than one piece (LOAD_PIECE rows) is not loaded past ``deadline``:
+    TimeLimitReached; a smaller one always loads, and pieces read the same LP as one read."""
+    import time
+
+    from aidopt.solvers import TimeLimitReached
+    from aidopt.solvers.handles import LOAD_PIECE
+
+    big = lp(rows=2 * LOAD_PIECE + 7)
+    with pytest.raises(TimeLimitReached, match="while loading the model"):
+        solvers.persistent(big, "highs", deadline=time.perf_counter())
+    small = lp()
+    with solvers.persistent(small, "highs", deadline=time.perf_counter()) as h:
+        _same_as_cold(small, h.solve(need_duals=True), "highs")
+    with solvers.persistent(big, "highs", deadline=time.perf_counter() + 600) as h:
+        _same_as_cold(big, h.solve(need_duals=True), "highs")
