@@ -44,7 +44,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ._data import abstract_rows, past_deadline, row_array, row_data, var_list
+from ._data import abstract_rows, column_entries, past_deadline, row_array, row_data, row_entries, var_list
 
 __all__ = ["REGULARIZERS", "FORMS", "MODELS", "create_instance", "solution_from"]
 
@@ -75,11 +75,12 @@ def _abstract(regularizer: str) -> pyo.AbstractModel:
         if past_deadline():
             return pyo.Constraint.Skip
         dk = m.d[k]
-        row = m.A.value[m.K.ord(k) - 1] * dk
+        where, values = row_entries(m, "A", k)
+        w = var_list(m, "w")
         body = LinearExpression(
             constant=0.0,
-            linear_coefs=[*row.tolist(), -float(dk), 1.0],
-            linear_vars=[*var_list(m, "w"), m.gamma, m.y[k]],
+            linear_coefs=[*(dk * a for a in values), -float(dk), 1.0],
+            linear_vars=[*(w if where is None else [w[j] for j in where]), m.gamma, m.y[k]],
         )
         return body >= 1.0
 
@@ -132,15 +133,21 @@ def _abstract_dual(regularizer: str) -> pyo.AbstractModel:
     model.balance = pyo.Constraint(rule=balance_rule, doc="sum_k d_k u_k = 0")
 
     def column(m, j):
-        """sum_k d_k A_kj u_k as coefficient and variable lists."""
-        coefs = m.A.value[:, m.J.ord(j) - 1] * row_array(m, "d")
-        return coefs.tolist(), var_list(m, "u")
+        """sum_k d_k A_kj u_k as coefficient and variable lists (a sparse A: its stored
+        entries; an empty list for a column of zeros)."""
+        where, values = column_entries(m, "A", j)
+        d, u = row_array(m, "d"), var_list(m, "u")
+        if where is None:
+            return (np.asarray(values) * d).tolist(), u
+        return [d[k] * a for k, a in zip(where, values, strict=True)], [u[k] for k in where]
 
     if regularizer == "l1":
         def norm_rule(m, j):
             if past_deadline():
                 return pyo.Constraint.Skip
             coefs, variables = column(m, j)
+            if not variables:  # a column of zeros: |0| <= r_j holds, w_j = 0
+                return pyo.Constraint.Skip
             body = LinearExpression(constant=0.0, linear_coefs=coefs, linear_vars=variables)
             return (-float(m.r[j]), body, float(m.r[j]))
 
@@ -156,6 +163,8 @@ def _abstract_dual(regularizer: str) -> pyo.AbstractModel:
             coefs, variables = column(m, j)
             if regularizer == "linf":
                 coefs, variables = coefs + [-1.0, 1.0], variables + [m.p[j], m.q[j]]
+            elif not variables:  # a column of zeros: 0 = 0, w_j = 0
+                return pyo.Constraint.Skip
             body = LinearExpression(constant=0.0, linear_coefs=coefs, linear_vars=variables)
             return body == 0.0
 
@@ -190,7 +199,8 @@ def create_instance(
 
     Parameters
     ----------
-    A : ndarray of shape (K, m)
+    A : ndarray or scipy sparse matrix of shape (K, m)
+        A sparse A is kept sparse: the model holds only its stored entries.
     d : ndarray of shape (K,)
         Labels in {-1, +1}.
     c : ndarray of shape (K,), optional
@@ -231,7 +241,8 @@ def solution_from(instance, duals=None):
         if duals is None:
             return None, None, u
         rows = instance.norm if hasattr(instance, "norm") else instance.vdef
-        w = np.array([duals.get(rows[j], 0.0) for j in instance.J], dtype=float)
+        w = np.array([duals.get(rows[j], 0.0) if j in rows else 0.0 for j in instance.J],
+                     dtype=float)
         b = float(duals.get(instance.balance, 0.0))
         return w, b, u
     w = np.array([instance.w[j].value for j in instance.J], dtype=float)

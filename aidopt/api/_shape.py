@@ -22,7 +22,7 @@ from aidopt.decomposition.run import RunConfig
 from aidopt.log import run_logging
 
 __all__ = ["Choice", "linear_method", "lad_method", "SMALL", "DENSITY", "WIDE", "MEMORY", "prepare",
-           "prepare_lad", "LAD_LP_SOLVER"]
+           "prepare_lad", "prepare_lp_svm", "LAD_LP_SOLVER"]
 
 #: AID (today's path) when n m is at most this: the interior point solves such problems in
 #: milliseconds, to a gap far below ``tol``
@@ -179,4 +179,42 @@ def prepare_lad(data, options: dict, config: RunConfig) -> tuple[object, RunConf
         data = type(data)(X, data.y, data.s, data.feature_names)
     with run_logging(config.log):
         logging.getLogger("aidopt.lad" if config.log else "aidopt.quiet").info("LAD, %s", note)
+    return data, config, note
+
+
+def prepare_lp_svm(data, options: dict, config: RunConfig) -> tuple[object, RunConfig, str]:
+    """The method of the LP SVMs (1-norm, infinity-norm, RLP) for validated ``data``, by
+    :func:`linear_method`'s rule: on sparse or wide X the LP on the full data (``aid=False``),
+    built from X's stored entries, with the configured solver; AID (X densified) on tall,
+    narrow, dense X. A solver given by name keeps ``aid`` as configured; AID's centroids need X
+    dense, the direct LP does not. ``(data, config, note)``."""
+    from scipy import sparse
+
+    n, m = data.X.shape
+    is_sparse = sparse.issparse(data.X)
+    X = data.X
+    if options.get("solver") is None and config.aid:
+        nnz = int(X.nnz) if is_sparse else int(_count_nonzero(X))
+        memory = None
+        if is_sparse:
+            from aidopt.decomposition.plugins.kernel_svm import physical_memory
+
+            memory = physical_memory()
+        choice = linear_method(n, m, nnz, memory=memory)
+        if choice.method == "dcd":
+            config = dataclasses.replace(config, aid=False)
+            note = f"the LP on the full data with {config.solver}: {choice.reason}"
+        else:
+            note = f"AID with {config.solver}: {choice.reason}"
+    else:
+        what = "AID" if config.aid else "the LP on the full data"
+        note = f"{what} with {config.solver}: " + (
+            f"solver={options['solver']!r} given" if options.get("solver") else "aid=False given")
+    if config.aid and is_sparse:
+        X = X.toarray()  # AID's centroids
+    if X is not data.X:
+        data = type(data)(X, data.y, data.s, data.feature_names, data.classes)
+    with run_logging(config.log):
+        logging.getLogger("aidopt.svm" if config.log else "aidopt.quiet").info(
+            "LP SVM, %s", note)
     return data, config, note

@@ -189,11 +189,16 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
         result = _front.run_rows(ModifiedSVMProblem(C=p.C), data, config)
         return _front.decorate(result, data)
     config = RunConfig.from_kwargs(options, caller="solve_svm", solver=default_svm_solver(p.norm, p.kernel))
-    by_shape = p.norm == "l2" and p.kernel in (None, "linear") and engine == "numpy"
-    data = as_classification_data(X, y, sample_weight, engine=engine, sparse=by_shape)
+    linear = p.kernel in (None, "linear") and engine == "numpy"
+    by_shape = p.norm == "l2" and linear
+    lp_by_shape = p.norm != "l2" and linear
+    data = as_classification_data(X, y, sample_weight, engine=engine,
+                                  sparse=by_shape or lp_by_shape)
     note = ""
     if by_shape:  # AID, or dual coordinate descent on sparse or wide X (docs/svm.md)
         data, config, note = _shape.prepare(data, options, config)
+    elif lp_by_shape:  # AID, or the LP on the full data from sparse or wide X (docs/svm.md)
+        data, config, note = _shape.prepare_lp_svm(data, options, config)
     if p.kernel is None or p.kernel == "linear":
         if p.cache_size is not None:
             raise ValueError("cache_size is for kernel AID (kernel='rbf', 'poly' or a callable): "
