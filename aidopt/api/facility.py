@@ -16,23 +16,32 @@ p-median (``p``) and uncapacitated facility location (``fixed_costs``) on an
 
 Either way the bound is an aggregated MIP's dual bound and the certificate its gap to the best
 lifted solution.
+
+The covering models (``model="mclp"``: maximal covering, ``model="lscp"``: location set
+covering, with a coverage ``radius``) are solved in one MIP on exactly aggregated rows
+(:class:`aidopt.decomposition.plugins.covering.CoveringProblem`), certified by its bound.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
 import time
 
 import numpy as np
 
 from aidopt.api import _front
 from aidopt.api._params import Family, Param
-from aidopt.data.facility import FacilityData, as_facility_data
+from aidopt.data.coverage import aggregate_rows, coverage_sets, drop_dominated
+from aidopt.data.facility import FacilityData, _coords, _vector, as_facility_data, cost_matrix
+from aidopt.decomposition.plugins.covering import CoveringData, CoveringProblem
 from aidopt.decomposition.plugins.facility import FacilityProblem, bounded
 from aidopt.decomposition.plugins.facility_benders import FacilityBendersProblem
 from aidopt.decomposition.plugins.facility_radius import FacilityRadiusProblem
 from aidopt.decomposition.run import RunConfig
 from aidopt.results import AIDResult
+from aidopt.solvers import TimeLimitReached
 
 __all__ = ['solve_facility_location', 'plot_facility']
 
@@ -42,6 +51,13 @@ DEFAULT_FACILITY_SOLVER = "benders"
 
 #: what AID may aggregate (``solve_facility_location(aggregation=...)``)
 AGGREGATIONS = ("radius", "sites")
+
+#: the models of ``solve_facility_location(model=...)``; None: "p-median" with ``p``, "ufl"
+#: with ``fixed_costs`` only
+MODELS = ("p-median", "ufl", "mclp", "lscp")
+
+#: the covering models (with a ``radius``)
+COVERING = ("mclp", "lscp")
 
 #: the parameters of facility location: the one declaration behind solve_facility_location and
 #: ``aidopt facility``
@@ -91,11 +107,18 @@ FACILITY = Family(
 # --------------------------------------------------------------------------- the front door
 @FACILITY.door(namespace="opts")
 def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, capacity=None,
-                            customer_xy=None, site_xy=None, opts, **options) -> AIDResult:
-    r"""Uncapacitated p-median or facility location, solved by AID and certified.
+                            customer_xy=None, site_xy=None, model=None, radius=None,
+                            fixed_open=None, opts, **options) -> AIDResult:
+    r"""Uncapacitated p-median or facility location, solved by AID and certified; or a covering
+    model (MCLP, LSCP) solved exactly on aggregated rows and certified.
 
     :math:`\min \sum_j f_j y_j + \sum_i \sum_j w_i c_{ij} x_{ij}` over open sites ``y`` (at most
     ``p`` for the p-median) and assignments ``x`` (every customer served by an open site).
+
+    With ``model="mclp"`` (maximal covering, Church & ReVelle 1974): open ``p`` sites to cover
+    the most demand weight, a point being covered by an open site at cost at most ``radius``;
+    with ``model="lscp"`` (location set covering, Toregas et al. 1971): the fewest sites (the
+    least opening cost with ``fixed_costs``) that cover every point (docs/facility.md).
 
     Parameters
     ----------
@@ -119,13 +142,28 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
     customer_xy, site_xy : array-like (., 2), optional
         Coordinates: the initial clustering and the split use ``site_xy``; :func:`plot_facility`
         draws both.
+    model : {None, "p-median", "ufl", "mclp", "lscp"}
+        The problem (None: the p-median when ``p`` is given, else UFL, as before). ``"mclp"``
+        takes ``p``, ``radius`` and optionally ``demand`` (the points' weights) and
+        ``fixed_open``; ``"lscp"`` takes ``radius`` and optionally ``fixed_costs`` and
+        ``fixed_open``. The AID parameters below do not apply to them (``mip_gap`` does).
+    radius : float, optional
+        Covering models only: point i is covered by site j when ``costs[i, j] <= radius``
+        (positive and finite).
+    fixed_open : array-like of int, optional
+        Covering models only: sites that are open whatever the solution (at most ``p`` for
+        MCLP).
 
     Returns
     -------
     AIDResult
         ``solution["open"]`` (sorted site indices), ``solution["assign"]`` (a site per customer),
         ``objective``, ``lower_bound`` (the best aggregated MIP dual bound), ``gap``;
-        ``termination == "certified_optimal"`` when the gap is within ``tol``.
+        ``termination == "certified_optimal"`` when the gap is within ``tol``. Covering models:
+        ``solution["open"]`` (a list of ints) and ``solution["rows"]`` (the aggregated rows);
+        MCLP: ``objective`` is the uncovered weight (minimised), ``solution["covered"]`` the
+        covered weight; LSCP: ``objective`` the opening cost (the number of sites without
+        ``fixed_costs``), ``solution["n_open"]`` the number of sites.
 
     Examples
     --------
@@ -137,6 +175,11 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
     >>> res.certified, len(res.solution["open"])
     (True, 4)
     """
+    kind = _model_kind(model, p, fixed_costs, radius, fixed_open)
+    if kind in COVERING:
+        return _solve_covering(kind, costs, p=p, fixed_costs=fixed_costs, demand=demand,
+                               capacity=capacity, customer_xy=customer_xy, site_xy=site_xy,
+                               radius=radius, fixed_open=fixed_open, opts=opts, options=options)
     if opts.aggregation not in AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {opts.aggregation!r}")
     # the default solver: branch-and-Benders-cut for the radius plug-in without capacities
@@ -192,6 +235,130 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
     if customer_xy is not None or site_xy is not None:
         result.solution["customer_xy"] = data.customer_xy
         result.solution["site_xy"] = data.site_xy
+    return result
+
+
+def _model_kind(model, p, fixed_costs, radius, fixed_open):
+    """The checked ``model`` of :func:`solve_facility_location` (None for the p-median / UFL as
+    ``p`` and ``fixed_costs`` say)."""
+    if model is not None and model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS} or None, got {model!r}")
+    if model in COVERING:
+        if radius is None:
+            raise ValueError(f"model={model!r} needs a coverage radius: pass radius=R (a point "
+                             "is covered by a site at cost at most R)")
+        return model
+    if radius is not None:
+        raise ValueError("radius is the coverage radius of the covering models: pass "
+                         "model='mclp' or model='lscp' with it")
+    if fixed_open is not None:
+        raise ValueError("fixed_open is offered by the covering models (model='mclp' or 'lscp')")
+    if model == "p-median" and p is None:
+        raise ValueError("model='p-median' needs p")
+    if model == "ufl" and fixed_costs is None:
+        raise ValueError("model='ufl' needs fixed_costs")
+    return model
+
+
+def _check_radius(radius) -> float:
+    if isinstance(radius, bool) or not isinstance(radius, numbers.Real):
+        raise ValueError(f"radius must be a positive finite number, got {radius!r}")
+    radius = float(radius)
+    if not (math.isfinite(radius) and radius > 0):
+        raise ValueError(f"radius must be a positive finite number, got {radius!r}")
+    return radius
+
+
+def _check_fixed_open(fixed_open, n_sites: int) -> np.ndarray:
+    if fixed_open is None:
+        return np.zeros(0, dtype=np.int64)
+    arr = np.asarray(fixed_open)
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if arr.ndim != 1 or arr.dtype == bool or arr.dtype.kind not in "iu":
+        raise ValueError(f"fixed_open must be a list of site indices (integers), got {fixed_open!r}")
+    bad = arr[(arr < 0) | (arr >= n_sites)]
+    if bad.size:
+        raise ValueError(f"fixed_open: site index {int(bad[0])} is not in 0..{n_sites - 1}")
+    return np.unique(arr.astype(np.int64))
+
+
+def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_xy, site_xy,
+                    radius, fixed_open, opts, options) -> AIDResult:
+    """MCLP / LSCP (:func:`solve_facility_location` with ``model="mclp"`` / ``"lscp"``): every
+    input checked, the coverage sets computed and aggregated, then one MIP solve; the coverage
+    computation counts against ``time_limit``."""
+    start = time.perf_counter()
+    config = RunConfig.from_kwargs(options, caller="solve_facility_location", solver="highs")
+    config = dataclasses.replace(config, aid=False)  # exact aggregation: one solve
+    radius = _check_radius(radius)
+    if capacity is not None:
+        raise ValueError(f"model={kind!r} takes no capacity")
+    arr = cost_matrix(costs)
+    n, s = (int(v) for v in arr.shape)
+    open0 = _check_fixed_open(fixed_open, s)
+    if kind == "mclp":
+        if p is None:
+            raise ValueError("model='mclp' needs p, the number of sites to open")
+        if fixed_costs is not None:
+            raise ValueError("model='mclp' opens p sites and takes no fixed_costs (use "
+                             "model='lscp' for the least-cost cover)")
+        if isinstance(p, float) and p.is_integer():
+            p = int(p)
+        if isinstance(p, bool) or not isinstance(p, numbers.Integral) or not 1 <= p <= s:
+            raise ValueError(f"p must be an integer between 1 and the number of sites ({s}), "
+                             f"got {p!r}")
+        p = int(p)
+        if open0.size > p:
+            raise ValueError(f"fixed_open forces {open0.size} sites open, more than p = {p}")
+        weight = np.ones(n) if demand is None else _vector(demand, "demand", n)
+        if weight.sum() <= 0:
+            raise ValueError("total demand is 0: nothing to cover")
+        fixed = None
+    else:
+        if p is not None:
+            raise ValueError("model='lscp' finds the fewest (or least costly) sites covering every "
+                             "point and takes no p (use model='mclp' to open p sites)")
+        if demand is not None:
+            raise ValueError("model='lscp' covers every point and takes no demand weights")
+        weight = np.ones(n)
+        fixed = _vector(fixed_costs, "fixed_costs", s)
+    cxy, sxy = _coords(customer_xy, "customer_xy", n), _coords(site_xy, "site_xy", s)
+    deadline = None if config.time_limit is None else start + config.time_limit
+    coverage, rows, dropped, stopped = None, None, 0, ""
+    try:
+        coverage = coverage_sets(arr, radius, deadline=deadline)
+        if kind == "lscp":
+            lonely = np.flatnonzero(coverage.sizes() == 0)
+            if lonely.size:
+                shown = ", ".join(str(int(i)) for i in lonely[:10])
+                more = f" and {lonely.size - 10} more" if lonely.size > 10 else ""
+                raise ValueError(f"LSCP is infeasible: demand point(s) {shown}{more} have no "
+                                 f"candidate site within radius {radius:g}")
+        keep = ~coverage.covered(open0) if open0.size else np.ones(n, dtype=bool)
+        if kind == "mclp":
+            keep &= weight > 0
+        rows = aggregate_rows(coverage, weight, keep, deadline=deadline)
+        if kind == "lscp":
+            rows, dropped = drop_dominated(rows)
+    except TimeLimitReached as exc:
+        coverage, rows, stopped = None, None, str(exc)
+    data = CoveringData(kind, coverage, rows, weight, p, fixed, open0, n, s, dropped, stopped)
+    mip_gap = min(1e-7, config.tol / 10.0) if opts.mip_gap is None else opts.mip_gap
+    result = _front.run_problem(CoveringProblem(kind, mip_gap=mip_gap), data,
+                                _less_time(config, start))
+    if rows is not None:
+        note = (f"{n} demand points aggregated into {rows.n_rows} rows (points with the same "
+                "coverage set are one row: exact")
+        note += f"; {dropped} dominated rows dropped)" if dropped else ")"
+        result.message = f"{result.message}; {note}" if result.message else note
+        if result.solution:
+            result.solution["rows"] = rows.n_rows
+    if kind == "mclp" and result.solution and coverage is not None:
+        result.solution["covered"] = float(weight.sum()) - float(result.objective)
+    if cxy is not None or sxy is not None:
+        result.solution["customer_xy"] = cxy
+        result.solution["site_xy"] = sxy
     return result
 
 

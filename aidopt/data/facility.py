@@ -17,7 +17,7 @@ import numpy as np
 
 from aidopt.data.validate import _check_finite
 
-__all__ = ['EuclideanCosts', 'FacilityData', 'GraphCosts', 'as_facility_data', 'bound_costs', 'euclidean_costs',
+__all__ = ['EuclideanCosts', 'FacilityData', 'GraphCosts', 'as_facility_data', 'bound_costs', 'cost_matrix', 'euclidean_costs',
            'graph_costs', 'read_orlib_cap',
            'read_orlib_pmed', 'read_tsplib', 'tsplib_costs']
 
@@ -199,9 +199,22 @@ def as_facility_data(costs, *, p=None, fixed_costs=None, demand=None, capacity=N
         ``fixed_costs``; ``p`` not an integer in ``1..n_sites``; vectors of the wrong length or
         with negative / non-finite entries; total demand 0; capacities below total demand.
     """
+    arr = cost_matrix(costs)
+    return _checked(arr, arr.shape, p, fixed_costs, demand, capacity, customer_xy, site_xy, name)
+
+
+def cost_matrix(costs):
+    """``costs`` checked: an oracle (:class:`EuclideanCosts`, :class:`GraphCosts`) as it is (it
+    validated its own input), else a finite non-negative 2-d float array below
+    :data:`MAX_COST` (a sparse matrix is made dense).
+
+    Raises
+    ------
+    ValueError
+        Not a non-empty 2-d numeric array; NaN, infinite, negative or too large entries.
+    """
     if isinstance(costs, (EuclideanCosts, GraphCosts)):  # oracles validate their own input
-        return _checked(costs, costs.shape, p, fixed_costs, demand, capacity, customer_xy,
-                        site_xy, name)
+        return costs
     if hasattr(costs, "toarray"):
         costs = costs.toarray()
     arr = np.asarray(costs)
@@ -224,7 +237,7 @@ def as_facility_data(costs, *, p=None, fixed_costs=None, demand=None, capacity=N
         raise ValueError(f"costs must be below {MAX_COST:g} (HiGHS refuses LP coefficients from "
                          f"1e15 on); costs[{i}, {j}] = {arr[i, j]:g}: rescale, or leave forbidden "
                          "pairs at a cost a few times the largest real one")
-    return _checked(arr, arr.shape, p, fixed_costs, demand, capacity, customer_xy, site_xy, name)
+    return arr
 
 
 def _checked(costs, shape, p, fixed_costs, demand, capacity, customer_xy, site_xy, name):
