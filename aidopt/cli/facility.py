@@ -14,7 +14,10 @@ Input (one of):
 * ``--graph FILE.csv``: an edge list ``u,v,weight`` (shortest-path costs, every node both).
 
 Problem: ``--p P`` (p-median) and/or ``--fixed-costs VALUE|FILE|auto`` (UFL; ``auto`` is the
-documented rule f_j = mean cost x n x mean demand / (2 sqrt(n_sites))), ``--demand FILE``.
+documented rule f_j = mean cost x n x mean demand / (2 sqrt(n_sites))), ``--demand FILE``; or a
+covering model, ``--model mclp --radius R --p P`` (maximal covering, ``--demand`` the weights)
+or ``--model lscp --radius R`` (location set covering, ``--fixed-costs`` optional), with
+``--fixed-open 0,4,7`` for sites forced open.
 Output: the summary, ``--assignments CSV`` (customer, site, cost), ``--map PNG`` (coordinate
 data), ``--output JSON``, ``--plot PNG`` (convergence). Exit codes as for every command: 0
 certified, 1 not certified, 2 error, 130 interrupted.
@@ -94,7 +97,7 @@ def load_problem(args) -> dict:
 
         costs, p, _ = orlib_pmed(args.orlib)
         out.update(costs=costs, name=Path(args.orlib).stem)
-        if out["p"] is None and args.fixed_costs is None:
+        if out["p"] is None and args.fixed_costs is None and getattr(args, "model", None) != "lscp":
             out["p"] = p
     elif args.graph:
         import networkx as nx
@@ -158,6 +161,14 @@ def add_arguments(p) -> None:
     prob.add_argument("--fixed-costs", default=None,
                       help="UFL opening costs: a number (every site), a CSV file, or 'auto'")
     prob.add_argument("--demand", default=None, help="CSV demand per customer (default 1)")
+    prob.add_argument("--model", default=None, choices=["p-median", "ufl", "mclp", "lscp"],
+                      help="the problem (default: p-median with --p, else UFL); mclp: open --p "
+                           "sites covering the most demand within --radius; lscp: the fewest "
+                           "(least costly with --fixed-costs) sites covering every point")
+    prob.add_argument("--radius", type=float, default=None,
+                      help="mclp / lscp: a point is covered by a site at cost at most RADIUS")
+    prob.add_argument("--fixed-open", default=None, metavar="J,J,...",
+                      help="mclp / lscp: comma-separated site indices forced open")
     from aidopt.api.facility import FACILITY
 
     FACILITY.add_arguments(p)
@@ -178,14 +189,25 @@ def cmd_facility(args) -> int:
     prob = load_problem(args)
     if args.map and prob["customer_xy"] is None:
         raise ValueError("--map needs coordinate data (--coords, --customers/--sites, --tsplib)")
+    covering = {}
+    if args.model is not None:
+        covering["model"] = args.model
+    if args.radius is not None:
+        covering["radius"] = args.radius
+    if args.fixed_open is not None:
+        covering["fixed_open"] = _site_list(args.fixed_open)
+    if args.model in ("mclp", "lscp") and args.map:
+        raise ValueError("--map draws assignments: the covering models (mclp, lscp) have none")
     result = solve_facility_location(
         prob["costs"], p=prob["p"], fixed_costs=prob["fixed_costs"], demand=prob["demand"],
-        customer_xy=prob["customer_xy"], site_xy=prob["site_xy"], **FACILITY.cli_kwargs(args),
-        **_options(args))
+        customer_xy=prob["customer_xy"], site_xy=prob["site_xy"], **covering,
+        **FACILITY.cli_kwargs(args), **_options(args))
     code = _finish(result, args)
     sol = result.solution
     if "open" in sol:
         print(f"open sites ({len(sol['open'])}): {' '.join(str(int(j)) for j in sol['open'])}")
+    if "covered" in sol:
+        print(f"covered demand: {sol['covered']:.10g} (uncovered {result.objective:.10g})")
     if args.assignments and "assign" in sol:
         assign = np.asarray(sol["assign"], dtype=np.int64)
         cost = prob["costs"][np.arange(assign.size), assign]
@@ -197,6 +219,14 @@ def cmd_facility(args) -> int:
         plot_facility(result, path=args.map)
         say(args, f"map written to {args.map}")
     return code
+
+
+def _site_list(text: str) -> list[int]:
+    """``--fixed-open 0,4,7`` as a list of site indices."""
+    try:
+        return [int(v) for v in text.replace(" ", "").split(",") if v]
+    except ValueError:
+        raise ValueError(f"--fixed-open: comma-separated site indices, got {text!r}") from None
 
 
 def add_bench_arguments(p) -> None:

@@ -274,3 +274,20 @@ def test_against_spopt():
     lscp = lscp.solve(pulp.PULP_CBC_CMD(msg=False))
     ours = solve_facility_location(C, model="lscp", radius=radius, log=False)
     assert ours.objective == pytest.approx(pulp.value(lscp.problem.objective))
+
+
+# --------------------------------------------------------------------------- CLI
+def test_cli_covering(tmp_path, capsys):
+    from aidopt.cli.main import main
+
+    path = tmp_path / "pts.csv"
+    np.savetxt(path, [[0, 0], [1, 0], [0, 1], [5, 5], [5, 6], [9, 9]], delimiter=",")
+    assert main(["facility", "--coords", str(path), "--model", "mclp", "--radius", "1.5",
+                 "--p", "2", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "open sites (2)" in out and "covered demand: 5 (uncovered 1)" in out
+    assert main(["facility", "--coords", str(path), "--model", "lscp", "--radius", "1.5",
+                 "--fixed-open", "5", "--quiet"]) == 0
+    assert "open sites (3)" in capsys.readouterr().out
+    assert main(["facility", "--coords", str(path), "--radius", "1.5", "--p", "2",
+                 "--quiet"]) == 2
