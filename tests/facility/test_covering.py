@@ -291,3 +291,20 @@ def test_cli_covering(tmp_path, capsys):
     assert "open sites (3)" in capsys.readouterr().out
     assert main(["facility", "--coords", str(path), "--radius", "1.5", "--p", "2",
                  "--quiet"]) == 2
+
+
+def test_coverage_from_a_graph_matches_its_matrix():
+    nx = pytest.importorskip("networkx")
+    from aidopt.data.facility import GraphCosts, graph_costs
+
+    g = nx.grid_2d_graph(6, 6)
+    rng = np.random.default_rng(0)
+    for u, v in g.edges:
+        g.edges[u, v]["weight"] = float(rng.integers(1, 5))
+    sites = list(g.nodes)[::4]
+    a = coverage_sets(graph_costs(g, sites=sites), 4.0)
+    b = coverage_sets(GraphCosts(g, sites=sites), 4.0)
+    assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.sites, b.sites)
+    res = solve_facility_location(GraphCosts(g, sites=sites), p=2, model="mclp", radius=4.0,
+                                  log=False)
+    assert res.termination.value == "certified_optimal"
