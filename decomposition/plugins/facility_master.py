@@ -141,11 +141,15 @@ class PerCustomerCuts(Conshdlr):
         self.out_of_time = False
 
     def _late(self) -> bool:
-        """Past the deadline: stop SCIP (once) and say so."""
+        """Past the deadline: stop SCIP (once) and say so. SCIP refuses ``interruptSolve`` in its
+        INITSOLVE stage (while it checks the start solution; calling it there made the whole
+        solve fail): there the candidate is only rejected, and the next call, in the solving
+        stage, stops SCIP."""
         if self.deadline is not None and time.perf_counter() > self.deadline:
-            if not self.out_of_time:
+            model = self.master.model
+            if not self.out_of_time and model.getStage() != ps.SCIP_STAGE.INITSOLVE:
                 self.out_of_time = True
-                self.master.model.interruptSolve()
+                model.interruptSolve()
             return True
         return False
 

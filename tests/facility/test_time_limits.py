@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 from aidopt.decomposition.plugins.facility import FacilityBase
 
 import aidopt
@@ -63,3 +64,36 @@ def test_ctrl_c_in_the_data_bound_returns_a_result(monkeypatch):
     assert calls
     assert res.termination == "interrupted"
     assert not res.certified
+
+
+def test_deadline_while_scip_checks_the_start_is_not_an_error(monkeypatch):
+    """The deadline passing while SCIP checks the start solution (its INITSOLVE stage, where
+    ``interruptSolve`` is not allowed) must not make SCIP fail: the fuzz campaign's
+    ``time_limit`` seed 91 raised "SCIP: unspecified error!" under load. Here the deadline is
+    moved into the past at the first check made in that stage."""
+    import pyscipopt as ps
+    from aidopt.decomposition.plugins import facility_master as fm
+
+    original = fm.PerCustomerCuts.conscheck
+    seen = []
+
+    def conscheck(self, *args, **kwargs):
+        stage = self.master.model.getStage()
+        seen.append(stage)
+        if stage == ps.SCIP_STAGE.INITSOLVE:
+            self.deadline = time.perf_counter() - 1.0
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(fm.PerCustomerCuts, "conscheck", conscheck)
+    pts = np.random.default_rng(898726).random((400, 2))
+    res = aidopt.solve_facility_location(EuclideanCosts(pts), p=10, log=False,
+                                         raise_on_failure=False)
+    assert ps.SCIP_STAGE.INITSOLVE in seen  # the case this test is about did happen
+    assert res.solution["open"] is not None  # a result, with the start or better
+    monkeypatch.undo()
+    plain = aidopt.solve_facility_location(EuclideanCosts(pts), p=10, log=False)
+    assert plain.certified
+    if res.certified:  # only the handler's clock was moved: the run may still certify
+        assert res.objective == pytest.approx(plain.objective, rel=1e-9)
+    else:
+        assert res.objective >= plain.objective * (1 - 1e-9)
