@@ -33,7 +33,7 @@ import numpy as np
 
 from aidopt.api import _front
 from aidopt.api._params import Family, Param
-from aidopt.data.coverage import aggregate_rows, coverage_sets, drop_dominated
+from aidopt.data.coverage import CoverageTimeLimit, aggregate_rows, coverage_sets, drop_dominated
 from aidopt.data.facility import FacilityData, _coords, _vector, as_facility_data, cost_matrix
 from aidopt.decomposition.plugins.covering import CoveringData, CoveringProblem
 from aidopt.decomposition.plugins.facility import FacilityProblem, bounded
@@ -41,7 +41,6 @@ from aidopt.decomposition.plugins.facility_benders import FacilityBendersProblem
 from aidopt.decomposition.plugins.facility_radius import FacilityRadiusProblem
 from aidopt.decomposition.run import RunConfig
 from aidopt.results import AIDResult
-from aidopt.solvers import TimeLimitReached
 
 __all__ = ['solve_facility_location', 'plot_facility']
 
@@ -341,7 +340,7 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
         rows = aggregate_rows(coverage, weight, keep, deadline=deadline)
         if kind == "lscp":
             rows, dropped = drop_dominated(rows)
-    except TimeLimitReached as exc:
+    except CoverageTimeLimit as exc:
         coverage, rows, stopped = None, None, str(exc)
     data = CoveringData(kind, coverage, rows, weight, p, fixed, open0, n, s, dropped, stopped)
     mip_gap = min(1e-7, config.tol / 10.0) if opts.mip_gap is None else opts.mip_gap

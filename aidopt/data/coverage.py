@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Coverage", "CoverRows", "coverage_sets", "aggregate_rows", "drop_dominated"]
+__all__ = ["Coverage", "CoverageTimeLimit", "CoverRows", "coverage_sets", "aggregate_rows", "drop_dominated"]
 
 #: rows of a cost oracle (or points of a k-d tree query) handled at a time
 BLOCK = 4096
@@ -87,11 +87,14 @@ class CoverRows:
         return self.sites[self.indptr[r]:self.indptr[r + 1]]
 
 
+class CoverageTimeLimit(Exception):
+    """The deadline passed while the coverage sets were computed or grouped (the data layer
+    imports no solver: the door turns it into a ``time_limit`` result)."""
+
+
 def _check_clock(deadline: float | None) -> None:
     if deadline is not None and time.perf_counter() > deadline:
-        from aidopt.solvers import TimeLimitReached
-
-        raise TimeLimitReached("time limit reached while computing the coverage sets")
+        raise CoverageTimeLimit("time limit reached while computing the coverage sets")
 
 
 def _from_pairs(rows: np.ndarray, cols: np.ndarray, n_points: int, n_sites: int) -> Coverage:
@@ -123,7 +126,7 @@ def coverage_sets(costs, radius: float, *, deadline: float | None = None) -> Cov
 
     Raises
     ------
-    TimeLimitReached
+    CoverageTimeLimit
         ``deadline`` passed (checked between blocks).
     """
     from aidopt.data.facility import EuclideanCosts
