@@ -87,7 +87,7 @@ def _highs_lp(X, y, C, norm, time_limit):
     inf = highspy.kHighsInf
     n_reg = {"l1": m, "linf": 1, "none": 0}[norm]
     # columns: w (m), gamma, y (n), then s (m) or sigma; margin: y_i (x_i w - gamma) + y_i >= 1
-    margin = sparse.hstack([sparse.csr_matrix(X * y[:, None]), sparse.csr_matrix(-y[:, None]),
+    margin = sparse.hstack([sparse.diags(y) @ sparse.csr_matrix(X), sparse.csr_matrix(-y[:, None]),
                             sparse.eye(n), sparse.csr_matrix((n, n_reg))])
     blocks, lower, upper = [margin], [np.ones(n)], [np.full(n, inf)]
     if n_reg:
