@@ -145,7 +145,8 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
         The problem (None: the p-median when ``p`` is given, else UFL, as before). ``"mclp"``
         takes ``p``, ``radius`` and optionally ``demand`` (the points' weights) and
         ``fixed_open``; ``"lscp"`` takes ``radius`` and optionally ``fixed_costs`` and
-        ``fixed_open``. The AID parameters below do not apply to them (``mip_gap`` does).
+        ``fixed_open``. The AID parameters below do not apply to them and are refused when
+        given (``mip_gap`` does apply).
     radius : float, optional
         Covering models only: point i is covered by site j when ``costs[i, j] <= radius``
         (positive and finite).
@@ -293,6 +294,11 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
     radius = _check_radius(radius)
     if capacity is not None:
         raise ValueError(f"model={kind!r} takes no capacity")
+    unused = sorted(name for name, param in FACILITY.params.items()
+                    if name != "mip_gap" and getattr(opts, name) != param.default)
+    if unused:  # one MIP after the exact aggregation: AID's options would be silently ignored
+        raise ValueError(f"model={kind!r} solves one MIP after an exact aggregation: "
+                         f"{', '.join(unused)} do(es) not apply (only mip_gap does)")
     arr = cost_matrix(costs)
     n, s = (int(v) for v in arr.shape)
     open0 = _check_fixed_open(fixed_open, s)

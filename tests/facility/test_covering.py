@@ -308,3 +308,10 @@ def test_coverage_from_a_graph_matches_its_matrix():
     res = solve_facility_location(GraphCosts(g, sites=sites), p=2, model="mclp", radius=4.0,
                                   log=False)
     assert res.termination.value == "certified_optimal"
+
+
+@pytest.mark.parametrize("option", [{"aggregation": "sites"}, {"improve": 1}, {"far": True}])
+def test_aid_options_are_refused_for_covering_models(option):
+    costs = np.random.default_rng(0).random((20, 5))
+    with pytest.raises(ValueError, match="do\\(es\\) not apply"):
+        solve_facility_location(costs, p=2, model="mclp", radius=0.5, log=False, **option)
