@@ -108,6 +108,18 @@ def prepare(data, options: dict, config: RunConfig) -> tuple[object, RunConfig, 
     return data, config, note
 
 
+def _entries_and_memory(X) -> tuple[int, float | None]:
+    """``(nnz, memory)`` for the shape rules: X's stored (sparse) or nonzero (dense) entries, and
+    the machine's physical memory in bytes for a sparse X (None for a dense one)."""
+    from scipy import sparse
+
+    if not sparse.issparse(X):
+        return int(_count_nonzero(X)), None
+    from aidopt.decomposition.plugins.kernel_svm import physical_memory
+
+    return int(X.nnz), physical_memory()
+
+
 def _count_nonzero(X) -> int:
     """The nonzeros of a dense X, counted in row blocks (no n x m temporary)."""
     import numpy as np
@@ -152,12 +164,7 @@ def prepare_lad(data, options: dict, config: RunConfig) -> tuple[object, RunConf
     is_sparse = sparse.issparse(data.X)
     X = data.X
     if given is None:
-        nnz = int(X.nnz) if is_sparse else int(_count_nonzero(X))
-        memory = None
-        if is_sparse:
-            from aidopt.decomposition.plugins.kernel_svm import physical_memory
-
-            memory = physical_memory()
+        nnz, memory = _entries_and_memory(X)
         choice = lad_method(n, m, nnz, memory=memory)
         if choice.method == "lp":
             config = dataclasses.replace(config, solver=LAD_LP_SOLVER, aid=False)
@@ -194,12 +201,7 @@ def prepare_lp_svm(data, options: dict, config: RunConfig) -> tuple[object, RunC
     is_sparse = sparse.issparse(data.X)
     X = data.X
     if options.get("solver") is None and config.aid:
-        nnz = int(X.nnz) if is_sparse else int(_count_nonzero(X))
-        memory = None
-        if is_sparse:
-            from aidopt.decomposition.plugins.kernel_svm import physical_memory
-
-            memory = physical_memory()
+        nnz, memory = _entries_and_memory(X)
         choice = linear_method(n, m, nnz, memory=memory)
         if choice.method == "dcd":
             config = dataclasses.replace(config, aid=False)

@@ -12,6 +12,7 @@ from scipy.optimize import linprog
 
 import aidopt
 from aidopt.api import _shape
+from tests._densify import densify_calls
 
 
 def _reference(X, y, s, tau=None):
@@ -68,16 +69,7 @@ def test_sparse_tall_data_answer_as_dense(fmt):
 
 def test_a_sparse_path_never_densifies_x(monkeypatch):
     """No ``toarray`` / ``todense`` on the user's matrix or its CSR copy on the chosen path."""
-    calls = []
-    for cls in (sparse.csr_matrix, sparse.csc_matrix, sparse.coo_matrix):
-        for name in ("toarray", "todense"):
-            original = getattr(cls, name)
-
-            def spy(self, *a, _original=original, **k):
-                calls.append(self.shape)
-                return _original(self, *a, **k)
-
-            monkeypatch.setattr(cls, name, spy)
+    calls = densify_calls(monkeypatch)
     rng = np.random.default_rng(4)
     X = sparse.random(5000, 300, density=0.02, random_state=5, format="csr")
     y = X @ rng.normal(size=300) + rng.laplace(size=5000)

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from aidopt.models import lp_svm
 from scipy import sparse
 from scipy.optimize import linprog
 
 import aidopt
-from aidopt.models import lp_svm
+from tests._densify import densify_calls
 
 
 def _reference(X, y, C, norm, s=None):
@@ -73,16 +74,7 @@ def test_sample_weights_and_rlp():
 
 
 def test_the_sparse_lp_path_never_densifies_x(monkeypatch):
-    calls = []
-    for cls in (sparse.csr_matrix, sparse.csc_matrix, sparse.coo_matrix):
-        for name in ("toarray", "todense"):
-            original = getattr(cls, name)
-
-            def spy(self, *a, _original=original, **k):
-                calls.append(self.shape)
-                return _original(self, *a, **k)
-
-            monkeypatch.setattr(cls, name, spy)
+    calls = densify_calls(monkeypatch)
     X, y = _data(4000, 2000, 0.005, 5)
     res = aidopt.solve_svm(X, y, norm="l1", C=1.0, log=False)
     assert res.certified
