@@ -144,7 +144,7 @@ BIASES = ("free", "regularized")
 
 def create_instance(X, y, c=None, M: float = 1.0, form: str = "dual",
                     bias: str = "free") -> pyo.ConcreteModel:
-    """Create a concrete weighted 2-norm SVM instance from numpy data.
+    r"""Create a concrete weighted 2-norm SVM instance from numpy data.
 
     Parameters
     ----------

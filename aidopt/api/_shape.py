@@ -133,7 +133,7 @@ LAD_LP_SOLVER = "clarabel"
 
 
 def lad_method(n: int, m: int, nnz: int, *, memory: float | None = None) -> Choice:
-    """The method for LAD / a regression quantile on an n x m X with nnz stored entries:
+    r"""The method for LAD / a regression quantile on an n x m X with nnz stored entries:
     ``"lp"`` (the dual LP on the full data, built from the stored entries) or ``"aid"``
     (AID with Frisch-Newton on dense centroids).
 

@@ -1,4 +1,4 @@
-"""``aidopt bench lad``: AID against baselines run side by side, in the paper's Table 2 layout.
+r"""``aidopt bench lad``: AID against baselines run side by side, in the paper's Table 2 layout.
 
 Every method runs in its own subprocess on the same seeded instance (regenerated from the seed in
 the worker), one after the other, never two at once; each reports wall time of the solve only

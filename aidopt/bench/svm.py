@@ -1,8 +1,8 @@
-"""``aidopt bench svm``: AID against SVM baselines run side by side (paper Tables 3-5 layout).
+r"""``aidopt bench svm``: AID against SVM baselines run side by side (paper Tables 3-5 layout).
 
 Every method runs in its own subprocess on the same seeded instance, one after the other; each
 reports the wall time of the fit only (data generation excluded), the full-data objective
-:math:`R(w) + C\\sum_i \\max(0, 1 - y_i(w x_i + b))` of its (w, b) and its training accuracy.
+:math:`R(w) + C\sum_i \max(0, 1 - y_i(w x_i + b))` of its (w, b) and its training accuracy.
 Columns: n, m, r0, rT, T, time AID, baseline, time baseline, Γ (training accuracy of the baseline
 minus AID's), Δ (relative objective difference, baseline minus AID, over |AID|), ρ (time baseline /
 time AID).

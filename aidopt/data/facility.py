@@ -17,8 +17,8 @@ import numpy as np
 
 from aidopt.data.validate import _check_finite
 
-__all__ = ['EuclideanCosts', 'FacilityData', 'GraphCosts', 'as_facility_data', 'bound_costs', 'cost_matrix', 'euclidean_costs',
-           'graph_costs', 'read_orlib_cap',
+__all__ = ['EuclideanCosts', 'FacilityData', 'GraphCosts', 'as_facility_data', 'bound_costs',
+           'cost_matrix', 'euclidean_costs', 'graph_costs', 'read_orlib_cap',
            'read_orlib_pmed', 'read_tsplib', 'tsplib_costs']
 
 

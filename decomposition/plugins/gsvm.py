@@ -104,7 +104,7 @@ class GSVMKuProblem(AIDProblem):
         return data
 
     def lp_factor(self, K) -> KernelFactor | None:
-        """The factor the LP is built on (``None``: the LP on K itself). ``"auto"`` uses it when
+        r"""The factor the LP is built on (``None``: the LP on K itself). ``"auto"`` uses it when
         w (one entry per column of K) is not determined by :math:`f = K_\tau w`."""
         factor = self.factor(K)
         if factor is not None and (self.form == "svd" or factor.rank < K.shape[1]):
