@@ -152,12 +152,17 @@ def prepare_lad(data, options: dict, config: RunConfig) -> tuple[object, RunConf
     """Choose LAD's method for validated ``data`` (X dense, or CSR from a sparse input) and put
     the data and the configuration in its form: ``(data, config, note)``.
 
-    No solver given: :func:`lad_method`; the LP runs with :data:`LAD_LP_SOLVER` and
-    ``aid=False`` on X as given (CSR stays CSR); AID gets a sparse X densified. A solver given:
-    that solver, with AID or not as configured, on X as given (Pyomo's models hold a sparse X's
-    stored entries only), except Frisch-Newton (``"fn"``), which works on dense X with n > m.
+    No solver given: :func:`lad_method`. Where it chooses the full data over AID, a sparse X
+    with more rows than columns gets Frisch-Newton on the full data with sparse normal
+    equations (:mod:`aidopt.numerics.normal`, CHOLMOD); other cases the dual LP with
+    :data:`LAD_LP_SOLVER`, built from the stored entries (CSR stays CSR); AID gets a sparse X
+    densified. A solver given: that solver, with AID or not as configured, on X as given
+    (Pyomo's models hold a sparse X's stored entries only); Frisch-Newton (``"fn"``) needs
+    n > m and works on a sparse X without AID, on a dense copy with AID.
     """
     from scipy import sparse
+
+    from aidopt.numerics.normal import sparse_cholesky_available
 
     given = options.get("solver")
     n, m = data.X.shape
@@ -166,7 +171,11 @@ def prepare_lad(data, options: dict, config: RunConfig) -> tuple[object, RunConf
     if given is None:
         nnz, memory = _entries_and_memory(X)
         choice = lad_method(n, m, nnz, memory=memory)
-        if choice.method == "lp":
+        if choice.method == "lp" and is_sparse and n > m and sparse_cholesky_available():
+            config = dataclasses.replace(config, solver="fn", aid=False)
+            note = (f"Frisch-Newton on the full data, sparse normal equations: "
+                    f"{choice.reason}")
+        elif choice.method == "lp":
             config = dataclasses.replace(config, solver=LAD_LP_SOLVER, aid=False)
             note = f"the dual LP on the full data with {LAD_LP_SOLVER}: {choice.reason}"
         else:
@@ -179,7 +188,8 @@ def prepare_lad(data, options: dict, config: RunConfig) -> tuple[object, RunConf
                 raise ValueError(f"solver='fn' (Frisch-Newton) needs more rows than columns, X is "
                                  f"{n} x {m}: leave solver unset (the dual LP by shape) or give "
                                  "an LP solver ('clarabel', 'highs', ...)")
-            X = X.toarray() if is_sparse else X
+            if config.aid or not sparse_cholesky_available():
+                X = X.toarray() if is_sparse else X  # AID's centroids are dense
         what = "AID" if config.aid else "the direct solve"
         note = f"{what} with {config.solver}: solver={given!r} given"
     if X is not data.X:

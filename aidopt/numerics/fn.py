@@ -39,8 +39,9 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg
+from scipy import linalg, sparse
 
+from aidopt.numerics.normal import NormalEquations
 from aidopt.numerics.rq import check_loss, slopes
 
 __all__ = ["FNResult", "frisch_newton", "max_step"]
@@ -114,13 +115,15 @@ def frisch_newton(X, y, w=None, *, quantile: float | None = None, tol: float = 1
     FNResult
     """
     start = time.perf_counter()
-    X = np.ascontiguousarray(X, dtype=float)
+    X = sparse.csr_matrix(X, dtype=float) if sparse.issparse(X) else np.ascontiguousarray(
+        X, dtype=float)
     y = np.asarray(y, dtype=float)
     K, m = X.shape
     w = np.ones(K) if w is None else np.asarray(w, dtype=float)
     if y.shape != (K,) or w.shape != (K,) or np.any(w <= 0):
         raise ValueError("frisch_newton: y and w must have one entry per row, w > 0")
-    colscale = np.maximum(np.abs(X).T @ w, np.finfo(float).tiny)
+    colscale = np.maximum(abs(X).T @ w, np.finfo(float).tiny)
+    normal = NormalEquations(X)
     above, below = slopes(quantile)
     low = below * w  # v = z - low: the dual box [-b w, a w] shifted to [0, (a + b) w]
     u = (above + below) * w
@@ -129,8 +132,7 @@ def frisch_newton(X, y, w=None, *, quantile: float | None = None, tol: float = 1
     # the signs
     z = low.copy()
     p = u - z
-    root = np.sqrt(w)
-    beta_ls = linalg.lstsq(X * root[:, None], y * root, lapack_driver="gelsy")[0]
+    beta_ls = _least_squares(X, y, w, normal)
     beta = -beta_ls
     e = y - X @ beta_ls
     delta = max(float(np.mean(np.abs(e))), 1e-12 * max(1.0, float(np.abs(y).max())))
@@ -152,21 +154,21 @@ def frisch_newton(X, y, w=None, *, quantile: float | None = None, tol: float = 1
             break
         d = 1.0 / (t / z + s / p)
         try:
-            factor = linalg.cho_factor((X * d[:, None]).T @ X, lower=True, check_finite=False)
-        except linalg.LinAlgError:
+            normal.factor(d)
+        except np.linalg.LinAlgError:
             status = "error"
             break
 
         point = (z, p, t, s, d, r_b, r_c)
         # predictor (affine scaling)
-        dz, dbeta, dt, ds = _direction(X, factor, point, -z * t, -p * s)
+        dz, dbeta, dt, ds = _direction(X, normal, point, -z * t, -p * s)
         ap = min(1.0, max_step(z, dz, p, -dz))
         ad = min(1.0, max_step(t, dt, s, ds))
         mu = (z @ t + p @ s) / (2 * K)
         mu_aff = ((z + ap * dz) @ (t + ad * dt) + (p - ap * dz) @ (s + ad * ds)) / (2 * K)
         sigma = (mu_aff / mu) ** 3 if mu > 0 else 0.0
         # corrector (Mehrotra): centring and the second-order terms of the affine step
-        dz, dbeta, dt, ds = _direction(X, factor, point, sigma * mu - z * t - dz * dt,
+        dz, dbeta, dt, ds = _direction(X, normal, point, sigma * mu - z * t - dz * dt,
                                        sigma * mu - p * s + dz * ds)
         ap = min(1.0, STEP * max_step(z, dz, p, -dz))
         ad = min(1.0, STEP * max_step(t, dt, s, ds))
@@ -189,13 +191,23 @@ def frisch_newton(X, y, w=None, *, quantile: float | None = None, tol: float = 1
     return FNResult(beta_fit, v, objective, dual, gap, infeasibility, iterations, status)
 
 
-def _direction(X, factor, point, r_zt, r_ps):
+def _least_squares(X, y, w, normal: NormalEquations) -> np.ndarray:
+    """The weighted least-squares coefficients of the start: LAPACK's ``gelsy`` on a dense X
+    (rank-revealing), the normal equations on a sparse one."""
+    if not normal.sparse:
+        root = np.sqrt(w)
+        return linalg.lstsq(X * root[:, None], y * root, lapack_driver="gelsy")[0]
+    normal.factor(w)
+    return normal.solve(X.T @ (w * y))
+
+
+def _direction(X, normal, point, r_zt, r_ps):
     """The Newton direction ``(dz, dbeta, dt, ds)`` for complementarity right-hand sides
     ``r_zt`` (of z t) and ``r_ps`` (of p s): ``dz = D (X dbeta + rho)`` from the dual rows,
     ``X' dz = r_b`` gives the normal equations ``X' D X dbeta = r_b - X' D rho``."""
     z, p, t, s, d, r_b, r_c = point
     rho = -r_c + r_zt / z - r_ps / p
-    dbeta = linalg.cho_solve(factor, r_b - X.T @ (d * rho), check_finite=False)
+    dbeta = normal.solve(r_b - X.T @ (d * rho))
     dz = d * (X @ dbeta + rho)
     return dz, dbeta, (r_zt - t * dz) / z, (r_ps + s * dz) / p
 

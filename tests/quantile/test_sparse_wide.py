@@ -16,11 +16,11 @@ from tests._densify import densify_calls
 
 
 def _reference(X, y, s, tau=None):
-    """The optimum of the weighted LAD / quantile LP by linprog on the dense primal."""
-    X = X.toarray() if sparse.issparse(X) else X
+    """The optimum of the weighted LAD / quantile LP by linprog (HiGHS) on the primal."""
     n, m = X.shape
     a, b = (1.0, 1.0) if tau is None else (tau, 1.0 - tau)
-    res = linprog(np.r_[np.zeros(m), a * s, b * s], A_eq=np.hstack([X, np.eye(n), -np.eye(n)]),
+    eye = sparse.identity(n, format="csr")
+    res = linprog(np.r_[np.zeros(m), a * s, b * s], A_eq=sparse.hstack([X, eye, -eye], "csr"),
                   b_eq=y, bounds=[(None, None)] * m + [(0, None)] * (2 * n), method="highs")
     assert res.status == 0
     return res.fun
@@ -64,7 +64,40 @@ def test_sparse_tall_data_answer_as_dense(fmt):
     assert res.certified and dense.certified
     assert res.objective == pytest.approx(dense.objective, rel=1e-7)
     assert "sparse X" in res.message  # chosen by shape: 1 % of the entries stored
+    assert "Frisch-Newton on the full data, sparse normal equations" in res.message
     assert "AID with fn" in dense.message
+
+
+@pytest.mark.parametrize("tau", [None, 0.1, 0.75])
+def test_sparse_frisch_newton_equals_the_dense_one(tau):
+    """The same iterates up to rounding: CHOLMOD's factor in place of LAPACK's."""
+    from aidopt.numerics.fn import frisch_newton
+
+    rng = np.random.default_rng(11)
+    X = sparse.hstack([np.ones((2000, 1)), sparse.random(2000, 150, density=0.03,
+                                                         random_state=12)], format="csr")
+    y = X @ rng.normal(size=151) + rng.standard_t(3, size=2000)
+    w = rng.integers(1, 4, 2000).astype(float)
+    a = frisch_newton(X.toarray(), y, w, quantile=tau)
+    b = frisch_newton(X, y, w, quantile=tau)
+    assert a.status == b.status == "optimal"
+    assert b.objective == pytest.approx(a.objective, rel=1e-10)
+    assert b.objective == pytest.approx(_reference(X, y, w, tau), rel=1e-8)
+    np.testing.assert_allclose(b.beta, a.beta, atol=1e-7)
+
+
+def test_sparse_frisch_newton_with_empty_and_repeated_columns_is_certified():
+    """A column with no stored entry (its coefficient is free) and two equal columns (a singular
+    X'DX, factored with the ridge) still end certified at the LP optimum."""
+    rng = np.random.default_rng(13)
+    B = sparse.random(10_000, 120, density=0.03, random_state=14, format="csc")
+    X = sparse.hstack([np.ones((10_000, 1)), B, B[:, :1], sparse.csc_matrix((10_000, 1))],
+                      format="csr")
+    y = B @ rng.normal(size=120) + rng.laplace(size=10_000)
+    res = aidopt.solve_lad(X, y, log=False)
+    assert res.certified and "Frisch-Newton on the full data" in res.message
+    assert res.objective == pytest.approx(_reference(X, y, np.ones(10_000)), rel=1e-7)
+    assert res.solution["beta"][-1] == 0.0
 
 
 def test_a_sparse_path_never_densifies_x(monkeypatch):
@@ -115,7 +148,7 @@ def test_the_cli_reads_an_svmlight_file_sparse(tmp_path, capsys):
     direct = aidopt.solve_lad(X, y, fit_intercept=True, log=False)
     assert "certified_optimal" in capsys.readouterr().out
     assert saved["objective"] == pytest.approx(direct.objective, rel=1e-7)
-    assert "the dual LP on the full data" in saved["message"]
+    assert "Frisch-Newton on the full data, sparse normal equations" in saved["message"]
 
 
 def test_time_limit_counts_the_build_on_wide_input():
