@@ -24,6 +24,8 @@ it.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy import linalg, sparse
 
@@ -55,6 +57,12 @@ class NormalEquations:
     -----
     ``factor(d)`` then ``solve(r)`` (any number of right-hand sides per factor). Raises
     ``numpy.linalg.LinAlgError`` when even the ridged matrix cannot be factored.
+
+    For a sparse X the pattern of the upper triangle of :math:`X^\top X` (as CSR: column by
+    column the lower triangle CHOLMOD reads) is computed once from :math:`|X|^\top |X|` (no
+    cancellation can drop an entry) and held in a CHOLMOD matrix; each ``factor`` computes the
+    values of :math:`X^\top D X` in that pattern (:func:`_upper_values`, a numba kernel) and
+    assigns them in place.
     """
 
     def __init__(self, X):
@@ -67,46 +75,55 @@ class NormalEquations:
         from cvxopt import cholmod
 
         self._cvxopt, self._cholmod = cvxopt, cholmod
-        X = sparse.csr_matrix(X, dtype=float)
+        X = sparse.csr_matrix(X, dtype=float, copy=True)
+        X.eliminate_zeros()  # stored zeros: no entry of the pattern, no empty diagonal
         counts = np.bincount(X.indices, minlength=X.shape[1])
         self.used = np.flatnonzero(counts)  # columns with a stored entry
         if self.used.size < X.shape[1]:
             X = X[:, self.used]
-        self.X, self.Xt = X, X.T.tocsr()
-        self._symbolic = None
-        self._numeric = None
-        self._lower = None  # positions of the lower triangle in the product's CSR data
+        if not X.has_sorted_indices:
+            X = X.sorted_indices()
+        Xt = X.T.tocsr()
+        Xt.sort_indices()
+        self.X, self.Xt = X, Xt
+        m = X.shape[1]
+        U = sparse.triu(abs(Xt) @ abs(X), format="csr")
+        U.sort_indices()
+        self._pattern = (U.indptr.astype(np.int64), U.indices.astype(np.int64))
+        self._values = np.zeros(U.nnz)
+        self._acc = np.zeros(m)
+        # CHOLMOD's lower triangle, column by column: the upper triangle's rows
+        columns = np.repeat(np.arange(m, dtype=np.int64), np.diff(U.indptr))
+        self._matrix = cvxopt.spmatrix(U.data, U.indices.astype(np.int64), columns, (m, m))
+        self._diagonal = U.indptr[:-1].astype(np.int64)  # the first entry of a row is its diagonal
+        self._symbolic = cholmod.symbolic(self._matrix, uplo="L")
+        self._ridged = None
 
-    # ------------------------------------------------------------------ public
     def factor(self, d) -> None:
         r"""Factor :math:`X^\top \mathrm{diag}(d) X` (``d`` > 0, one entry per row of X)."""
         if not self.sparse:
             self._factor = linalg.cho_factor((self.X * d[:, None]).T @ self.X, lower=True,
                                              check_finite=False)
             return
-        A = sparse.tril(self.Xt @ sparse.diags(d) @ self.X, format="coo")
-        self._numeric = self._sparse_factor(A)
-
-    def _sparse_factor(self, A):
+        X, Xt = self.X, self.Xt
+        _upper_values()(Xt.indptr, Xt.indices, Xt.data, X.indptr, X.indices, X.data,
+                      np.ascontiguousarray(d, dtype=float), *self._pattern, self._values,
+                      self._acc)
         cvxopt, cholmod = self._cvxopt, self._cholmod
-        m = A.shape[0]
-        M = cvxopt.spmatrix(cvxopt.matrix(A.data), cvxopt.matrix(A.row.astype(np.int64)),
-                            cvxopt.matrix(A.col.astype(np.int64)), (m, m))
-        if self._symbolic is None:
-            self._symbolic = cholmod.symbolic(M, uplo="L")
+        self._matrix.V = cvxopt.matrix(self._values)
         try:
-            cholmod.numeric(M, self._symbolic)
-            return self._symbolic
+            cholmod.numeric(self._matrix, self._symbolic)
+            return
         except ArithmeticError:
             pass
-        diag = A.data[A.row == A.col]
-        ridge = RIDGE * max(float(diag.max()) if diag.size else 1.0, 1e-300)
-        M = M + cvxopt.spmatrix(ridge, range(m), range(m), (m, m))
+        ridge = RIDGE * max(float(self._values[self._diagonal].max()), 1e-300)
+        values = self._values.copy()
+        values[self._diagonal] += ridge
+        self._matrix.V = cvxopt.matrix(values)
         try:
-            cholmod.numeric(M, self._symbolic)
+            cholmod.numeric(self._matrix, self._symbolic)
         except ArithmeticError as exc:
             raise np.linalg.LinAlgError(f"X'DX is not positive definite: {exc}") from None
-        return self._symbolic
 
     def solve(self, r) -> np.ndarray:
         r"""The solution of :math:`X^\top D X \Delta = r` with the last factor (``r`` of length
@@ -115,7 +132,36 @@ class NormalEquations:
             return linalg.cho_solve(self._factor, r, check_finite=False)
         full = np.asarray(r, dtype=float)
         b = self._cvxopt.matrix(np.ascontiguousarray(full[self.used]))
-        self._cholmod.solve(self._numeric, b)
+        self._cholmod.solve(self._symbolic, b)
         out = np.zeros_like(full)
         out[self.used] = np.asarray(b).ravel()
         return out
+
+
+@functools.cache
+def _upper_values():
+    """The numba kernel :func:`_upper_values_kernel`, compiled on first use (``import aidopt``
+    loads no numba)."""
+    import numba
+
+    return numba.njit(cache=True)(_upper_values_kernel)
+
+
+def _upper_values_kernel(tp, ti, tv, xp, xi, xv, d, up, ui, out, acc):
+    r"""The values of the upper triangle of :math:`X^\top D X` in the pattern ``(up, ui)``
+    (CSR, sorted), into ``out``: for each column j of X (row j of ``(tp, ti, tv)``, X'), the
+    rows i holding it add :math:`d_i x_{ij} x_{ik}` for their columns :math:`k \ge j` (X's
+    CSR ``(xp, xi, xv)``, sorted) to the accumulator ``acc`` (zero on entry and on exit)."""
+    m = tp.size - 1
+    for j in range(m):
+        for a in range(tp[j], tp[j + 1]):
+            i = ti[a]
+            f = tv[a] * d[i]
+            lo, hi = xp[i], xp[i + 1]
+            start = lo + np.searchsorted(xi[lo:hi], j)
+            for b in range(start, hi):
+                acc[xi[b]] += f * xv[b]
+        for c in range(up[j], up[j + 1]):
+            k = ui[c]
+            out[c] = acc[k]
+            acc[k] = 0.0
