@@ -269,7 +269,7 @@ class LADRegressor(_RegressorMixin, _BaseEstimator):
     def summary(self, se: str | None = "nid", **options) -> str:
         """The fit's report with the coefficient table of R's ``summary(rq(...), se=...)``:
         estimate, standard error, t value, p-value and interval (:meth:`LADResult.inference
-        <aidopt.api.rq.LADResult.inference>`: ``se`` "iid", "nid" or "boot"; ``alpha``,
+        <aidopt.api.rq.LADResult.inference>`: ``se`` "iid", "nid", "boot" or "rank"; ``alpha``,
         ``bandwidth``, ``B``, ``seed``); ``se=None``: the coefficients alone."""
         self._check_fitted()
         return self.result_.summary(se=se, **options)

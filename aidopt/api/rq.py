@@ -26,14 +26,21 @@ from aidopt.data.validate import user_stacklevel
 from aidopt.decomposition.plugins.lad import LADProblem, sign_tolerance
 from aidopt.decomposition.run import RunConfig
 from aidopt.log import run_logging
-from aidopt.numerics import rq
+from aidopt.numerics import rq, rqrank
 from aidopt.results import AIDResult, RunResult, Termination, pyplot
 
 __all__ = ["LADResult", "Inference", "QuantileResults", "fit", "fit_sequence", "resample_counts",
-           "SE_KINDS"]
+           "SE_KINDS", "RANK_WARN_ROWS", "RANK_MAX_ROWS"]
 
-#: the standard errors :meth:`LADResult.inference` computes
-SE_KINDS = ("iid", "nid", "boot")
+#: the kinds of inference :meth:`LADResult.inference` computes: three standard errors and the
+#: rank-inversion intervals
+SE_KINDS = ("iid", "nid", "boot", "rank")
+
+#: ``se="rank"`` warns above this many rows (of positive weight): every bound is a search of
+#: about 10-25 simplex solves on all rows, each ~O(n p^2)
+RANK_WARN_ROWS = 5_000
+#: ``se="rank"`` is refused above this many rows: use ``"nid"`` or ``"boot"`` there
+RANK_MAX_ROWS = 20_000
 
 
 def resample_counts(n: int, B: int, seed: int):
@@ -106,36 +113,52 @@ class LADResult(AIDResult):
         Parameters
         ----------
         coefficients : bool, default True
-        se : {"iid", "nid", "boot"}, optional
+        se : {"iid", "nid", "boot", "rank"}, optional
         **options
-            ``alpha``, ``bandwidth``, ``B``, ``seed``: see :meth:`inference`.
+            ``alpha``, ``bandwidth``, ``B``, ``seed``, ``rank_scale``: see :meth:`inference`.
         """
         if se is None:
             return super().summary(coefficients)
         return super().summary(coefficients=False) + "\n" + str(self.inference(se, **options))
 
     def inference(self, se: str = "nid", *, alpha: float = 0.05, bandwidth: str = "hall-sheather",
-                  B: int = 200, seed: int = 0) -> Inference:
-        r"""Standard errors, t values, p-values and intervals of the coefficients (R's
-        ``summary(rq(...), se=...)``; formulas in docs/quantiles.md).
+                  B: int = 200, seed: int = 0, rank_scale: str = "iid") -> Inference:
+        r"""Standard errors, t values, p-values and intervals of the coefficients, or
+        rank-inversion intervals (R's ``summary(rq(...), se=...)``; formulas in
+        docs/quantiles.md).
 
         Parameters
         ----------
-        se : {"iid", "nid", "boot"}, default "nid"
+        se : {"iid", "nid", "boot", "rank"}, default "nid"
             ``"iid"``: :math:`\tau(1-\tau)\hat s^2 (X'X)^{-1}`, the sparsity :math:`\hat s` from
             the residuals near zero; ``"nid"``: Koenker's sandwich
             :math:`\tau(1-\tau) H^{-1} X'X H^{-1}`, :math:`H = X'\hat F X`, the local densities
             from the fits at :math:`\tau \pm h` (two more certified fits, each started from this
             fit's partition); ``"boot"``: the xy-pair bootstrap (``B`` certified refits with
-            multinomial sample weights, each started from this fit's partition).
+            multinomial sample weights, each started from this fit's partition); ``"rank"``:
+            no standard errors, the interval :math:`\{b : |T_j(b)| \le t_{n-p,1-\alpha/2}\}`
+            of each coefficient, :math:`T_j(b)` the regression rankscore statistic of
+            :math:`H_0: \beta_j = b` (Gutenbrunner, Jurečková, Koenker & Portnoy 1993, eq.
+            (3.3); Koenker 1994), with quantreg's interpolation between the two ends of the
+            last linear piece of :math:`b` inside (:mod:`aidopt.numerics.rqrank`; exact up to
+            rounding, except that pieces narrower than 1e-11 relative may be passed over). For
+            modest n: it warns above :data:`RANK_WARN_ROWS` rows and refuses above
+            :data:`RANK_MAX_ROWS`.
         alpha : float, default 0.05
-            The intervals' level is :math:`1 - \alpha`.
+            The intervals' level is :math:`1 - \alpha` (quantreg's ``summary(se="rank")``
+            defaults to ``alpha = 0.1``; pass it for R's numbers).
         bandwidth : {"hall-sheather", "bofinger"}, default "hall-sheather"
-            The bandwidth :math:`h` of ``iid`` and ``nid`` (quantreg: ``hs=TRUE`` / ``FALSE``).
+            The bandwidth :math:`h` of ``iid`` and ``nid`` (quantreg: ``hs=TRUE`` / ``FALSE``),
+            and of ``rank`` with ``rank_scale="nid"``.
         B : int, default 200
             Bootstrap replicates (``boot``).
         seed : int, default 0
             Seed of the bootstrap draws.
+        rank_scale : {"iid", "nid"}, default "iid"
+            The scale :math:`q_j` of the rank statistic (``rank``): ``"iid"``
+            :math:`1/[(X'SX)^{-1}]_{jj}`; ``"nid"`` the squared residual of :math:`x_j` on the
+            other columns weighted by the local densities of ``nid`` (two more certified fits at
+            :math:`\tau \pm h`). quantreg's ``iid=TRUE`` / ``FALSE``.
 
         Returns
         -------
@@ -144,18 +167,21 @@ class LADResult(AIDResult):
         Raises
         ------
         ValueError
-            An unknown ``se`` or ``bandwidth``, a result without its data (unpickled), X out
-            of core, a singular matrix.
+            An unknown ``se``, ``bandwidth`` or ``rank_scale``, a result without its data
+            (unpickled), X out of core, a singular matrix, ``rank`` on more than
+            :data:`RANK_MAX_ROWS` rows or with no more rows than coefficients.
         RuntimeError
-            A refit of ``nid`` or ``boot`` that is not certified.
+            A refit of ``nid``, ``boot`` or ``rank`` (``rank_scale="nid"``) that is not
+            certified.
         """
         if se not in SE_KINDS:
-            hint = " ('rank' is not implemented)" if se == "rank" else ""
-            raise ValueError(f"se must be one of {', '.join(map(repr, SE_KINDS))}, got {se!r}{hint}")
+            raise ValueError(f"se must be one of {', '.join(map(repr, SE_KINDS))}, got {se!r}")
         if bandwidth not in rq.BANDWIDTHS:
             raise ValueError(f"bandwidth must be one of {sorted(rq.BANDWIDTHS)}, got {bandwidth!r}")
         if not (isinstance(alpha, float | int) and not isinstance(alpha, bool) and 0 < alpha < 1):
             raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
+        if rank_scale not in ("iid", "nid"):
+            raise ValueError(f"rank_scale must be 'iid' or 'nid', got {rank_scale!r}")
         data = self._inference_data()
         names = [name for name, _ in self.coefficients()]
         beta = np.asarray(self.solution["beta"], dtype=float)
@@ -163,6 +189,13 @@ class LADResult(AIDResult):
         n = float(s.sum())
         details: dict[str, float] = {}
         draws = None
+        if se == "rank":
+            lower, upper = self._rank_intervals(data, beta, alpha, bandwidth, rank_scale, details)
+            nan = np.full(beta.size, math.nan)
+            return Inference(tau=tau, se=se, names=names, estimate=beta, std_error=nan,
+                             covariance=np.full((beta.size, beta.size), math.nan), n=n,
+                             rdf=n - beta.size, alpha=alpha, details=details,
+                             interval=(lower, upper))
         if se == "boot":
             draws = self.bootstrap(B=B, seed=seed)
             covariance = np.atleast_2d(np.cov(draws, rowvar=False, ddof=1))
@@ -176,20 +209,53 @@ class LADResult(AIDResult):
                 covariance = rq.iid_covariance(data.X, s, tau, sparsity)
                 details.update(bandwidth=float(h), sparsity=float(sparsity), **found)
             else:
-                while tau - h < 0 or tau + h > 1:
-                    h /= 2
-                upper, lower = self._refit(tau + h), self._refit(tau - h)
-                difference = data.X @ (upper.solution["beta"] - lower.solution["beta"])
-                density, crossing = rq.nid_density(difference, h)
-                if crossing:
-                    warnings.warn(f"se='nid': the fitted quantiles at tau -/+ h cross on "
-                                  f"{crossing} row(s); their local density is taken as 0",
-                                  RuntimeWarning, stacklevel=user_stacklevel())
+                density, _ = self._local_density(h, "nid", details)
                 covariance = rq.nid_covariance(data.X, s, tau, density)
-                details.update(bandwidth=float(h), crossing=crossing)
         return Inference(tau=tau, se=se, names=names, estimate=beta,
                          std_error=np.sqrt(np.diag(covariance)), covariance=covariance, n=n,
                          rdf=n - beta.size, alpha=alpha, details=details, draws=draws)
+
+    def _local_density(self, h: float, what: str, details: dict):
+        """Hendricks & Koenker's local densities from certified refits at tau -/+ h (h halved
+        until both levels are in (0, 1)); ``bandwidth`` and ``crossing`` go to ``details``."""
+        tau, data = self.tau, self._data
+        while tau - h < 0 or tau + h > 1:
+            h /= 2
+        upper, lower = self._refit(tau + h), self._refit(tau - h)
+        difference = data.X @ (upper.solution["beta"] - lower.solution["beta"])
+        density, crossing = rq.nid_density(difference, h)
+        if crossing:
+            warnings.warn(f"se={what!r}: the fitted quantiles at tau -/+ h cross on "
+                          f"{crossing} row(s); their local density is taken as 0",
+                          RuntimeWarning, stacklevel=user_stacklevel())
+        details.update(bandwidth=float(h), crossing=crossing)
+        return density, h
+
+    def _rank_intervals(self, data, beta, alpha: float, bandwidth: str, scale: str,
+                        details: dict):
+        """The rank-inversion intervals (:func:`aidopt.numerics.rqrank.rank_intervals`), the
+        size checked first."""
+        import scipy.sparse as sp
+
+        rows = int(np.count_nonzero(data.s > 0))
+        if rows > RANK_MAX_ROWS:
+            raise ValueError(f"se='rank' is for modest n: {rows} rows > {RANK_MAX_ROWS} (every "
+                             "bound is a search of LPs on all rows); use se='nid' or 'boot'")
+        if rows > RANK_WARN_ROWS:
+            warnings.warn(f"se='rank' on {rows} rows (> {RANK_WARN_ROWS}): each bound solves "
+                          "10-25 LPs on all rows; se='nid' is the large-n choice",
+                          RuntimeWarning, stacklevel=user_stacklevel())
+        X = data.X.toarray() if sp.issparse(data.X) else np.asarray(data.X, dtype=float)
+        s = data.s
+        if scale == "iid":
+            q = rqrank.iid_scale(X[s > 0], s[s > 0])
+        else:
+            h = rq.BANDWIDTHS[bandwidth](self.tau, float(s.sum()))
+            density, _ = self._local_density(h, "rank", details)
+            q = rqrank.nid_scale(X[s > 0], s[s > 0], density[s > 0])
+        lower, upper, found = rqrank.rank_intervals(X, data.y, s, self.tau, beta, alpha, q)
+        details.update(scale=scale, **found)
+        return lower, upper
 
     def bootstrap(self, B: int = 200, seed: int = 0) -> np.ndarray:
         """Coefficients of ``B`` xy-pair bootstrap refits: refit j draws n rows with
@@ -274,13 +340,16 @@ class Inference:
 
     ``str()`` prints the table as R does, with the interval added: estimate, standard error,
     t value, :math:`P(|T| > |t|)` for Student's t with :math:`n - p` degrees of freedom, and
-    the interval :math:`\hat\beta_j \pm t_{n-p,\,1-\alpha/2}\,\mathrm{se}_j`.
+    the interval :math:`\hat\beta_j \pm t_{n-p,\,1-\alpha/2}\,\mathrm{se}_j`. For
+    ``se="rank"`` it holds the rank-inversion intervals (``interval``) and no standard errors
+    (``std_error``, ``covariance``, ``t_value``, ``p_value`` are NaN), and prints R's table:
+    coefficients, lower bd, upper bd (an unbounded side is ``inf``).
 
     Attributes
     ----------
     tau : float
     se : str
-        ``"iid"``, ``"nid"`` or ``"boot"``.
+        ``"iid"``, ``"nid"``, ``"boot"`` or ``"rank"``.
     names : list of str
     estimate, std_error : ndarray (p,)
     covariance : ndarray (p, p)
@@ -290,9 +359,12 @@ class Inference:
         Residual degrees of freedom :math:`n - p`.
     alpha : float
     details : dict
-        ``bandwidth`` (h), ``sparsity`` and ``zeros`` (iid), ``crossing`` (nid), ``B`` (boot).
+        ``bandwidth`` (h), ``sparsity`` and ``zeros`` (iid), ``crossing`` (nid), ``B`` (boot);
+        ``scale``, ``cutoff`` (the critical value c) and ``solves`` (LPs) for rank.
     draws : ndarray (B, p) or None
         The bootstrap coefficients (boot).
+    interval : tuple of two ndarrays (p,) or None
+        ``(lower, upper)`` given (rank); otherwise computed from the standard errors.
     t_value, p_value, lower, upper : ndarray (p,)
     """
 
@@ -307,12 +379,18 @@ class Inference:
     alpha: float = 0.05
     details: dict = field(default_factory=dict)
     draws: np.ndarray | None = field(default=None, repr=False)
+    interval: tuple | None = field(default=None, repr=False)
     t_value: np.ndarray = field(init=False)
     p_value: np.ndarray = field(init=False)
     lower: np.ndarray = field(init=False)
     upper: np.ndarray = field(init=False)
 
     def __post_init__(self):
+        if self.interval is not None:
+            self.lower, self.upper = (np.asarray(b, dtype=float) for b in self.interval)
+            self.t_value = np.full(len(self.estimate), math.nan)
+            self.p_value = np.full(len(self.estimate), math.nan)
+            return
         tests = rq.coefficient_tests(self.estimate, self.std_error, self.rdf, self.alpha)
         self.t_value, self.p_value = tests["t"], tests["p"]
         self.lower, self.upper = tests["lower"], tests["upper"]
@@ -329,6 +407,10 @@ class Inference:
     def how(self) -> str:
         """One line: the level, the kind of standard error and its parameters."""
         d = self.details
+        if self.se == "rank":
+            return (f"tau = {self.tau:g}   rank-inversion intervals ({d.get('scale', 'iid')} "
+                    f"scale, {100 * (1 - self.alpha):g}%); n = {self.n:g}, {self.rdf:g} "
+                    "residual df")
         if self.se == "boot":
             kind = f"xy-pair bootstrap, B = {d.get('B')}"
         else:
@@ -340,11 +422,18 @@ class Inference:
 
     def __str__(self) -> str:
         level = f"{100 * (1 - self.alpha):g}%"
-        head = ["Value", "Std. Error", "t value", "Pr(>|t|)", f"lower {level}", f"upper {level}"]
-        cells = [[f"{v + 0.0:.6g}", f"{e:.5g}", f"{t:.3f}", _pvalue(p), f"{lo + 0.0:.6g}",
-                  f"{hi + 0.0:.6g}"]
-                 for v, e, t, p, lo, hi in zip(self.estimate, self.std_error, self.t_value,
-                                               self.p_value, self.lower, self.upper, strict=True)]
+        if self.se == "rank":
+            head = ["coefficients", "lower bd", "upper bd"]
+            cells = [[f"{v + 0.0:.6g}", f"{lo + 0.0:.6g}", f"{hi + 0.0:.6g}"]
+                     for v, lo, hi in zip(self.estimate, self.lower, self.upper, strict=True)]
+        else:
+            head = ["Value", "Std. Error", "t value", "Pr(>|t|)", f"lower {level}",
+                    f"upper {level}"]
+            cells = [[f"{v + 0.0:.6g}", f"{e:.5g}", f"{t:.3f}", _pvalue(p), f"{lo + 0.0:.6g}",
+                      f"{hi + 0.0:.6g}"]
+                     for v, e, t, p, lo, hi in zip(self.estimate, self.std_error, self.t_value,
+                                                   self.p_value, self.lower, self.upper,
+                                                   strict=True)]
         name_width = max(12, *(len(n) for n in self.names))
         widths = [max(len(h), *(len(row[j]) for row in cells)) for j, h in enumerate(head)]
         lines = [self.how(), "", "Coefficients:",
@@ -465,11 +554,11 @@ class QuantileResults(RunResult):
         ----------
         path : str or path, optional
             Write the figure there (PNG, PDF, ... by the suffix).
-        se : {"iid", "nid", "boot"} or None, default "nid"
+        se : {"iid", "nid", "boot", "rank"} or None, default "nid"
         level : float, default 0.9
         ols : bool, default True
         **options
-            Passed to :meth:`inference` (``bandwidth``, ``B``, ``seed``).
+            Passed to :meth:`inference` (``bandwidth``, ``B``, ``seed``, ``rank_scale``).
 
         Returns
         -------

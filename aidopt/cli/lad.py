@@ -49,7 +49,9 @@ def _finish_inference(result, args, se: str | None, inference: dict) -> int:
     if se is not None and not result.certified:
         say(args, "standard errors are computed for certified fits only")
         se = None
-    if se is not None:
+    if se == "rank":
+        say(args, "rank-inversion intervals (se=rank) ...")
+    elif se is not None:
         say(args, f"standard errors: {se}" + (f", {inference['B']} certified bootstrap refits ..."
                                                if se == "boot" else " ..."))
     if isinstance(result, QuantileResults):
@@ -74,11 +76,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     LAD.add_arguments(p)
     p.add_argument("--no-intercept", action="store_false", dest="fit_intercept",
                    help=argparse.SUPPRESS)  # the former flag: now the default
-    p.add_argument("--se", choices=["iid", "nid", "boot"], default=None,
+    p.add_argument("--se", choices=["iid", "nid", "boot", "rank"], default=None,
                    help="print the coefficient table of R's summary(rq(...), se=...): estimate, "
                         "standard error, t value, p-value and 95%% interval (docs/quantiles.md); "
-                        "boot uses --bootstrap B replicates (default 200). With several "
-                        "--quantile levels, one table per level")
+                        "boot uses --bootstrap B replicates (default 200); rank prints the 95%% "
+                        "rank-inversion intervals (estimate, lower bd, upper bd; for modest n). "
+                        "With several --quantile levels, one table per level")
     p.add_argument("--bootstrap", type=int, default=None, metavar="B",
                    help="standard errors of the coefficients from B certified refits on rows "
                         "resampled with replacement (as integer sample weights), each started "

@@ -189,8 +189,8 @@ def test_the_bootstrap_is_seeded_warm_and_the_public_name_works():
 def test_refusals_and_pickles():
     X, y = hetero(n=200, seed=7)
     est = aidopt.LADRegressor(quantile=0.5).fit(X[:, 1:], y)
-    with pytest.raises(ValueError, match="'rank' is not implemented"):
-        est.result_.inference("rank")
+    with pytest.raises(ValueError, match="se must be one of 'iid', 'nid', 'boot', 'rank'"):
+        est.result_.inference("ker")
     with pytest.raises(ValueError, match="bandwidth"):
         est.result_.inference("iid", bandwidth="silverman")
     with pytest.raises(ValueError, match="alpha"):
