@@ -183,11 +183,15 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
         from aidopt.decomposition.plugins.modified_svm import ModifiedSVMProblem
 
         # fm by default: 0.30x SOR's wall time at 1e5 x 20 (docs/benchmarks.md); SOR (the seed's
-        # method) with solver="sor"
+        # method) with solver="sor"; on sparse or wide X dual coordinate descent on the full
+        # data with the offset a regularized constant feature (the same rule as bias="free")
         config = RunConfig.from_kwargs(options, caller="solve_svm", solver="fm")
-        data = as_classification_data(X, y, sample_weight, engine=engine)
-        result = _front.run_rows(ModifiedSVMProblem(C=p.C), data, config)
-        return _front.decorate(result, data)
+        data = as_classification_data(X, y, sample_weight, engine=engine, sparse=engine == "numpy")
+        note = ""
+        if engine == "numpy":
+            data, config, note = _shape.prepare(data, options, config, what="modified SVM (1.35)")
+        result = _front.decorate(_front.run_rows(ModifiedSVMProblem(C=p.C), data, config), data)
+        return _with_note(result, note)
     config = RunConfig.from_kwargs(options, caller="solve_svm", solver=default_svm_solver(p.norm, p.kernel))
     linear = p.kernel in (None, "linear") and engine == "numpy"
     by_shape = p.norm == "l2" and linear
@@ -215,6 +219,11 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
         # leaves rows of zero sample weight out of the model
         problem.gamma = problem.resolved_gamma(data)
     result = _front.decorate(_front.run_rows(problem, data, config), data)
+    return _with_note(result, note)
+
+
+def _with_note(result, note: str):
+    """``result`` with the shape rule's ``note`` (which method ran, and why) ending its message."""
     if note:
         result.message = f"{result.message}; {note}" if result.message else note
     return result
