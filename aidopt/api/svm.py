@@ -398,7 +398,9 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
 
     Parameters
     ----------
-    X : array-like of shape (n, m)
+    X : array-like or scipy sparse matrix of shape (n, m)
+        A sparse X (CSR, CSC, COO, ...) is validated and converted to CSR once and swept on its
+        stored entries (:func:`aidopt.numerics.sor.sor_linear`); it is never densified.
     y : array-like of shape (n,)
         Two classes (the sorted first is -1).
     C : float
@@ -442,6 +444,8 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
     hold, and SOR's iterates never leave the box. ``primal`` is a feasible point's objective,
     hence an upper bound; both are evaluated from ``v = H'u`` recomputed exactly from ``u``.
     """
+    from scipy import sparse
+
     from aidopt.data.validate import as_classification_data
     from aidopt.decomposition.plugins.svm import gap_floor as svm_gap_floor
     from aidopt.decomposition.protocol import relative_gap
@@ -465,11 +469,15 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
     shrinking = config.solver_options.get("shrinking", True)
     polish = config.solver_options.get("polish", True)
     max_sweeps = SVM_MAX_SWEEPS if config.max_iter is None else int(config.max_iter)
-    data = as_classification_data(X, y, sample_weight)
+    data = as_classification_data(X, y, sample_weight, sparse=True)
+    is_sparse = sparse.issparse(data.X)
     used, keep = data.without_zero_weights()
     weights = None if np.all(used.s == 1.0) else used.s
-    run = Run("svm_sor", ProblemClass.QP, config, dimensions={"n": data.n, "m": data.m},
-              mode=f"modified SVM (1.35), gamma regularized; omega {omega:g}")
+    dimensions = {"n": data.n, "m": data.m, **({"nnz": int(data.X.nnz)} if is_sparse else {})}
+    rows_note = (f"SOR on the sparse rows (CSR, {int(data.X.nnz)} stored entries; X not densified)"
+                 if is_sparse else "SOR on the dense rows")
+    run = Run("svm_sor", ProblemClass.QP, config, dimensions=dimensions,
+              mode=f"modified SVM (1.35), gamma regularized; omega {omega:g}; {rows_note}")
     history: list = []
     floor = svm_gap_floor(used, float(C))  # the scale-invariant gap of the SVM certificates
     next_logged, printed = [0], [None]  # the next sweep count to print (0, 1, 2, 4, ...)
@@ -523,6 +531,7 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
         else:
             termination = Termination.ITERATION_LIMIT
             message = f"{res.sweeps} sweeps, relative gap {gap:.2e} > tol"
+        message += f"; {rows_note}"
         alpha = res.u
         if keep is not None:
             alpha = np.zeros(data.n)
