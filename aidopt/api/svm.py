@@ -170,10 +170,14 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
             raise ValueError("method='lpc' solves the 1-norm LSVM (1.28): use norm='l1' without a kernel")
         from aidopt.api.lpc import solve_lsvm_lpc
 
-        data = as_classification_data(X, y, sample_weight)
+        data = as_classification_data(X, y, sample_weight, sparse=True)
         result = solve_lsvm_lpc(data.X, data.y, p.C, sample_weight=data.s, chunks=p.chunks, tau=p.tau,
                                 **options)
-        return _front.decorate(result, data)
+        from scipy import sparse
+
+        rows = (f"LP chunking on CSR row blocks ({int(data.X.nnz)} stored entries; X not "
+                "densified)" if sparse.issparse(data.X) else "LP chunking on dense row blocks")
+        return _with_note(_front.decorate(result, data), rows)
     if p.bias not in ("free", "regularized"):
         raise ValueError(f"bias must be 'free' or 'regularized', got {p.bias!r}")
     if p.bias == "regularized":
