@@ -44,9 +44,9 @@ import logging
 import math
 
 import numpy as np
-from scipy import sparse
 from aidopt.decomposition.run import Column, Run, RunConfig, pause_gc, run_scope
 from aidopt.models import lpc as lpc_models
+from scipy import sparse
 
 from aidopt import solvers
 from aidopt.results import AIDResult, Certificate, IterationRecord, Termination

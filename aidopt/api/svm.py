@@ -200,8 +200,7 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     linear = p.kernel in (None, "linear") and engine == "numpy"
     by_shape = p.norm == "l2" and linear
     lp_by_shape = p.norm != "l2" and linear
-    data = as_classification_data(X, y, sample_weight, engine=engine,
-                                  sparse=by_shape or lp_by_shape)
+    data = as_classification_data(X, y, sample_weight, engine=engine, sparse=engine == "numpy")
     note = ""
     if by_shape:  # AID, or dual coordinate descent on sparse or wide X (docs/svm.md)
         data, config, note = _shape.prepare(data, options, config)
@@ -222,8 +221,17 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
         # gamma="scale" over every row, as documented (and as scikit-learn's SVC): the run below
         # leaves rows of zero sample weight out of the model
         problem.gamma = problem.resolved_gamma(data)
+        if _is_sparse(data.X):  # kept sparse (KernelSVMProblem: the kernel blocks from CSR rows)
+            note = (f"kernel AID on the sparse rows (CSR, {int(data.X.nnz)} stored entries; "
+                    "kernel blocks from the stored entries, X not densified)")
     result = _front.decorate(_front.run_rows(problem, data, config), data)
     return _with_note(result, note)
+
+
+def _is_sparse(X) -> bool:
+    from scipy import sparse
+
+    return sparse.issparse(X)
 
 
 def _with_note(result, note: str):
@@ -308,9 +316,9 @@ class SVMClassifier(_MulticlassMixin, _BaseEstimator):
     def _linear(self) -> bool:
         return self.kernel is None or (isinstance(self.kernel, str) and self.kernel == "linear")
 
-    @property
-    def _dense_input(self) -> bool:
-        return not self._linear
+    #: sparse X reaches every path as it is: the linear ones (dcd, LPs, SOR, LPC) and the
+    #: kernels (kernel blocks and decision values from the stored entries, never densified)
+    _dense_input = False
 
     def fit(self, X, y, sample_weight=None):
         return self._fit_classes(X, y, sample_weight)
@@ -330,8 +338,8 @@ class SVMClassifier(_MulticlassMixin, _BaseEstimator):
         else:
             from aidopt.data.validate import as_classification_data
 
-            data = as_classification_data(X, y)
-            self.support_vectors_ = data.X[self.support_]
+            data = as_classification_data(X, y, sparse=True)
+            self.support_vectors_ = data.X[self.support_]  # CSR rows for a sparse X
             self.dual_coef_ = (alpha * data.y)[self.support_][None, :]
             self._kernel_spec = (self.kernel, sol["gamma"], self.degree, self.coef0)
             self._restore()
@@ -350,12 +358,21 @@ class SVMClassifier(_MulticlassMixin, _BaseEstimator):
         if self._linear:
             return
         position = {row: i for i, row in enumerate(self.support_.tolist())}
-        self.support_vectors_ = np.empty((self.support_.size, estimators[0].support_vectors_.shape[1]))
         self.dual_coef_ = np.zeros((len(estimators), self.support_.size))
+        places = []
         for p, (est, sv) in enumerate(zip(estimators, own, strict=True)):
             at = np.array([position[row] for row in sv.tolist()], dtype=int)
-            self.support_vectors_[at] = est.support_vectors_
             self.dual_coef_[p, at] = est.dual_coef_[0]
+            places.append(at)
+        # every support vector once, in the order of support_: the first subproblem's copy of
+        # each row (dense or CSR rows alike)
+        first = np.unique(np.concatenate(places), return_index=True)[1]
+        vectors = [est.support_vectors_ for est in estimators]
+        from scipy import sparse
+
+        stacked = (sparse.vstack(vectors, format="csr") if sparse.issparse(vectors[0])
+                   else np.concatenate(vectors))
+        self.support_vectors_ = stacked[first]
         self._kernel_spec = estimators[0]._kernel_spec
         self._restore()
 
