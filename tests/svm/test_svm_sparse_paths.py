@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from aidopt.numerics import sor
-from aidopt.numerics.dcd import dcd
-from aidopt.numerics.fm import ferris_munson
 from scipy import sparse
 
 import aidopt
 from aidopt import SVMClassifier
+from aidopt.numerics import sor
+from aidopt.numerics.dcd import dcd
+from aidopt.numerics.fm import ferris_munson
 from tests._densify import densify_calls
 
 FORMATS = ["csr", "csc", "coo"]
