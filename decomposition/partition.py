@@ -76,8 +76,7 @@ class Partition:
     def weighted_means(self, weights, *arrays) -> tuple[np.ndarray, list[np.ndarray]]:
         """Cluster weights ``W_k = sum_{i in C_k} s_i`` and weighted means of each array.
 
-        ``arrays`` are (n,) or (n, m) numpy arrays, scipy sparse (n, m) matrices (their K x m
-        means are dense: only the centroids are), or :class:`~aidopt.data.chunked.ChunkedMatrix`
+        ``arrays`` are (n,) or (n, m) numpy arrays, or :class:`~aidopt.data.chunked.ChunkedMatrix`
         (summed by :meth:`~aidopt.data.chunked.ChunkedMatrix.group_sum` in one pass); the result for
         each is (K,) or (K, m).
         """
@@ -94,8 +93,6 @@ class Partition:
             else:
                 S = self.indicator(weights) if S is None else S
                 total = S @ a
-                if sparse.issparse(total):  # the K x m sums of sparse rows: dense, as the means
-                    total = total.toarray()
             means.append(total / (W[:, None] if total.ndim == 2 else W))
         return W, means
 

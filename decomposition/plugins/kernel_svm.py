@@ -27,8 +27,7 @@ stored entries (:func:`aidopt.numerics.kernels.gram`: sparse products, row norms
 stored entries; each block of at most about 10^6 kernel values is dense), ``gamma="scale"``'s
 variance from the stored entries, the initial k-means on sparse rows with dense centres only
 (:func:`aidopt.decomposition.clustering.one_step_kmeans`), and the first working set from the
-dense K x m centroids (:meth:`~aidopt.decomposition.partition.Partition.weighted_means`). Those
-are the only pieces made dense.
+dense K x m centroids (:func:`_near_other_class`). Those are the only pieces made dense.
 """
 
 from __future__ import annotations
@@ -505,6 +504,8 @@ def _near_other_class(data, partition: Partition, y) -> np.ndarray:
     whose centroids lie nearest a centroid of the other class. A guess only: column generation
     adds every cluster it leaves out wrongly."""
     _, (centroids,) = partition.weighted_means(data.s, data.X)
+    if sparse.issparse(centroids):  # the K x m centroids of sparse rows: dense (K << n)
+        centroids = centroids.toarray()
     start = np.zeros(y.size, dtype=bool)
     for sign in (-1.0, 1.0):
         mine, other = np.flatnonzero(y == sign), np.flatnonzero(y != sign)
