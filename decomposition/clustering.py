@@ -11,6 +11,7 @@ one matrix product per block of rows (O(n K d) flops through BLAS).
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 from scipy.spatial import cKDTree
 
 __all__ = ["one_step_kmeans", "sample_rows"]
@@ -27,8 +28,9 @@ def one_step_kmeans(features, n_clusters: int, rng: np.random.Generator) -> np.n
 
     Parameters
     ----------
-    features : ndarray of shape (n, d)
-        Low-dimensional row summaries; each column is standardised first.
+    features : ndarray or scipy sparse matrix of shape (n, d)
+        Low-dimensional row summaries (or kernel AID's rows themselves); each column is
+        standardised first. Sparse rows stay sparse (:func:`_one_step_kmeans_sparse`).
     n_clusters : int
         Number of seed centres (at most n). Clusters that end up empty disappear, so the result
         may have fewer labels; callers renumber with :meth:`Partition.from_labels`.
@@ -38,6 +40,8 @@ def one_step_kmeans(features, n_clusters: int, rng: np.random.Generator) -> np.n
     -------
     ndarray of int64, shape (n,)
     """
+    if sparse.issparse(features):
+        return _one_step_kmeans_sparse(features, n_clusters, rng)
     Z = np.asarray(features, dtype=float)
     if Z.ndim == 1:
         Z = Z[:, None]
@@ -55,6 +59,26 @@ def one_step_kmeans(features, n_clusters: int, rng: np.random.Generator) -> np.n
     return _nearest(Z, centres)
 
 
+def _one_step_kmeans_sparse(features, n_clusters: int, rng: np.random.Generator) -> np.ndarray:
+    """:func:`one_step_kmeans` on scipy sparse rows, never densified: the columns are scaled by
+    their standard deviations (from the stored entries) but not centred (a shift of every point
+    changes no distance, and centring would fill every entry); only the k centres are dense.
+    The same draws of ``rng`` as the dense version, hence the same labels up to rounding."""
+    Z = sparse.csr_matrix(features, dtype=float)
+    n = Z.shape[0]
+    mean = np.asarray(Z.mean(axis=0)).ravel()
+    scale = np.sqrt(np.maximum(np.asarray(Z.multiply(Z).mean(axis=0)).ravel() - mean * mean, 0.0))
+    Z = sparse.csr_matrix(Z @ sparse.diags(1.0 / np.where(scale > 0, scale, 1.0)))
+    k = int(min(max(1, n_clusters), n))
+    centres = Z[rng.choice(n, size=k, replace=False)].toarray()  # k x m: the centres only
+    labels = _nearest(Z, centres)
+    counts = np.bincount(labels, minlength=k)
+    indicator = sparse.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
+    used = counts > 0
+    centres = (indicator @ Z)[np.flatnonzero(used)].toarray() / counts[used, None]
+    return _nearest(Z, centres)
+
+
 _KD_TREE_DIMENSIONS = 3
 _BLOCK_ENTRIES = 1 << 20
 #: rows per k-d tree query (the query returns distances and indices for every row it is given)
@@ -65,14 +89,14 @@ def _nearest(Z: np.ndarray, centres: np.ndarray) -> np.ndarray:
     """Index (int64) of the nearest centre of every row of ``Z``: a k-d tree in few dimensions,
     else ``argmin_c ||c||^2 - 2 z'c``; both by blocks of rows."""
     labels = np.empty(Z.shape[0], dtype=np.int64)
-    if Z.shape[1] <= _KD_TREE_DIMENSIONS:
+    if Z.shape[1] <= _KD_TREE_DIMENSIONS and not sparse.issparse(Z):
         tree = cKDTree(centres)
         for lo in range(0, Z.shape[0], _QUERY_ROWS):
             labels[lo:lo + _QUERY_ROWS] = tree.query(Z[lo:lo + _QUERY_ROWS], k=1)[1]
         return labels
     half = 0.5 * np.einsum("ij,ij->i", centres, centres)
     step = max(1, _BLOCK_ENTRIES // centres.shape[0])
-    for lo in range(0, Z.shape[0], step):
-        labels[lo:lo + step] = np.argmin(half - Z[lo:lo + step] @ centres.T, axis=1)
+    for lo in range(0, Z.shape[0], step):  # a sparse Z: sparse times dense, a dense block
+        labels[lo:lo + step] = np.argmin(half - np.asarray(Z[lo:lo + step] @ centres.T), axis=1)
     return labels
 

@@ -46,6 +46,7 @@ import math
 import numpy as np
 from aidopt.decomposition.run import Column, Run, RunConfig, pause_gc, run_scope
 from aidopt.models import lpc as lpc_models
+from scipy import sparse
 
 from aidopt import solvers
 from aidopt.results import AIDResult, Certificate, IterationRecord, Termination
@@ -85,8 +86,12 @@ class _Rows:
     u: np.ndarray | None = None
 
     @classmethod
-    def empty(cls, n_cols: int) -> _Rows:
-        return cls(np.zeros(0, dtype=np.int64), np.zeros((0, n_cols)), np.zeros(0))
+    def empty(cls, n_cols: int, like=None) -> _Rows:
+        """No rows; CSR (``like`` a sparse block or source matrix) or a dense array."""
+        M = np.zeros((0, n_cols))
+        if like is not None and sparse.issparse(like):
+            M = sparse.csr_matrix((0, n_cols))
+        return cls(np.zeros(0, dtype=np.int64), M, np.zeros(0))
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -95,8 +100,9 @@ class _Rows:
         return _Rows(self.ids[mask], self.M[mask], self.v[mask], None if self.u is None else self.u[mask])
 
     def join(self, ids, M, v) -> _Rows:
-        return _Rows(np.concatenate([self.ids, ids]), np.concatenate([self.M, M]),
-                     np.concatenate([self.v, v]))
+        rows = (sparse.vstack([self.M, M], format="csr") if sparse.issparse(M)
+                else np.concatenate([self.M, M]))
+        return _Rows(np.concatenate([self.ids, ids]), rows, np.concatenate([self.v, v]))
 
 
 # --------------------------------------------------------------------------- the problems
@@ -357,7 +363,7 @@ class _LPC:
         self.tau, self.keep = tau, keep
         self.history: list[IterationRecord] = []
         self.values: list[float] = []
-        self.rows = _Rows.empty(source.n_cols)
+        self.rows = _Rows.empty(source.n_cols, getattr(source, "M", None))
         self.stop: tuple[Termination | str, str] | None = None
         self.lower = -math.inf
         self.max_rows = 0
@@ -497,7 +503,8 @@ class _LPC:
         chunk LP holds only some of the rows). Building and loading cost about 80 us per 30-entry
         row here, so one block of 10^5 rows would otherwise outlast any time limit by seconds."""
         run, problem, handle = self.run, self.problem, self.handle
-        piece = max(1, LOAD_ENTRIES // max(1, M.shape[1]))
+        per_row = M.nnz / max(1, M.shape[0]) if sparse.issparse(M) else M.shape[1]
+        piece = max(1, int(LOAD_ENTRIES // max(1.0, per_row)))
         objective_changed = False
         for k in range(0, len(ids), piece):
             if run.past_deadline():

@@ -2,7 +2,8 @@ r"""Chunk linear programs (1.30) of linear program chunking (LPC), as Pyomo mode
 
 Bradley, Mangasarian & Musicant, section 4.2. LPC solves :math:`\min\{c'x \mid Hx \ge b\}`
 (1.29) through a sequence of small LPs (1.30), each with one block :math:`[H^l\ b^l]` of rows and
-the rows :math:`[\bar H\ \bar b]` kept from the previous one. The model of (1.30) is built once
+the rows :math:`[\bar H\ \bar b]` kept from the previous one. Rows of a scipy sparse matrix
+enter a chunk LP with their stored entries only (:func:`row_terms`). The model of (1.30) is built once
 and its rows change in place: rows are added and removed by their **global row id** (the index
 of the row in ``H``), and a persistent solver handle (:meth:`aidopt.decomposition.run.Run.persistent`)
 is told which rows changed. The Pyomo model stays the single source of truth: writing it
@@ -38,7 +39,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-__all__ = ["chunk_lp", "add_rows", "remove_rows", "values", "LSVMChunkLP"]
+__all__ = ["chunk_lp", "add_rows", "remove_rows", "values", "row_terms", "LSVMChunkLP"]
 
 
 def _bound(value):
@@ -74,14 +75,32 @@ def chunk_lp(c, lower=None, upper=None) -> pyo.ConcreteModel:
     return model
 
 
+def row_terms(H):
+    """``(positions, values)`` of every row of ``H``: a dense array's every entry (positions
+    ``None``), a scipy sparse matrix's stored entries only (as CSR), so a chunk LP built from
+    sparse rows holds their nonzeros and is built in time linear in them."""
+    from scipy import sparse
+
+    if not sparse.issparse(H):
+        for h in np.asarray(H).tolist():
+            yield None, h
+        return
+    H = sparse.csr_matrix(H)
+    indptr, indices, data = H.indptr.tolist(), H.indices.tolist(), H.data.tolist()
+    for k in range(H.shape[0]):
+        yield indices[indptr[k]:indptr[k + 1]], data[indptr[k]:indptr[k + 1]]
+
+
 def add_rows(model, ids, H, b) -> list:
-    """Add rows ``H[k] x >= b[k]`` as ``model.rows[ids[k]]``; return their constraint datas."""
+    """Add rows ``H[k] x >= b[k]`` as ``model.rows[ids[k]]`` (a sparse ``H``: its stored entries
+    only); return their constraint datas."""
     xs = list(model.x.values())
     rows = model.rows
     out = []
-    for i, h, bi in zip(np.asarray(ids).tolist(), np.asarray(H).tolist(), np.asarray(b).tolist(),
-                        strict=True):
-        rows[i] = LinearExpression(constant=0.0, linear_coefs=h, linear_vars=xs) >= bi
+    for i, (at, h), bi in zip(np.asarray(ids).tolist(), row_terms(H), np.asarray(b).tolist(),
+                              strict=True):
+        terms = xs if at is None else [xs[j] for j in at]
+        rows[i] = LinearExpression(constant=0.0, linear_coefs=h, linear_vars=terms) >= bi
         out.append(rows[i])
     return out
 
@@ -163,8 +182,10 @@ class LSVMChunkLP:
         margin, y, gamma = m.margin, m.y, m.gamma
         changed = False
         out = []
-        for i, a, di, ci in zip(np.asarray(ids).tolist(), np.asarray(A).tolist(),
-                                np.asarray(d).tolist(), np.asarray(weights).tolist(), strict=True):
+        ws = self._ws
+        for i, (at, a), di, ci in zip(np.asarray(ids).tolist(), row_terms(A),
+                                      np.asarray(d).tolist(), np.asarray(weights).tolist(),
+                                      strict=True):
             if self._free:
                 k = self._free.pop()
                 if self._weight[k] != ci:
@@ -177,7 +198,7 @@ class LSVMChunkLP:
             self.slot_of[i] = k
             margin[i] = LinearExpression(
                 constant=0.0, linear_coefs=[di * aj for aj in a] + [-di, 1.0],
-                linear_vars=[*self._ws, gamma, y[k]]) >= 1.0
+                linear_vars=[*(ws if at is None else [ws[j] for j in at]), gamma, y[k]]) >= 1.0
             out.append(margin[i])
         if changed and objective:
             self.set_objective()

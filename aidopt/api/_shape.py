@@ -66,9 +66,14 @@ def linear_method(n: int, m: int, nnz: int, *, memory: float | None = None) -> C
                          f"{100 * density:.3g} % of the entries stored)")
 
 
-def prepare(data, options: dict, config: RunConfig) -> tuple[object, RunConfig, str]:
+def prepare(data, options: dict, config: RunConfig, *, what: str = "linear 2-norm SVM"
+            ) -> tuple[object, RunConfig, str]:
     """Choose the method for validated ``data`` (X dense, or CSR from a sparse input) and put
     the data and the run configuration in its form: ``(data, config, note)``.
+
+    The same rule serves the free offset (``bias="free"``) and the modified SVM (1.35)
+    (``bias="regularized"``, ``what="modified SVM (1.35)"``): DCD solves both
+    (:func:`aidopt.numerics.dcd.dcd`'s ``bias``), the run's problem says which.
 
     ``solver="dcd"`` runs DCD whatever the shape; another solver runs today's path (AID, or the
     direct solve with ``aid=False``, on dense X); no solver: :func:`linear_method`. DCD gets X as
@@ -104,7 +109,7 @@ def prepare(data, options: dict, config: RunConfig) -> tuple[object, RunConfig, 
         data = type(data)(X, data.y, data.s, data.feature_names, data.classes)
     with run_logging(config.log):
         logging.getLogger("aidopt.svm" if config.log else "aidopt.quiet").info(
-            "linear 2-norm SVM, %s", note)
+            "%s, %s", what, note)
     return data, config, note
 
 

@@ -15,11 +15,12 @@ at least two rows, column-vector y (a ``DataConversionWarning``), ``n_features_i
 function then checks the *content* with aidopt's messages, exactly as when it is called directly:
 NaN / inf and huge values, more rows than columns, the two classes, the sample weights.
 
-scipy sparse X is accepted everywhere (``input_tags.sparse``). The linear 2-norm
-:class:`~aidopt.api.svm.SVMClassifier` keeps it sparse where its method works on sparse rows
-(dual coordinate descent, chosen by the data's shape, docs/svm.md); every other model densifies
-it (a dense LP / QP / MIP). Linear decision functions are evaluated on sparse X without
-densifying it.
+scipy sparse X is accepted everywhere (``input_tags.sparse``).
+:class:`~aidopt.api.svm.SVMClassifier` passes it through as it is: the linear SVMs keep it
+sparse where their method works on sparse rows (dual coordinate descent and the LPs on the full
+data, chosen by the data's shape, docs/svm.md), the kernel SVMs always (kernel blocks from the
+stored entries, sparse ``support_vectors_``); other models densify it (a dense LP / QP / MIP).
+Linear and kernel decision functions are evaluated on sparse X without densifying it.
 """
 
 from __future__ import annotations

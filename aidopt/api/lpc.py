@@ -194,8 +194,10 @@ def solve_lsvm_lpc(X, y=None, C: float = 1.0, *, sample_weight=None, p, **option
 
     Parameters
     ----------
-    X : ndarray, numpy.memmap, path to a ``.npy`` file, path to a Parquet file, or a RowSource
-        The n x m data (n points, m features), read one block at a time.
+    X : ndarray, numpy.memmap, scipy sparse matrix, path to a ``.npy`` or Parquet file, or a RowSource
+        The n x m data (n points, m features), read one block at a time. A sparse X is kept as
+        CSR: its blocks are CSR slices and the chunk LPs hold their stored entries only
+        (:func:`aidopt.models.lpc.row_terms`); it is never densified.
     y : array-like of shape (n,), path to a ``.npy`` file, or str
         Two classes (any two labels; the sorted first is -1); for a Parquet ``X``, the name of its
         column (default ``"y"``).

@@ -114,9 +114,11 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     ----------
     X : array-like or scipy sparse matrix of shape (n, m), dask array, ChunkedMatrix or path
         Out of core with ``engine="dask"`` as in :func:`solve_lad`. A scipy sparse X (CSR, CSC,
-        COO, ...) is validated and converted to CSR once, never densified, when the linear
-        2-norm SVM runs dual coordinate descent; every other path (other norms, kernels, AID,
-        ``bias="regularized"``, ``method="sor"`` / ``"lpc"``) densifies it, as before.
+        COO, ...) is validated and converted to CSR once and never densified by dual coordinate
+        descent (``norm="l2"``, either ``bias``), the LPs on the full data, ``method="sor"`` /
+        ``"lpc"`` and the kernels (kernel blocks from the stored entries; only small pieces, the
+        k-means centres, the K x m centroids and kernel blocks, are dense). AID on a linear SVM
+        densifies it (its centroids): the shape rule runs AID on tall, narrow, dense X only.
     y : array-like of shape (n,) or str
         Two classes (any two labels; the sorted first is -1, as in scikit-learn). A str names
         the labels in X's store.
@@ -170,10 +172,14 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
             raise ValueError("method='lpc' solves the 1-norm LSVM (1.28): use norm='l1' without a kernel")
         from aidopt.api.lpc import solve_lsvm_lpc
 
-        data = as_classification_data(X, y, sample_weight)
+        data = as_classification_data(X, y, sample_weight, sparse=True)
         result = solve_lsvm_lpc(data.X, data.y, p.C, sample_weight=data.s, chunks=p.chunks, tau=p.tau,
                                 **options)
-        return _front.decorate(result, data)
+        from scipy import sparse
+
+        rows = (f"LP chunking on CSR row blocks ({int(data.X.nnz)} stored entries; X not "
+                "densified)" if sparse.issparse(data.X) else "LP chunking on dense row blocks")
+        return _with_note(_front.decorate(result, data), rows)
     if p.bias not in ("free", "regularized"):
         raise ValueError(f"bias must be 'free' or 'regularized', got {p.bias!r}")
     if p.bias == "regularized":
@@ -183,17 +189,20 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
         from aidopt.decomposition.plugins.modified_svm import ModifiedSVMProblem
 
         # fm by default: 0.30x SOR's wall time at 1e5 x 20 (docs/benchmarks.md); SOR (the seed's
-        # method) with solver="sor"
+        # method) with solver="sor"; on sparse or wide X dual coordinate descent on the full
+        # data with the offset a regularized constant feature (the same rule as bias="free")
         config = RunConfig.from_kwargs(options, caller="solve_svm", solver="fm")
-        data = as_classification_data(X, y, sample_weight, engine=engine)
-        result = _front.run_rows(ModifiedSVMProblem(C=p.C), data, config)
-        return _front.decorate(result, data)
+        data = as_classification_data(X, y, sample_weight, engine=engine, sparse=engine == "numpy")
+        note = ""
+        if engine == "numpy":
+            data, config, note = _shape.prepare(data, options, config, what="modified SVM (1.35)")
+        result = _front.decorate(_front.run_rows(ModifiedSVMProblem(C=p.C), data, config), data)
+        return _with_note(result, note)
     config = RunConfig.from_kwargs(options, caller="solve_svm", solver=default_svm_solver(p.norm, p.kernel))
     linear = p.kernel in (None, "linear") and engine == "numpy"
     by_shape = p.norm == "l2" and linear
     lp_by_shape = p.norm != "l2" and linear
-    data = as_classification_data(X, y, sample_weight, engine=engine,
-                                  sparse=by_shape or lp_by_shape)
+    data = as_classification_data(X, y, sample_weight, engine=engine, sparse=engine == "numpy")
     note = ""
     if by_shape:  # AID, or dual coordinate descent on sparse or wide X (docs/svm.md)
         data, config, note = _shape.prepare(data, options, config)
@@ -214,7 +223,21 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
         # gamma="scale" over every row, as documented (and as scikit-learn's SVC): the run below
         # leaves rows of zero sample weight out of the model
         problem.gamma = problem.resolved_gamma(data)
+        if _is_sparse(data.X):  # kept sparse (KernelSVMProblem: the kernel blocks from CSR rows)
+            note = (f"kernel AID on the sparse rows (CSR, {int(data.X.nnz)} stored entries; "
+                    "kernel blocks from the stored entries, X not densified)")
     result = _front.decorate(_front.run_rows(problem, data, config), data)
+    return _with_note(result, note)
+
+
+def _is_sparse(X) -> bool:
+    from scipy import sparse
+
+    return sparse.issparse(X)
+
+
+def _with_note(result, note: str):
+    """``result`` with the shape rule's ``note`` (which method ran, and why) ending its message."""
     if note:
         result.message = f"{result.message}; {note}" if result.message else note
     return result
@@ -295,9 +318,9 @@ class SVMClassifier(_MulticlassMixin, _BaseEstimator):
     def _linear(self) -> bool:
         return self.kernel is None or (isinstance(self.kernel, str) and self.kernel == "linear")
 
-    @property
-    def _dense_input(self) -> bool:
-        return not self._linear
+    #: sparse X reaches every path as it is: the linear ones (dcd, LPs, SOR, LPC) and the
+    #: kernels (kernel blocks and decision values from the stored entries, never densified)
+    _dense_input = False
 
     def fit(self, X, y, sample_weight=None):
         return self._fit_classes(X, y, sample_weight)
@@ -317,8 +340,8 @@ class SVMClassifier(_MulticlassMixin, _BaseEstimator):
         else:
             from aidopt.data.validate import as_classification_data
 
-            data = as_classification_data(X, y)
-            self.support_vectors_ = data.X[self.support_]
+            data = as_classification_data(X, y, sparse=True)
+            self.support_vectors_ = data.X[self.support_]  # CSR rows for a sparse X
             self.dual_coef_ = (alpha * data.y)[self.support_][None, :]
             self._kernel_spec = (self.kernel, sol["gamma"], self.degree, self.coef0)
             self._restore()
@@ -337,12 +360,21 @@ class SVMClassifier(_MulticlassMixin, _BaseEstimator):
         if self._linear:
             return
         position = {row: i for i, row in enumerate(self.support_.tolist())}
-        self.support_vectors_ = np.empty((self.support_.size, estimators[0].support_vectors_.shape[1]))
         self.dual_coef_ = np.zeros((len(estimators), self.support_.size))
+        places = []
         for p, (est, sv) in enumerate(zip(estimators, own, strict=True)):
             at = np.array([position[row] for row in sv.tolist()], dtype=int)
-            self.support_vectors_[at] = est.support_vectors_
             self.dual_coef_[p, at] = est.dual_coef_[0]
+            places.append(at)
+        # every support vector once, in the order of support_: the first subproblem's copy of
+        # each row (dense or CSR rows alike)
+        first = np.unique(np.concatenate(places), return_index=True)[1]
+        vectors = [est.support_vectors_ for est in estimators]
+        from scipy import sparse
+
+        stacked = (sparse.vstack(vectors, format="csr") if sparse.issparse(vectors[0])
+                   else np.concatenate(vectors))
+        self.support_vectors_ = stacked[first]
         self._kernel_spec = estimators[0]._kernel_spec
         self._restore()
 
@@ -389,7 +421,9 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
 
     Parameters
     ----------
-    X : array-like of shape (n, m)
+    X : array-like or scipy sparse matrix of shape (n, m)
+        A sparse X (CSR, CSC, COO, ...) is validated and converted to CSR once and swept on its
+        stored entries (:func:`aidopt.numerics.sor.sor_linear`); it is never densified.
     y : array-like of shape (n,)
         Two classes (the sorted first is -1).
     C : float
@@ -433,6 +467,8 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
     hold, and SOR's iterates never leave the box. ``primal`` is a feasible point's objective,
     hence an upper bound; both are evaluated from ``v = H'u`` recomputed exactly from ``u``.
     """
+    from scipy import sparse
+
     from aidopt.data.validate import as_classification_data
     from aidopt.decomposition.plugins.svm import gap_floor as svm_gap_floor
     from aidopt.decomposition.protocol import relative_gap
@@ -456,11 +492,15 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
     shrinking = config.solver_options.get("shrinking", True)
     polish = config.solver_options.get("polish", True)
     max_sweeps = SVM_MAX_SWEEPS if config.max_iter is None else int(config.max_iter)
-    data = as_classification_data(X, y, sample_weight)
+    data = as_classification_data(X, y, sample_weight, sparse=True)
+    is_sparse = sparse.issparse(data.X)
     used, keep = data.without_zero_weights()
     weights = None if np.all(used.s == 1.0) else used.s
-    run = Run("svm_sor", ProblemClass.QP, config, dimensions={"n": data.n, "m": data.m},
-              mode=f"modified SVM (1.35), gamma regularized; omega {omega:g}")
+    dimensions = {"n": data.n, "m": data.m, **({"nnz": int(data.X.nnz)} if is_sparse else {})}
+    rows_note = (f"SOR on the sparse rows (CSR, {int(data.X.nnz)} stored entries; X not densified)"
+                 if is_sparse else "SOR on the dense rows")
+    run = Run("svm_sor", ProblemClass.QP, config, dimensions=dimensions,
+              mode=f"modified SVM (1.35), gamma regularized; omega {omega:g}; {rows_note}")
     history: list = []
     floor = svm_gap_floor(used, float(C))  # the scale-invariant gap of the SVM certificates
     next_logged, printed = [0], [None]  # the next sweep count to print (0, 1, 2, 4, ...)
@@ -514,6 +554,7 @@ def solve_svm_sor(X, y, C: float = 1.0, *, sample_weight=None, **options):
         else:
             termination = Termination.ITERATION_LIMIT
             message = f"{res.sweeps} sweeps, relative gap {gap:.2e} > tol"
+        message += f"; {rows_note}"
         alpha = res.u
         if keep is not None:
             alpha = np.zeros(data.n)

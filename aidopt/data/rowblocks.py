@@ -7,6 +7,8 @@ whole matrix at once. A :class:`RowSource` gives exactly that:
 * :class:`ArraySource`: a numpy array or a ``numpy.memmap`` (a path to a ``.npy`` file is opened
   with ``mmap_mode="r"``): a block is a slice, copied into memory when it is read, so a memmap's
   pages are touched only while their block is read.
+* :class:`SparseSource`: a scipy sparse matrix in memory (kept as CSR): a block is a CSR slice
+  of its rows, never densified.
 * :class:`ParquetSource`: a Parquet file read row group by row group with pyarrow (only the row
   groups that overlap the requested rows are read; the file is never read whole).
 
@@ -26,7 +28,8 @@ import numpy as np
 
 from aidopt.data.validate import HUGE
 
-__all__ = ["RowSource", "ArraySource", "ParquetSource", "row_source", "block_ranges"]
+__all__ = ["RowSource", "ArraySource", "SparseSource", "ParquetSource", "row_source",
+           "block_ranges"]
 
 #: rows per block of a validation pass
 _SCAN_ROWS = 65_536
@@ -98,6 +101,36 @@ class ArraySource(RowSource):
         M = np.array(self.M[start:stop], dtype=float, order="C")
         v = np.asarray(self.v[start:stop], dtype=float).copy()
         return M, v
+
+
+class SparseSource(RowSource):
+    """A scipy CSR matrix ``M`` (float64, canonical) with the vector ``v``, in memory: a block is
+    a CSR slice of its rows (its stored entries only; never densified). Its stored values are
+    checked by :meth:`validate` like an array's entries."""
+
+    kind = "sparse"
+
+    def __init__(self, M, v):
+        self.M, self.v = M, v
+        self.n_rows, self.n_cols = int(M.shape[0]), int(M.shape[1])
+
+    def read(self, start, stop):
+        return self.M[start:stop], np.asarray(self.v[start:stop], dtype=float).copy()
+
+    def validate(self, matrix: str = "H", vector: str = "b") -> None:
+        """As :meth:`RowSource.validate`, on the stored entries of the matrix."""
+        for bad, what in ((~np.isfinite(self.M.data), "a NaN or infinite entry"),
+                          (np.abs(self.M.data) >= HUGE, f"an entry of magnitude >= {HUGE:g} "
+                           "(read as infinite by the solvers: scale the data)")):
+            if bad.any():
+                row = int(np.searchsorted(self.M.indptr, np.flatnonzero(bad)[0], side="right")) - 1
+                raise ValueError(f"{matrix} has {what} in row {row}")
+        for start in range(0, self.n_rows, _SCAN_ROWS):
+            v = np.asarray(self.v[start:start + _SCAN_ROWS], dtype=float)
+            bad = ~np.isfinite(v) | (np.abs(v) >= HUGE)
+            if bad.any():
+                raise ValueError(f"{vector} has a NaN, infinite or huge entry in row "
+                                 f"{start + int(np.flatnonzero(bad)[0])}")
 
 
 class ParquetSource(RowSource):
@@ -177,8 +210,9 @@ def row_source(M, v=None, *, vector: str = "b", columns=None, matrix_name: str =
 
     Parameters
     ----------
-    M : ndarray, numpy.memmap, path to a ``.npy`` file, path to a Parquet file, or a RowSource
-        The matrix (2-D). A ``.npy`` path is opened with ``mmap_mode="r"``.
+    M : ndarray, numpy.memmap, scipy sparse matrix, path to a ``.npy`` or Parquet file, or a RowSource
+        The matrix (2-D). A ``.npy`` path is opened with ``mmap_mode="r"``; a sparse matrix is
+        kept as CSR (:class:`SparseSource`).
     v : ndarray, memmap, path to a ``.npy`` file, str or None
         The vector (1-D, one entry per row). For a Parquet ``M``: the name of its column
         (default ``vector``), or an array given separately is refused (the rows must come
@@ -212,9 +246,21 @@ def row_source(M, v=None, *, vector: str = "b", columns=None, matrix_name: str =
         v = np.load(v, mmap_mode="r")
     if v is None:
         raise ValueError(f"{vector_name} is required when {matrix_name} is an array")
-    if hasattr(M, "tocsr") or hasattr(M, "toarray"):
-        raise TypeError(f"{matrix_name}: sparse matrices are not supported; pass a dense array, "
-                        "a memmap or a Parquet file")
+    if hasattr(M, "tocsr") or hasattr(M, "toarray"):  # scipy sparse: CSR blocks, never densified
+        from scipy import sparse
+
+        if M.ndim != 2:
+            raise ValueError(f"{matrix_name} must be 2-D, got shape {M.shape}")
+        if M.dtype.kind not in "biuf":
+            raise TypeError(f"{matrix_name} must be numeric, got dtype {M.dtype}")
+        canonical = M.format == "csr" and M.dtype == np.float64 and M.has_canonical_format
+        M = M if canonical else sparse.csr_matrix(M, dtype=np.float64)
+        M.sum_duplicates()
+        v = np.asarray(v, dtype=float) if not isinstance(v, np.ndarray) else v
+        if v.ndim != 1 or v.shape[0] != M.shape[0]:
+            raise ValueError(f"{vector_name} must be 1-D with {M.shape[0]} entries (one per row of "
+                             f"{matrix_name}), got shape {v.shape}")
+        return SparseSource(M, v)
     if not isinstance(M, np.ndarray):
         M = np.asarray(M, dtype=float)
     if not isinstance(v, np.ndarray):

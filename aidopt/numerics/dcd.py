@@ -1,4 +1,4 @@
-r"""Dual coordinate descent for the linear 2-norm SVM with a free offset, on sparse rows (CSR).
+r"""Dual coordinate descent for the linear 2-norm SVM, free or regularized offset, on sparse rows (CSR).
 
 The problem is the one of :func:`aidopt.numerics.fm.ferris_munson` (``bias="free"``): rows
 :math:`x_i`, labels :math:`y_i \in \{-1, +1\}`, bounds :math:`u_i = C s_i`,
@@ -48,6 +48,17 @@ the box and balanced, so its value is a lower bound); the run stops when the rel
 not. The best primal point and the best dual point met are returned (weak duality needs no
 common iterate). ``time_limit`` and Ctrl-C are honoured between passes (a pass is never cut):
 both return the best points met so far, evaluated exactly.
+
+**Regularized offset** (``bias="regularized"``: the modified SVM (1.35),
+:math:`\tfrac12(\|w\|^2 + b^2)` plus the hinge terms, :mod:`aidopt.numerics.sor`'s problem).
+This is exactly LIBLINEAR's problem with a constant feature 1 appended to every row:
+:math:`b = \sum_i \alpha_i y_i = \sigma` is that feature's weight, so the dual has bounds only
+(no equality). The same pass runs it with :math:`\lambda = 0` and :math:`\rho = 1` (the
+gradient :math:`y_i(w x_i + \sigma) - 1`, the curvature :math:`\|x_i\|^2 + 1`: the appended
+column's entry) and no multiplier update, without ever building the extra column. The exact
+evaluation takes :math:`b = \sigma` and the dual value
+:math:`e'\alpha - \tfrac12(\|w\|^2 + \sigma^2)`, a lower bound for every :math:`\alpha`
+in the box (nothing to balance).
 """
 
 from __future__ import annotations
@@ -104,24 +115,33 @@ def _pass(indptr, indices, data, y, u, sq, alpha, w, active, n_active, lam, rho,
 class _Best:
     """The best primal point ``(w, b, P)`` and the best dual point ``(alpha, D)`` met so far."""
 
-    def __init__(self):
+    def __init__(self, regularized: bool = False):
+        self.regularized = regularized
         self.offset = 0.0  # the best offset of the last w evaluated
         self.w, self.b, self.primal = None, 0.0, math.inf
         self.alpha, self.dual = None, -math.inf
 
     def evaluate(self, X, y, u, alpha):
         """Exact values at ``alpha``: returns the refreshed ``w = X'(alpha y)`` and keeps the
-        primal point (``w`` with its best offset) and the dual point (``alpha`` balanced) when
-        they are the best so far."""
+        primal point (``w`` with its best offset; regularized: ``b = y'alpha``) and the dual
+        point (``alpha`` balanced; regularized: ``alpha`` itself) when they are the best so far."""
         w = X.T @ (alpha * y)
         margin = y * (X @ w)
-        b = self.offset = best_offset(margin, y, u)
-        primal = 0.5 * float(w @ w) + float(u @ np.maximum(0.0, 1.0 - margin - y * b))
+        if self.regularized:  # b is the weight of the constant feature: y'alpha, regularized
+            b = self.offset = float(alpha @ y)
+            quad = float(w @ w) + b * b
+            primal = 0.5 * quad + float(u @ np.maximum(0.0, 1.0 - margin - y * b))
+        else:
+            b = self.offset = best_offset(margin, y, u)
+            primal = 0.5 * float(w @ w) + float(u @ np.maximum(0.0, 1.0 - margin - y * b))
         if primal < self.primal:
             self.w, self.b, self.primal = w.copy(), b, primal
-        even = balanced(alpha, y)
-        w_even = X.T @ (even * y)
-        dual = float(even.sum()) - 0.5 * float(w_even @ w_even)
+        if self.regularized:
+            even, dual = alpha.copy(), float(alpha.sum()) - 0.5 * quad
+        else:
+            even = balanced(alpha, y)
+            w_even = X.T @ (even * y)
+            dual = float(even.sum()) - 0.5 * float(w_even @ w_even)
         if dual > self.dual:
             self.alpha, self.dual = even, dual
         return w
@@ -132,15 +152,16 @@ class _Best:
 
 def dcd(X, y, u, *, tol: float = 1e-6, max_iter: int | None = None,
         time_limit: float | None = None, floor: float = 0.0, seed: int = 0,
-        rho: float | None = None, shrinking: bool = True) -> DCDResult:
-    """Solve the weighted linear 2-norm SVM with a free offset by dual coordinate descent.
+        rho: float | None = None, shrinking: bool = True, bias: str = "free") -> DCDResult:
+    """Solve the weighted linear 2-norm SVM (free or regularized offset) by dual coordinate
+    descent.
 
     Parameters
     ----------
     X : scipy.sparse CSR matrix of shape (n, m)
         float64 values; int32 or int64 indices. Dense rows are passed as a CSR matrix too.
     y : ndarray (n,)
-        Labels in {-1, +1}, both present.
+        Labels in {-1, +1}, both present (``bias="free"``).
     u : ndarray (n,)
         Upper bounds ``C s_i``, positive.
     tol : float
@@ -156,8 +177,12 @@ def dcd(X, y, u, *, tol: float = 1e-6, max_iter: int | None = None,
         Seed of the random order of the rows in each pass.
     rho : float, optional
         Penalty of the method of multipliers; default :data:`RHO` times the mean of
-        :math:`\\|x_i\\|^2` (1 for rows without entries).
+        :math:`\\|x_i\\|^2` (1 for rows without entries). Not used with
+        ``bias="regularized"`` (its "penalty" is the constant feature's 1).
     shrinking : bool, default True
+    bias : {"free", "regularized"}, default "free"
+        ``"regularized"``: the modified SVM (1.35), :math:`\\tfrac12 b^2` added to the
+        objective (LIBLINEAR's constant feature; module docstring).
 
     Returns
     -------
@@ -174,13 +199,18 @@ def dcd(X, y, u, *, tol: float = 1e-6, max_iter: int | None = None,
     n, m = X.shape
     if y.shape != (n,) or u.shape != (n,) or not np.all(np.abs(y) == 1) or not np.all(u > 0):
         raise ValueError("dcd: y in {-1, +1} and u > 0 need one entry per row")
-    if np.all(y > 0) or np.all(y < 0):
+    if bias not in ("free", "regularized"):
+        raise ValueError(f"dcd: bias must be 'free' or 'regularized', got {bias!r}")
+    regularized = bias == "regularized"
+    if not regularized and (np.all(y > 0) or np.all(y < 0)):
         raise ValueError("dcd: both classes are needed")
     indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
     indices = X.indices if X.indices.dtype in (np.int32, np.int64) else X.indices.astype(np.int64)
     indices, data = np.ascontiguousarray(indices), np.ascontiguousarray(X.data, dtype=float)
     sq = np.bincount(np.repeat(np.arange(n), np.diff(indptr)), weights=data * data, minlength=n)
-    if rho is None:
+    if regularized:  # the constant feature: offset sigma, curvature ||x_i||^2 + 1, lam stays 0
+        rho = 1.0
+    elif rho is None:
         mean = float(sq.mean())
         rho = RHO * (mean if mean > 0 else 1.0)
     max_passes = math.inf if max_iter is None else int(max_iter)
@@ -188,7 +218,7 @@ def dcd(X, y, u, *, tol: float = 1e-6, max_iter: int | None = None,
     active = np.arange(n, dtype=np.int64)
     n_active, pg_hi, pg_lo, pg_tol = n, np.inf, -np.inf, FIRST_PG_TOL
     lam = sigma = 0.0
-    best = _Best()
+    best = _Best(regularized)
     passes = checks = 0
     work = 0.0
     next_pass, next_work = CHECK_PASSES, CHECK_WORK  # the exact evaluations not waiting for pg_tol
@@ -203,7 +233,8 @@ def dcd(X, y, u, *, tol: float = 1e-6, max_iter: int | None = None,
                                             pg_lo, rng)
             passes += 1
             work += visited / n
-            lam += rho * sigma
+            if not regularized:
+                lam += rho * sigma
             settled = hi - lo <= pg_tol
             if settled and visited < n:  # shrunk: visit every row before any conclusion
                 n_active, pg_hi, pg_lo = n, np.inf, -np.inf
@@ -219,7 +250,8 @@ def dcd(X, y, u, *, tol: float = 1e-6, max_iter: int | None = None,
                     if gap <= tol:
                         status = "optimal"
                         break
-                    lam = best.offset - rho * sigma  # the passes' offset: the best for this w
+                    if not regularized:  # the passes' offset: the best for this w
+                        lam = best.offset - rho * sigma
                     history.append(gap)
                     if (pg_tol <= STALL_PG and len(history) > STALL_CHECKS
                             and gap > 0.9 * history[-1 - STALL_CHECKS]):

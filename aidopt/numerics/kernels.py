@@ -10,7 +10,9 @@ adapter per paper's parameterisation.
   (default a tenth of their distance scale :func:`rbf_scale`).
 
 :func:`kernel_matrix` computes and checks such a matrix (shape, real, finite); :func:`sqdist` is
-the squared distance all rbf kernels share.
+the squared distance all rbf kernels share. The named kernels take scipy sparse rows too
+(:func:`gram`, :func:`sq_norms`: products and norms from the stored entries; the result, a
+kernel block, is dense).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import numpy as np
 from aidopt.data.validate import _check_finite
 
 __all__ = ["KERNELS", "SVC_KERNELS", "RLSC_KERNELS", "DEFAULT_SIGMA_FACTOR", "kernel_function",
-           "svc_kernel", "rlsc_kernel", "rbf_scale", "kernel_matrix", "sqdist"]
+           "svc_kernel", "rlsc_kernel", "rbf_scale", "kernel_matrix", "sqdist", "gram", "sq_norms"]
 KERNELS = {
     "linear": {},
     "poly": {"d": 2, "mu": 1.0},
@@ -55,25 +57,46 @@ def kernel_function(kernel="poly", **params):
     if kernel == "shifted_poly" and p["lam"] == 0:
         raise ValueError("lam must be nonzero")
     if kernel == "linear":
-        return lambda A, B: A @ B.T
+        return gram
     if kernel == "poly":
-        return lambda A, B: (A @ B.T + p["mu"]) ** int(p["d"])
+        return lambda A, B: (gram(A, B) + p["mu"]) ** int(p["d"])
     if kernel == "shifted_poly":
         def shifted(A, B):
             return ((A / p["lam"] - p["rho"]) @ (B / p["lam"] - p["rho"]).T - p["mu"]) ** int(p["d"])
         return shifted
     if kernel == "step":
-        return lambda A, B: (A @ B.T + p["mu"] > 0).astype(float)
+        return lambda A, B: (gram(A, B) + p["mu"] > 0).astype(float)
     if p["gamma"] <= 0:
         raise ValueError(f"rbf gamma must be positive, got {p['gamma']!r}")
 
     return lambda A, B: np.exp(-p["gamma"] * sqdist(A, B))
 
 
+def gram(A, B) -> np.ndarray:
+    """The inner products ``A B'`` of the rows of ``A`` and ``B`` as a dense ``len(A) x len(B)``
+    array; either may be a scipy sparse matrix, whose stored entries are all that is read (the
+    product of two sparse matrices is sparse and densified here: it is the kernel block, not X)."""
+    from scipy import sparse
+
+    P = A @ B.T
+    if sparse.issparse(P):
+        P = P.toarray()
+    return np.asarray(P, dtype=float)
+
+
+def sq_norms(A) -> np.ndarray:
+    """The squared norms of the rows of ``A`` (dense, or sparse: from its stored entries)."""
+    from scipy import sparse
+
+    if sparse.issparse(A):
+        return np.asarray(A.multiply(A).sum(axis=1), dtype=float).ravel()
+    return np.einsum("ij,ij->i", A, A)
+
+
 def sqdist(A, B) -> np.ndarray:
     """Squared Euclidean distances between the rows of ``A`` and ``B`` (rounding below 0
-    clipped)."""
-    d = (A * A).sum(axis=1)[:, None] + (B * B).sum(axis=1)[None, :] - 2.0 * (A @ B.T)
+    clipped); either may be scipy sparse (row norms from the stored entries, :func:`gram`)."""
+    d = sq_norms(A)[:, None] + sq_norms(B)[None, :] - 2.0 * gram(A, B)
     return np.maximum(d, 0.0)
 
 
@@ -84,15 +107,17 @@ SVC_KERNELS = ("linear", "rbf", "poly")
 def svc_kernel(kernel, gamma: float, degree: int = 3, coef0: float = 1.0):
     """``K(A, B)`` with scikit-learn SVC's parameters: ``"linear"`` :math:`AB'`, ``"rbf"``
     :math:`\\exp(-\\gamma \\|a - b\\|^2)`, ``"poly"`` :math:`(\\gamma a'b + c_0)^d`, or a
-    callable (returned as it is)."""
+    callable (returned as it is). The named kernels take dense or scipy sparse rows (the
+    products and row norms read the stored entries only, :func:`gram`, :func:`sq_norms`) and
+    return a dense array; a callable gets the rows as they are."""
     if callable(kernel):
         return kernel
     if kernel == "linear":
-        return lambda A, B: A @ B.T
+        return gram
     if kernel == "rbf":
         return lambda A, B: np.exp(-gamma * sqdist(A, B))
     if kernel == "poly":
-        return lambda A, B: (gamma * (A @ B.T) + coef0) ** degree
+        return lambda A, B: (gamma * gram(A, B) + coef0) ** degree
     raise ValueError(f"kernel must be 'linear', 'rbf', 'poly' or a callable, got {kernel!r}")
 
 

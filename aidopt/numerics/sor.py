@@ -59,7 +59,9 @@ import time
 from dataclasses import dataclass
 
 import numba
+import numba.extending
 import numpy as np
+from scipy import sparse
 
 from aidopt.data.rowblocks import row_source
 
@@ -150,7 +152,8 @@ class SORLinearResult(SORResult):
 
     def decision_function(self, X) -> np.ndarray:
         """``X w - gamma``: positive on the class ``+1`` side of the plane (1.33)."""
-        return np.asarray(X, dtype=float) @ self.w - self.gamma
+        X = X if sparse.issparse(X) else np.asarray(X, dtype=float)
+        return X @ self.w - self.gamma
 
     def predict(self, X) -> np.ndarray:
         """``sign(X w - gamma)`` with 0 mapped to ``+1``."""
@@ -371,17 +374,71 @@ def _natural_residual(u, g, upper):  # pragma: no cover - compiled
     return r
 
 
+def _row_sums(X, v, i):  # pragma: no cover - replaced by the compiled overloads below
+    """``(x_i v[:n], ||x_i||^2)`` for row ``i`` of ``X``: a 2-d array, or CSR as the tuple
+    ``(indptr, indices, data)`` (:func:`_compiled`); ``n = len(v) - 1``."""
+    raise NotImplementedError
+
+
+def _row_add(X, v, i, c):  # pragma: no cover - replaced by the compiled overloads below
+    """``v[:n] += c x_i`` for row ``i`` of ``X`` (as :func:`_row_sums`)."""
+    raise NotImplementedError
+
+
+@numba.extending.overload(_row_sums, inline="always")
+def _row_sums_impl(X, v, i):  # pragma: no cover - compiled
+    if isinstance(X, numba.types.Array):
+        def dense(X, v, i):
+            s = 0.0
+            e2 = 0.0
+            for k in range(X.shape[1]):
+                x = X[i, k]
+                s += x * v[k]
+                e2 += x * x
+            return s, e2
+        return dense
+
+    def csr(X, v, i):  # the stored entries of row i only
+        indptr, indices, data = X
+        s = 0.0
+        e2 = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            x = data[p]
+            s += x * v[indices[p]]
+            e2 += x * x
+        return s, e2
+    return csr
+
+
+@numba.extending.overload(_row_add, inline="always")
+def _row_add_impl(X, v, i, c):  # pragma: no cover - compiled
+    if isinstance(X, numba.types.Array):
+        def dense(X, v, i, c):
+            for k in range(X.shape[1]):
+                v[k] += c * X[i, k]
+        return dense
+
+    def csr(X, v, i, c):
+        indptr, indices, data = X
+        for p in range(indptr[i], indptr[i + 1]):
+            v[indices[p]] += c * data[p]
+    return csr
+
+
+def _compiled(X):
+    """``X`` as the compiled sweeps take it: a dense array as it is, a scipy CSR matrix as
+    ``(indptr, indices, data)`` (one sweep code for both: the row operations :func:`_row_sums`
+    and :func:`_row_add` are specialised on the type)."""
+    if sparse.issparse(X):
+        return X.indptr, X.indices, X.data
+    return X
+
+
 @numba.njit(cache=True, inline="always")
 def _gradient(X, d, v, i):  # pragma: no cover - compiled
     """``(g_i, E_ii)``: ``g_i = H_i v - 1 = d_i (X_i w - gamma) - 1`` and ``E_ii = ||X_i||^2 + 1``."""
-    n = X.shape[1]
-    s = 0.0
-    e2 = 1.0
-    for k in range(n):
-        x = X[i, k]
-        s += x * v[k]
-        e2 += x * x
-    return d[i] * (s - v[n]) - 1.0, e2
+    s, e2 = _row_sums(X, v, i)
+    return d[i] * (s - v[v.shape[0] - 1]) - 1.0, e2 + 1.0
 
 
 @numba.njit(cache=True, inline="always")
@@ -393,10 +450,8 @@ def _step(X, d, u, upper, v, omega, i, g, e2):  # pragma: no cover - compiled
     if delta != 0.0:
         u[i] = t
         c = delta * d[i]
-        n = X.shape[1]
-        for k in range(n):
-            v[k] += c * X[i, k]
-        v[n] -= c
+        _row_add(X, v, i, c)
+        v[v.shape[0] - 1] -= c
     return delta
 
 
@@ -416,7 +471,7 @@ def _sweep_rows(X, d, u, upper, v, omega):  # pragma: no cover - compiled
     exact residual, which needs a pass over the data.
     """
     est = 0.0
-    for i in range(X.shape[0]):
+    for i in range(u.shape[0]):
         g, e2 = _gradient(X, d, v, i)
         delta = _step(X, d, u, upper, v, omega, i, g, e2)
         if delta != 0.0:
@@ -590,7 +645,19 @@ class _Rows:
     """The rows ``[A d]`` for :func:`sor_linear`: one in-memory block, or blocks of a RowSource."""
 
     def __init__(self, A, d, columns, block_rows):
-        if isinstance(A, np.ndarray) and not isinstance(A, np.memmap):
+        if sparse.issparse(A):  # CSR rows in memory, swept on their stored entries
+            if A.ndim != 2:
+                raise ValueError(f"A must be 2-D, got {A.ndim} dimensions")
+            if A.dtype.kind not in "biuf":
+                raise TypeError(f"A must be numeric, got dtype {A.dtype}")
+            canonical = A.format == "csr" and A.dtype == np.float64 and A.has_canonical_format
+            self.X = A if canonical else sparse.csr_matrix(A, dtype=np.float64)
+            self.X.sum_duplicates()
+            self.d = np.ascontiguousarray(_check_labels(d, self.X.shape[0]), dtype=float)
+            self.source = None
+            self.m, self.n = self.X.shape
+            self.ranges = [(0, self.m)] if self.m else []
+        elif isinstance(A, np.ndarray) and not isinstance(A, np.memmap):
             source = row_source(A, d, matrix_name="A", vector_name="d")
             self.X = np.ascontiguousarray(source.M, dtype=float)
             self.d = np.ascontiguousarray(source.v, dtype=float)
@@ -607,6 +674,11 @@ class _Rows:
         if self.n == 0:
             raise ValueError("A has no columns")
 
+    @property
+    def compiled(self):
+        """The in-memory rows as the compiled sweeps take them (:func:`_compiled`)."""
+        return _compiled(self.X)
+
     def blocks(self):
         """Yield ``(start, stop, X, d)`` in row order; ``X`` C-contiguous float64."""
         if self.source is None:
@@ -618,7 +690,12 @@ class _Rows:
 
 
 def _check_block(start, X, d):
-    if not np.all(np.isfinite(X)):
+    if sparse.issparse(X):  # the stored entries only
+        bad = np.flatnonzero(~np.isfinite(X.data))
+        if bad.size:
+            row = start + int(np.searchsorted(X.indptr, bad[0], side="right")) - 1
+            raise ValueError(f"A has a NaN or infinite entry in row {row}")
+    elif not np.all(np.isfinite(X)):
         row = start + int(np.flatnonzero(~np.all(np.isfinite(X), axis=1))[0])
         raise ValueError(f"A has a NaN or infinite entry in row {row}")
     ok = (d == 1.0) | (d == -1.0)
@@ -665,7 +742,12 @@ def _polish(rows: _Rows, u, ub, v):
     free = np.flatnonzero((u > 0.0) & (u < ub))
     if free.size == 0 or free.size > POLISH_MAX or rows.source is not None:
         return None
-    H = rows.d[free, None] * np.hstack([rows.X[free], -np.ones((free.size, 1))])
+    Xf = rows.X[free]
+    if sparse.issparse(Xf):  # the free rows densified: only while no larger than X's entries
+        if free.size * (rows.n + 1) > max(rows.X.nnz, 1):
+            return None
+        Xf = Xf.toarray()
+    H = rows.d[free, None] * np.hstack([Xf, -np.ones((free.size, 1))])
     v_bound = v - H.T @ u[free]
     rhs = 1.0 - H @ v_bound
     # minimum-norm solution of (H H') u_F = rhs from the thin SVD H = U S W' (|free| x (n+1)):
@@ -738,7 +820,7 @@ def _sweep_blocks(rows: _Rows, u, ub, v, omega, out_of_time) -> tuple[float, boo
     streamed source stops between blocks when ``out_of_time()``."""
     est = 0.0
     for start, stop, X, dd in rows.blocks():
-        est = max(est, _sweep_rows(X, dd, u[start:stop], ub[start:stop], v, omega))
+        est = max(est, _sweep_rows(_compiled(X), dd, u[start:stop], ub[start:stop], v, omega))
         if stop < rows.m and out_of_time():
             return est, True
     return est, False
@@ -779,10 +861,15 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
 
     Parameters
     ----------
-    A : ndarray, numpy.memmap, path (``.npy`` or ``.parquet``) or RowSource
+    A : ndarray, scipy sparse matrix, numpy.memmap, path (``.npy`` or ``.parquet``) or RowSource
         The data, ``m x n``. An in-memory array is swept in one numba call; anything else is read
         with :mod:`aidopt.data.rowblocks` ``block_rows`` rows at a time, in order, so a memmap or Parquet
         file larger than memory works (memory: one block plus O(m) for ``u`` and the bounds).
+        A scipy sparse matrix (any format; converted to CSR once unless it is canonical CSR
+        float64 already) is swept in memory on its stored entries, by the same compiled sweep
+        (:func:`_row_sums` / :func:`_row_add` read a CSR row): a step costs O(nnz of the row),
+        and nothing of size ``m x n`` is made. Polishing densifies the free rows only, and only
+        while they hold no more entries than X stores.
     d : array_like, memmap, ``.npy`` path, str or None
         Labels ``-1``/``+1``. For an array/memmap ``A``: an array of ``m`` labels. For a Parquet
         ``A``: the name of the label column (``None`` means ``"d"``); the other columns (or
@@ -905,7 +992,7 @@ def sor_linear(A, d, nu, *, omega=1.0, tol=1e-6, max_sweeps=10_000, weights=None
             if active_set:
                 visited = n_active
                 passes += visited / m
-                n_active, hi, lo = _sweep_active(rows.X, rows.d, u, ub, v, omega, active, n_active,
+                n_active, hi, lo = _sweep_active(rows.compiled, rows.d, u, ub, v, omega, active, n_active,
                                                  pg_hi, pg_lo, bool(shrinking), order == "random")
                 fresh = False
                 settled = hi - lo <= pg_tol or n_active == 0

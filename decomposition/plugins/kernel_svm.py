@@ -21,6 +21,13 @@ r"""AID plug-in for the kernel 2-norm SVM (Park & Klabjan 2016, Appendix B).
 * **Certificate**: :math:`\alpha_i = s_i \bar\alpha_k / W_k` is feasible for the full dual, whose
   objective :math:`\sum_i \alpha_i - \tfrac12 (\bar\alpha y)^\top \bar K (\bar\alpha y)` is the
   bound (the lifted :math:`\alpha` gives the same feature-space vector as the aggregated one).
+
+**Sparse X** (scipy CSR, from the door) is never densified: the kernel blocks come from the
+stored entries (:func:`aidopt.numerics.kernels.gram`: sparse products, row norms from the
+stored entries; each block of at most about 10^6 kernel values is dense), ``gamma="scale"``'s
+variance from the stored entries, the initial k-means on sparse rows with dense centres only
+(:func:`aidopt.decomposition.clustering.one_step_kmeans`), and the first working set from the
+dense K x m centroids (:func:`_near_other_class`). Those are the only pieces made dense.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from aidopt.decomposition.plugins.mean_kernel import KernelSums, MeanKernel
 from aidopt.decomposition.plugins.svm import SIGN_TOL, check_native_call, gap_floor, hinge_certificate, solve_fm
 from aidopt.decomposition.protocol import AIDProblem, Iterate, Lifted, Split
 from aidopt.models import kernel_svm, svm
+from scipy import sparse
 from scipy.spatial.distance import cdist
 
 from aidopt import solvers
@@ -188,7 +196,12 @@ class KernelSVMProblem(AIDProblem):
         """``gamma``, with ``"scale"`` resolved on ``data`` (1 / (m Var(X)))."""
         if self.gamma != "scale":
             return float(self.gamma)
-        var = float(data.X.var())
+        if sparse.issparse(data.X):  # Var over all n m entries, from the stored ones
+            size = float(data.X.shape[0]) * data.X.shape[1]
+            mean = float(data.X.data.sum()) / size
+            var = max(float(data.X.data @ data.X.data) / size - mean * mean, 0.0)
+        else:
+            var = float(data.X.var())
         return 1.0 / (data.m * var) if var > 0 else 1.0
 
     def initial_partition(self, data, n_clusters, rng, solve) -> Partition:
@@ -216,7 +229,10 @@ class KernelSVMProblem(AIDProblem):
         if previous is None:
             gamma = self.resolved_gamma(data)
             kfun = svc_kernel(self.kernel, gamma, self.degree, self.coef0)
-            sums = KernelSums(data.X, data.s, kfun, gamma if self.kernel == "rbf" else None,
+            # rbf on dense rows: one product of augmented rows per block (n x (m + 2) kept);
+            # sparse rows: kfun on each block, from the stored entries (never densified)
+            fast_rbf = self.kernel == "rbf" and not sparse.issparse(data.X)
+            sums = KernelSums(data.X, data.s, kfun, gamma if fast_rbf else None,
                               max_columns=self.max_columns(data.n))
             mean = MeanKernel(sums, partition)
             start, warm = _near_other_class(data, partition, ybar), None
@@ -488,6 +504,8 @@ def _near_other_class(data, partition: Partition, y) -> np.ndarray:
     whose centroids lie nearest a centroid of the other class. A guess only: column generation
     adds every cluster it leaves out wrongly."""
     _, (centroids,) = partition.weighted_means(data.s, data.X)
+    if sparse.issparse(centroids):  # the K x m centroids of sparse rows: dense (K << n)
+        centroids = centroids.toarray()
     start = np.zeros(y.size, dtype=bool)
     for sign in (-1.0, 1.0):
         mine, other = np.flatnonzero(y == sign), np.flatnonzero(y != sign)

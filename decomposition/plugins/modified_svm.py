@@ -1,5 +1,10 @@
 r"""AID plug-in for the modified SVM (1.35): the 2-norm SVM with a regularized offset, by SOR.
 
+On sparse or wide X the door runs it on the full data by dual coordinate descent instead
+(``solver="dcd"``, :func:`aidopt.numerics.dcd.dcd` with ``bias="regularized"``: the offset is
+LIBLINEAR's constant feature, exactly the :math:`\tfrac12 b^2` term below), certified by the
+same full-data certificate; AID with ``fm`` stays the path of tall, narrow, dense X.
+
 Bradley, Mangasarian & Musicant, *Optimization methods in massive datasets*, (1.35), with
 :math:`\nu = C`, sample weights :math:`s` and the offset written :math:`b = -\gamma`:
 
@@ -77,12 +82,18 @@ class ModifiedSVMProblem(SVMProblem):
     def __init__(self, C: float = 1.0, sample_size: int | None = None):
         super().__init__(C=C, norm="l2", form="auto", sample_size=sample_size)
         self.name = "svm_l2_regularized_bias"
-        self.native_methods = ("sor", "fm")
+        #: ``"dcd"``: dual coordinate descent with the offset as a regularized constant feature
+        #: (:func:`aidopt.numerics.dcd.dcd`, ``bias="regularized"``), chosen by the door on the
+        #: full data of sparse or wide X (:func:`aidopt.api._shape.prepare`)
+        self.native_methods = ("sor", "fm", "dcd")
 
     # ----------------------------------------------------------------- SOR
     def fallbacks(self, solver: str) -> list[tuple[str, str | None]]:
         """After an SOR solve that missed its gap within ``max_sweeps``: Clarabel on the dual
-        form of the same aggregated problem; for a Pyomo solver, :class:`~.svm.SVMProblem`'s."""
+        form of the same aggregated problem; for a Pyomo solver, :class:`~.svm.SVMProblem`'s.
+        None after dcd: it runs on the full data, which a Pyomo model would hold entry by entry."""
+        if solver == "dcd":
+            return []
         if solver in self.native_methods:
             return [("clarabel", "dual")]
         return super().fallbacks(solver)

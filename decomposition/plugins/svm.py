@@ -258,7 +258,8 @@ class SVMProblem(AIDProblem):
 
             rows = sparse.csr_matrix(aggregated.X)  # no copy for CSR float64 rows
             direct = partition.n_clusters == partition.n
-            return solve_fm(lambda **kw: dcd(rows, aggregated.y, self.C * aggregated.w, **kw),
+            return solve_fm(lambda **kw: dcd(rows, aggregated.y, self.C * aggregated.w,
+                                             bias=self.bias, **kw),
                             tol=tol, time_limit=time_limit, options=options, method="dcd",
                             max_iter=None, target=tol / 2 if direct else None)
         return solve_fm(lambda **kw: ferris_munson(aggregated.X, aggregated.y,
