@@ -14,7 +14,10 @@ import numpy as np
 from scipy import sparse
 from scipy.spatial import cKDTree
 
-__all__ = ["one_step_kmeans", "sample_rows"]
+__all__ = ["kmeans_rows", "one_step_kmeans", "sample_rows", "SKETCH_DIMENSIONS"]
+
+#: columns of the random sketch on which :func:`kmeans_rows` clusters sparse rows
+SKETCH_DIMENSIONS = 16
 
 
 def sample_rows(n: int, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -77,6 +80,29 @@ def _one_step_kmeans_sparse(features, n_clusters: int, rng: np.random.Generator)
     used = counts > 0
     centres = (indicator @ Z)[np.flatnonzero(used)].toarray() / counts[used, None]
     return _nearest(Z, centres)
+
+
+def kmeans_rows(X, n_clusters: int, rng: np.random.Generator, iterations: int = 10) -> np.ndarray:
+    """Labels of a k-means (k-means++ seeds, ``iterations`` Lloyd steps, SciPy's ``kmeans2``)
+    of the rows of ``X``; clusters that end up empty disappear (callers renumber with
+    :meth:`Partition.from_labels`).
+
+    A dense X is clustered as it is. A scipy sparse X is clustered on a Gaussian sketch
+    ``X G / sqrt(d)`` (G m x d, ``d = SKETCH_DIMENSIONS``; distances are kept up to a small
+    factor, Johnson-Lindenstrauss), one sparse product: an n x d array instead of the n x m
+    one. Only the initial partition of AID depends on it.
+    """
+    import warnings
+
+    from scipy import sparse
+    from scipy.cluster.vq import kmeans2
+
+    if sparse.issparse(X):
+        d = SKETCH_DIMENSIONS
+        X = np.asarray(X @ rng.standard_normal((X.shape[1], d))) / np.sqrt(d)
+    with warnings.catch_warnings():  # empty clusters disappear in from_labels
+        warnings.simplefilter("ignore")
+        return kmeans2(X, int(n_clusters), iter=iterations, minit="++", seed=rng)[1]
 
 
 _KD_TREE_DIMENSIONS = 3

@@ -18,10 +18,74 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+from scipy import sparse
+
 from aidopt.results import Certificate
 
 __all__ = ["MIP_GAP_OPTIONS", "QUADRATIC_OPTIONS", "cluster_certificate", "largest_gap",
-           "mip_bound_certificate", "mip_gap", "mip_options", "original_bound_certificate", "original_iterate"]
+           "max_outside_rows", "mip_bound_certificate", "mip_gap", "mip_options",
+           "original_bound_certificate", "original_iterate", "row_norms"]
+
+#: relative slack added to a norm computed from sparse rows by expanding a square (rounding of
+#: ``||x||^2 - 2 x c + ||c||^2`` is far below it): the big-M bounds built on them stay bounds
+SPARSE_SLACK = 1e-10
+
+
+def max_outside_rows(X, g) -> np.ndarray:
+    """Per row of the CSR matrix ``X`` (no duplicate entries), the largest ``g[j]`` over the
+    columns j the row does not store (``-inf`` when it stores every column): the value of
+    ``max_j g_j(x_kj)`` over the implicit zeros, without the n x m array. One sort of the
+    stored entries by the rank of their column in ``g``: the answer is the first rank a row
+    lacks."""
+    g = np.asarray(g, dtype=float)
+    n, m = X.shape
+    order = np.argsort(-g, kind="stable")
+    rank = np.empty(m, dtype=np.int64)
+    rank[order] = np.arange(m)
+    lengths = np.diff(X.indptr)
+    row = np.repeat(np.arange(n), lengths)
+    ranks = rank[X.indices]
+    ranks = ranks[np.lexsort((ranks, row))]  # rows stay grouped, ranks increase within a row
+    position = np.arange(ranks.size) - X.indptr[:-1][row]
+    first = lengths.astype(np.int64)  # the first missing rank: the row length when 0..len-1
+    missing = np.flatnonzero(ranks != position)
+    np.minimum.at(first, row[missing], position[missing])
+    out = np.full(n, -np.inf)
+    some = first < m
+    out[some] = g[order[first[some]]]
+    return out
+
+
+def row_norms(X, norm: str, centre=None) -> np.ndarray:
+    r"""Per row, :math:`\|x_k - c\|` (``centre`` c, default 0) in the 2-norm (``"l2"``) or the
+    :math:`\infty`-norm (``"inf"``): the dual norms the big-M bounds of the MIP plug-ins use.
+
+    A dense X: computed on ``X - c``, as before. A sparse X (CSR): from its stored entries,
+    never densified: :math:`\|x_k - c\|_2^2` is the stored part plus :math:`\|c\|^2` minus
+    the stored columns' :math:`c_j^2` (the square raised by :data:`SPARSE_SLACK`
+    :math:`\|c\|^2`, so that rounding cannot bring it below the exact norm), and
+    :math:`\|x_k - c\|_\infty` is the larger of the stored part and the largest
+    :math:`|c_j|` of the other columns (:func:`max_outside_rows`), exactly.
+    """
+    if norm not in ("l2", "inf"):
+        raise ValueError(f"norm must be 'l2' or 'inf', got {norm!r}")
+    if not sparse.issparse(X):
+        Z = X if centre is None else X - centre
+        return (np.linalg.norm(Z, axis=1) if norm == "l2"
+                else np.abs(Z).max(axis=1, initial=0.0))
+    X = sparse.csr_matrix(X)
+    n = X.shape[0]
+    row = np.repeat(np.arange(n), np.diff(X.indptr))
+    c = np.zeros(X.shape[1]) if centre is None else np.asarray(centre, dtype=float).ravel()
+    stored = X.data - c[X.indices]
+    if norm == "inf":
+        out = np.zeros(n)
+        np.maximum.at(out, row, np.abs(stored))
+        return np.maximum(out, max_outside_rows(X, np.abs(c)))
+    squares = np.bincount(row, weights=stored * stored - c[X.indices] ** 2, minlength=n)
+    c2 = float(c @ c)
+    return np.sqrt(np.maximum(squares + c2, 0.0) + SPARSE_SLACK * c2)
 
 MIP_GAP_OPTIONS = {"gurobi": {"MIPGap": 1e-6}, "highs": {"mip_rel_gap": 1e-6},
                    "cplex": {"mip_tolerances_mipgap": 1e-6}, "xpress": {"miprelstop": 1e-6}}

@@ -76,9 +76,11 @@ class Partition:
     def weighted_means(self, weights, *arrays) -> tuple[np.ndarray, list[np.ndarray]]:
         """Cluster weights ``W_k = sum_{i in C_k} s_i`` and weighted means of each array.
 
-        ``arrays`` are (n,) or (n, m) numpy arrays, or :class:`~aidopt.data.chunked.ChunkedMatrix`
-        (summed by :meth:`~aidopt.data.chunked.ChunkedMatrix.group_sum` in one pass); the result for
-        each is (K,) or (K, m).
+        ``arrays`` are (n,) or (n, m) numpy arrays, scipy sparse (n, m) matrices or
+        :class:`~aidopt.data.chunked.ChunkedMatrix` (summed by
+        :meth:`~aidopt.data.chunked.ChunkedMatrix.group_sum` in one pass); the result for each
+        is (K,) or (K, m), a CSR matrix for a sparse array (one sparse product: its stored
+        entries are at most the array's).
         """
         weights = np.asarray(weights, dtype=float)
         K = self.n_clusters
@@ -88,6 +90,10 @@ class Partition:
         for a in arrays:
             if isinstance(a, ChunkedMatrix):
                 total = a.group_sum(self.labels, weights, K)
+            elif sparse.issparse(a):
+                S = self.indicator(weights) if S is None else S
+                means.append(sparse.csr_matrix(sparse.diags(1.0 / W) @ (S @ a)))
+                continue
             elif np.ndim(a) == 1:
                 total = np.bincount(self.labels, weights=weights * a, minlength=K)
             else:

@@ -13,7 +13,8 @@ import numpy as np
 import pyomo.environ as pyo
 
 __all__ = ["abstract_rows", "add_l1_rows", "build_deadline", "column_entries", "deadline_in_force",
-           "past_deadline", "regularizer", "row_array", "row_data", "row_entries", "var_list"]
+           "as_matrix", "past_deadline", "regularizer", "row_array", "row_data", "row_entries",
+           "row_terms", "var_list"]
 
 #: the ``time.perf_counter()`` after which row rules build nothing (None: no deadline)
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
@@ -88,9 +89,7 @@ def row_data(matrix: str, X, rows: dict, scalars: dict | None = None) -> dict:
     scalars : dict, optional
         Name -> number for each scalar ``Param``.
     """
-    from scipy import sparse
-
-    X = sparse.csr_matrix(X, dtype=float) if sparse.issparse(X) else np.ascontiguousarray(X, dtype=float)
+    X = as_matrix(X)
     index = range(X.shape[0])
     data = {"K": {None: list(index)}, "J": {None: list(range(X.shape[1]))}, matrix: {None: X}}
     for name, values in rows.items():
@@ -100,16 +99,37 @@ def row_data(matrix: str, X, rows: dict, scalars: dict | None = None) -> dict:
     return {None: data}
 
 
-def row_entries(model, name: str, k) -> tuple[list, list]:
-    """Row ``k`` (an element of ``model.K``) of the matrix ``Param`` ``name``: ``(variables'
-    positions, values)``, the stored entries only when the matrix is sparse (positions ``None``:
-    every column, in order)."""
+def as_matrix(X):
+    """The matrix data of a model: a scipy sparse ``X`` (any format) as a CSR matrix of floats
+    (its stored entries only; the matrix itself when it already is one), else a C-contiguous
+    float array."""
+    from scipy import sparse
+
+    if sparse.issparse(X):
+        return sparse.csr_matrix(X, dtype=float)
+    return np.ascontiguousarray(X, dtype=float)
+
+
+def row_entries(model, name: str, k, rows=None) -> tuple[list, list]:
+    """Row ``k`` (an element of the ordered set ``rows``, default ``model.K``) of the matrix
+    ``Param`` ``name``: ``(variables' positions, values)``, the stored entries only when the
+    matrix is sparse (positions ``None``: every column, in order)."""
     X = getattr(model, name).value
-    i = model.K.ord(k) - 1
+    i = (model.K if rows is None else rows).ord(k) - 1
     if isinstance(X, np.ndarray):
         return None, X[i].tolist()
     start, stop = X.indptr[i], X.indptr[i + 1]
     return X.indices[start:stop].tolist(), X.data[start:stop].tolist()
+
+
+def row_terms(model, name: str, k, scale: float = 1.0, rows=None, w: str = "w") -> tuple[list, list]:
+    """``scale * x_k w`` as ``(coefficients, variables)`` for a ``LinearExpression``: row ``k``
+    of the matrix ``Param`` ``name`` (:func:`row_entries`) against the ``Var`` ``w`` over
+    ``model.J``; a sparse matrix gives its stored entries only."""
+    where, values = row_entries(model, name, k, rows)
+    variables = var_list(model, w)
+    return ([scale * a for a in values],
+            variables if where is None else [variables[j] for j in where])
 
 
 def column_entries(model, name: str, j) -> tuple[list, list]:

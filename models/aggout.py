@@ -29,7 +29,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ._data import add_l1_rows, regularizer
+from ._data import add_l1_rows, as_matrix, regularizer, row_terms
 
 __all__ = ["AGGOUT", "NORMS", "create_instance", "solution_from"]
 
@@ -41,7 +41,7 @@ def _abstract() -> pyo.AbstractModel:
     model.K = pyo.Set(ordered=True, doc="rows (or clusters of rows of one collection)")
     model.J = pyo.Set(ordered=True, doc="features")
     model.Collections = pyo.Set(ordered=True, doc="collections c")
-    model.x = pyo.Param(within=pyo.Any, doc="rows or centroids, numpy array |K| x |J|")
+    model.x = pyo.Param(within=pyo.Any, doc="rows or centroids, numpy array or CSR |K| x |J|")
     model.n = pyo.Param(model.K, doc="weight n_k: 1, or the cluster size under AID")
     model.collection = pyo.Param(model.K, within=pyo.Any, doc="collection of row k")
     model.y = pyo.Param(model.Collections, doc="y_c: number of class-1 rows of collection c")
@@ -59,9 +59,9 @@ def _abstract() -> pyo.AbstractModel:
                         doc="|y_c - predicted count of c|")
 
     def body(m, k, sign, coefs, variables):
-        row = m.x.value[m.K.ord(k) - 1] * sign
-        return LinearExpression(constant=0.0, linear_coefs=[*row.tolist(), -sign, *coefs],
-                                linear_vars=[*m.w.values(), m.b, *variables])
+        row, w = row_terms(m, "x", k, sign)  # a sparse x: its stored entries only
+        return LinearExpression(constant=0.0, linear_coefs=[*row, -sign, *coefs],
+                                linear_vars=[*w, m.b, *variables])
 
     def positive_rule(m, k):
         return body(m, k, 1.0, [1.0, -m.bigM[k]], [m.xi[k], m.d[k]]) >= 1.0 - m.bigM[k]
@@ -117,8 +117,9 @@ def create_instance(X, n, collection, y, *, C: float, D: float, bigM, norm: str 
 
     Parameters
     ----------
-    X : ndarray (K, m)
-        Rows or cluster centroids.
+    X : ndarray or scipy sparse matrix (K, m)
+        Rows or cluster centroids; a sparse X is kept as CSR (the model's rows hold its stored
+        entries only).
     n : ndarray (K,)
         Positive weights (cluster sizes; ones for the original rows).
     collection : ndarray of int (K,)
@@ -137,7 +138,7 @@ def create_instance(X, n, collection, y, *, C: float, D: float, bigM, norm: str 
     """
     if norm not in NORMS:
         raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
-    X = np.ascontiguousarray(X, dtype=float)
+    X = as_matrix(X)
     K = range(X.shape[0])
 
     def rows(values, kind=float):

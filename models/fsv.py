@@ -26,7 +26,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ._data import abstract_rows, past_deadline, row_data
+from ._data import abstract_rows, past_deadline, row_data, row_terms
 
 __all__ = ["FSV", "create_instance", "set_weights", "solution_from", "linearization_value",
            "concave_objective"]
@@ -34,7 +34,7 @@ __all__ = ["FSV", "create_instance", "set_weights", "solution_from", "linearizat
 
 def _abstract() -> pyo.AbstractModel:
     model = abstract_rows(
-        "fsv_sla", ("A", "data matrix, numpy array |K| x |J|"),
+        "fsv_sla", ("A", "data matrix, numpy array or CSR matrix |K| x |J|"),
         {"d": "label in {-1, +1}", "c": "row weight (cluster size |C_k| under AID)"},
         {"nu": "weight of the misclassification error"},
     )
@@ -48,11 +48,11 @@ def _abstract() -> pyo.AbstractModel:
     def margin_rule(m, k):
         if past_deadline():  # a run's time limit passed (build_deadline): the model is discarded
             return pyo.Constraint.Skip
-        dk = m.d[k]
-        row = m.A.value[m.K.ord(k) - 1] * dk
+        dk = float(m.d[k])
+        coefs, variables = row_terms(m, "A", k, dk)  # a sparse A: its stored entries only
         return LinearExpression(
-            constant=0.0, linear_coefs=[*row.tolist(), -float(dk), 1.0],
-            linear_vars=[*m.w.values(), m.gamma, m.y[k]],
+            constant=0.0, linear_coefs=[*coefs, -dk, 1.0],
+            linear_vars=[*variables, m.gamma, m.y[k]],
         ) >= 1.0
 
     model.margin = pyo.Constraint(model.K, rule=margin_rule, doc="d_k (A_k w - gamma) + y_k >= 1")
@@ -81,7 +81,8 @@ def create_instance(A, d, c=None, nu: float = 1.0, t=None) -> pyo.ConcreteModel:
 
     Parameters
     ----------
-    A : ndarray of shape (K, m)
+    A : ndarray or scipy sparse matrix of shape (K, m)
+        A sparse A is kept as CSR: the margin rows hold its stored entries only.
     d : ndarray of shape (K,)
         Labels in {-1, +1}.
     c : ndarray of shape (K,), optional

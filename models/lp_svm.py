@@ -44,7 +44,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ._data import abstract_rows, column_entries, past_deadline, row_array, row_data, row_entries, var_list
+from ._data import abstract_rows, column_entries, past_deadline, row_array, row_data, row_terms, var_list
 
 __all__ = ["REGULARIZERS", "FORMS", "MODELS", "create_instance", "solution_from"]
 
@@ -74,13 +74,11 @@ def _abstract(regularizer: str) -> pyo.AbstractModel:
     def margin_rule(m, k):
         if past_deadline():
             return pyo.Constraint.Skip
-        dk = m.d[k]
-        where, values = row_entries(m, "A", k)
-        w = var_list(m, "w")
+        dk = float(m.d[k])
+        coefs, variables = row_terms(m, "A", k, dk)
         body = LinearExpression(
-            constant=0.0,
-            linear_coefs=[*(dk * a for a in values), -float(dk), 1.0],
-            linear_vars=[*(w if where is None else [w[j] for j in where]), m.gamma, m.y[k]],
+            constant=0.0, linear_coefs=[*coefs, -dk, 1.0],
+            linear_vars=[*variables, m.gamma, m.y[k]],
         )
         return body >= 1.0
 

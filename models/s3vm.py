@@ -33,7 +33,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ._data import add_l1_rows, regularizer
+from ._data import add_l1_rows, as_matrix, regularizer, row_terms
 
 __all__ = ["S3VM", "REGULARIZERS", "create_instance", "solution_from"]
 
@@ -41,12 +41,13 @@ REGULARIZERS = ("l2", "l1")
 
 
 def _row_body(m, matrix: str, index_set, k, scale: float, extra_coefs, extra_vars):
-    """``scale * (w x[k] + b) + sum extra``, built as one LinearExpression."""
-    row = getattr(m, matrix).value[index_set.ord(k) - 1] * scale
+    """``scale * (w x[k] + b) + sum extra``, built as one LinearExpression (a sparse row: its
+    stored entries only)."""
+    coefs, variables = row_terms(m, matrix, k, scale, rows=index_set)
     return LinearExpression(
         constant=0.0,
-        linear_coefs=[*row.tolist(), scale, *extra_coefs],
-        linear_vars=[*m.w.values(), m.b, *extra_vars],
+        linear_coefs=[*coefs, scale, *extra_coefs],
+        linear_vars=[*variables, m.b, *extra_vars],
     )
 
 
@@ -55,8 +56,8 @@ def _abstract() -> pyo.AbstractModel:
     model.L = pyo.Set(ordered=True, doc="labeled rows (or label-pure clusters)")
     model.U = pyo.Set(ordered=True, doc="unlabeled rows (or clusters)")
     model.J = pyo.Set(ordered=True, doc="features")
-    model.xl = pyo.Param(within=pyo.Any, doc="labeled rows, numpy array |L| x |J|")
-    model.xu = pyo.Param(within=pyo.Any, doc="unlabeled rows, numpy array |U| x |J|")
+    model.xl = pyo.Param(within=pyo.Any, doc="labeled rows, numpy array or CSR |L| x |J|")
+    model.xu = pyo.Param(within=pyo.Any, doc="unlabeled rows, numpy array or CSR |U| x |J|")
     model.y = pyo.Param(model.L, doc="label in {-1, +1}")
     model.cl = pyo.Param(model.L, doc="labeled weight (cluster size x balance cost)")
     model.cu = pyo.Param(model.U, doc="unlabeled weight (cluster size)")
@@ -85,7 +86,7 @@ def _abstract() -> pyo.AbstractModel:
         if m.ybar.value is None or len(m.U) == 0:
             return pyo.Constraint.Skip
         c = np.array([m.cu[k] for k in m.U], dtype=float)
-        coefs = m.xu.value.T @ c
+        coefs = np.asarray(m.xu.value.T @ c).ravel()  # a sparse xu: one product, no copy
         body = LinearExpression(
             constant=0.0, linear_coefs=[*coefs.tolist(), float(c.sum())],
             linear_vars=[*m.w.values(), m.b],
@@ -121,13 +122,14 @@ def create_instance(
 
     Parameters
     ----------
-    Xl : ndarray (|L|, m)
-        Labeled rows or centroids.
+    Xl : ndarray or scipy sparse matrix (|L|, m)
+        Labeled rows or centroids. Sparse ``Xl`` / ``Xu`` are kept as CSR: the rows of the
+        model hold their stored entries only.
     yl : ndarray (|L|,)
         Labels in {-1, +1}.
     cl : ndarray (|L|,)
         Positive weights of the labeled rows (cluster sizes times any balance cost).
-    Xu : ndarray (|U|, m)
+    Xu : ndarray or scipy sparse matrix (|U|, m)
         Unlabeled rows or centroids.
     cu : ndarray (|U|,)
         Positive weights (cluster sizes).
@@ -145,11 +147,9 @@ def create_instance(
     """
     if regularizer not in REGULARIZERS:
         raise ValueError(f"regularizer must be one of {REGULARIZERS}, got {regularizer!r}")
-    Xl = np.ascontiguousarray(Xl, dtype=float)
-    Xu = np.ascontiguousarray(Xu, dtype=float)
-    m = Xl.shape[1] if Xl.size else Xu.shape[1]
-    Xl = Xl.reshape(-1, m)
-    Xu = Xu.reshape(-1, m)
+    Xl, Xu = as_matrix(Xl), as_matrix(Xu)
+    m = Xl.shape[1] if Xl.ndim == 2 and Xl.shape[0] else Xu.shape[1]
+    Xl, Xu = (X.reshape(-1, m) if isinstance(X, np.ndarray) else X for X in (Xl, Xu))
 
     def rows(values):
         return dict(enumerate(np.asarray(values, dtype=float).tolist()))

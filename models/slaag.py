@@ -23,7 +23,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ._data import add_l1_rows, regularizer
+from ._data import add_l1_rows, as_matrix, regularizer, row_terms
 from .aggout import NORMS
 
 __all__ = ["SLAAG", "create_instance", "set_costs", "solution_from"]
@@ -33,7 +33,7 @@ def _abstract() -> pyo.AbstractModel:
     model = pyo.AbstractModel(name="slaag")
     model.K = pyo.Set(ordered=True, doc="rows")
     model.J = pyo.Set(ordered=True, doc="features")
-    model.x = pyo.Param(within=pyo.Any, doc="rows, numpy array |K| x |J|")
+    model.x = pyo.Param(within=pyo.Any, doc="rows, numpy array or CSR |K| x |J|")
     model.norm = pyo.Param(within=pyo.Any, doc="'l2' (1/2 ||w||^2) or 'l1' (||w||_1)")
     model.p = pyo.Param(model.K, mutable=True, within=pyo.NonNegativeReals, initialize=1.0,
                         doc="cost of xi_j: C a^j in (3), E delta_xi in step 2")
@@ -46,9 +46,9 @@ def _abstract() -> pyo.AbstractModel:
     model.z = pyo.Var(model.K, within=pyo.NonNegativeReals, doc="hinge of class 0")
 
     def body(m, k, sign, slack):
-        row = m.x.value[m.K.ord(k) - 1] * sign
-        return LinearExpression(constant=0.0, linear_coefs=[*row.tolist(), -sign, 1.0],
-                                linear_vars=[*m.w.values(), m.b, slack])
+        row, w = row_terms(m, "x", k, sign)  # a sparse x: its stored entries only
+        return LinearExpression(constant=0.0, linear_coefs=[*row, -sign, 1.0],
+                                linear_vars=[*w, m.b, slack])
 
     model.positive = pyo.Constraint(model.K, rule=lambda m, k: body(m, k, 1.0, m.xi[k]) >= 1.0,
                                     doc="w x_j - b + xi_j >= 1")
@@ -71,10 +71,11 @@ SLAAG = _abstract()
 
 
 def create_instance(X, p, q, *, norm: str = "l2") -> pyo.ConcreteModel:
-    """A concrete instance on rows ``X`` (n, m) with hinge costs ``p``, ``q`` (n,)."""
+    """A concrete instance on rows ``X`` (n, m; a scipy sparse X is kept as CSR, the rows of the
+    model hold its stored entries only) with hinge costs ``p``, ``q`` (n,)."""
     if norm not in NORMS:
         raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
-    X = np.ascontiguousarray(X, dtype=float)
+    X = as_matrix(X)
     K = range(X.shape[0])
     data = {"K": {None: list(K)}, "J": {None: list(range(X.shape[1]))}, "x": {None: X},
             "norm": {None: norm},

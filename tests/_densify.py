@@ -6,10 +6,12 @@ from scipy import sparse
 
 
 def densify_calls(monkeypatch) -> list:
-    """Patch ``toarray`` / ``todense`` of CSR, CSC and COO matrices to record the shape of every
-    matrix densified (they still work); returns the list the shapes are appended to."""
+    """Patch ``toarray`` / ``todense`` of CSR, CSC and COO matrices and arrays to record the
+    shape of every one densified (they still work); returns the list the shapes are appended
+    to."""
     calls = []
-    for cls in (sparse.csr_matrix, sparse.csc_matrix, sparse.coo_matrix):
+    for cls in (sparse.csr_matrix, sparse.csc_matrix, sparse.coo_matrix, sparse.csr_array,
+                sparse.csc_array, sparse.coo_array):
         for name in ("toarray", "todense"):
             original = getattr(cls, name)
 

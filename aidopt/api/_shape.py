@@ -22,7 +22,7 @@ from aidopt.decomposition.run import RunConfig
 from aidopt.log import run_logging
 
 __all__ = ["Choice", "linear_method", "lad_method", "SMALL", "DENSITY", "WIDE", "MEMORY", "prepare",
-           "prepare_lad", "prepare_lp_svm", "LAD_LP_SOLVER"]
+           "prepare_fsv", "prepare_lad", "prepare_lp_svm", "LAD_LP_SOLVER"]
 
 #: AID (today's path) when n m is at most this: the interior point solves such problems in
 #: milliseconds, to a gap far below ``tol``
@@ -235,3 +235,33 @@ def prepare_lp_svm(data, options: dict, config: RunConfig) -> tuple[object, RunC
         logging.getLogger("aidopt.svm" if config.log else "aidopt.quiet").info(
             "LP SVM, %s", note)
     return data, config, note
+
+
+def prepare_fsv(data, aid: bool | None, aid_above: int, log: bool) -> tuple[object, bool, str]:
+    """Whether FSV solves its linearized LPs by AID, for validated ``data`` (X dense, or CSR
+    from a sparse input), and X in that method's form: ``(data, aid, note)``.
+
+    ``aid`` given: as given; AID's centroids need X dense (a sparse X is densified, as the LP
+    SVMs' AID), the LP on the full data keeps the stored entries. ``aid=None``: the LP on the
+    full data up to ``aid_above`` rows; above, :func:`linear_method`'s rule as for the LP SVMs
+    (:func:`prepare_lp_svm`): the LP on the full data for sparse or wide X, AID on tall, narrow,
+    dense X. ``note`` (also logged) says which and why.
+    """
+    from scipy import sparse
+
+    n, m = data.X.shape
+    if aid is not None:
+        note = f"{'AID' if aid else 'the LP on the full data'}: aid={aid} given"
+    elif n <= aid_above:
+        aid, note = False, f"the LP on the full data: n = {n} <= {aid_above}"
+    else:
+        nnz, memory = _entries_and_memory(data.X)
+        choice = linear_method(n, m, nnz, memory=memory)
+        aid = choice.method == "aid"
+        note = f"{'AID' if aid else 'the LP on the full data'}: {choice.reason}"
+    if aid and sparse.issparse(data.X):  # AID's centroids
+        data = type(data)(data.X.toarray(), data.y, data.s, data.feature_names, data.classes)
+    with run_logging(log):
+        logging.getLogger("aidopt.fsv" if log else "aidopt.quiet").info(
+            "FSV, each linearized LP by %s", note)
+    return data, aid, note

@@ -183,6 +183,10 @@ def solve_aggregate_outputs(X, collections, counts, *, p, **options) -> AIDResul
     Parameters
     ----------
     X : array-like or sparse matrix of shape (n, m)
+        A scipy sparse X (CSR, CSC, COO) or a DataFrame with sparse columns stays sparse (CSR):
+        SLAAG's programs and the MIQP (and its centroids under AID) are built from the stored
+        entries, the big-M from the rows' norms without the n x m array, the k-means of a
+        collection's rows on a random sketch (docs/aggout.md).
     collections : array-like of shape (n,)
         The collection id of every row.
     counts : mapping or array-like
@@ -229,7 +233,7 @@ def solve_aggregate_outputs(X, collections, counts, *, p, **options) -> AIDResul
     if p.method == "slaag" and (p.E == 0 or (p.C == 0 and p.D == 0)):
         raise ValueError("SLAAG needs E > 0 and C + D > 0: with zero hinge costs every program "
                          "is min R(w) and b is arbitrary")
-    data = as_aggregate_data(X, collections, counts)
+    data = as_aggregate_data(X, collections, counts, sparse=True)
     dimensions = {"n": data.n, "m": data.m, "collections": data.n_collections}
     if p.method == "slaag":
         config = RunConfig.from_kwargs(options, caller="solve_aggregate_outputs",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from aidopt.api import _front
+from aidopt.api import _front, _shape
 from aidopt.api._params import Family, Param
 from aidopt.api.estimator import WEIGHTED_FIT_DOC, _BaseEstimator, _SelectorMixin
 from aidopt.api.multiclass import _MulticlassMixin
@@ -56,13 +56,19 @@ def solve_fsv(X, y, *, sample_weight=None, p, **options) -> AIDResult:
 
     Parameters
     ----------
-    X : array-like of shape (n, m)
+    X : array-like or sparse matrix of shape (n, m)
+        A scipy sparse X (CSR, CSC, COO) or a DataFrame with sparse columns stays sparse (CSR)
+        on the LP on the full data, whose rows hold its stored entries only; AID's centroids
+        need it dense.
     y : array-like of shape (n,)
         Two classes (the sorted first is -1).
     sample_weight : array-like of shape (n,), optional
     aid : bool or None, default None
         Solve each linearized LP by AID (with its full-data certificate) or directly with a warm
-        persistent solver; ``None``: AID when n > 20,000.
+        persistent solver; ``None``: the LP on the full data up to 20,000 rows, above it by the
+        data's shape as the LP SVMs (:func:`aidopt.api._shape.prepare_fsv`: the LP on the full
+        data for sparse or wide X, AID on tall, narrow, dense X), logged and noted in
+        ``result.message``.
     tol
         The stopping rule (1.23) holds when the LP decreases by at most ``tol * max(1, |f|)``.
     max_iter
@@ -90,18 +96,18 @@ def solve_fsv(X, y, *, sample_weight=None, p, **options) -> AIDResult:
         raise ValueError(f"start must be 'random' or 'rlp', got {p.start!r}")
     if not (isinstance(p.support_tol, int | float) and 0 <= p.support_tol < 1):
         raise ValueError(f"support_tol must be in [0, 1), got {p.support_tol!r}")
-    data = as_classification_data(X, y, sample_weight)
-    used, keep = data.without_zero_weights()
-    if aid is None:
-        aid = used.n > FSV_AID_ABOVE
-    if not isinstance(aid, bool):
+    if not (aid is None or isinstance(aid, bool)):
         raise TypeError(f"aid must be True, False or None, got {aid!r}")
+    data = as_classification_data(X, y, sample_weight, sparse=True)
+    used, keep = data.without_zero_weights()
+    used, aid, note = _shape.prepare_fsv(used, aid, FSV_AID_ABOVE, config.log)
     config.aid = aid
     step = FSVStep(used, nu=p.nu, alpha=p.alpha, start=p.start, aid=aid, support_tol=p.support_tol)
     result = successive_linearization(
         step, config, dimensions={"n": data.n, "m": data.m},
         mode=f"successive linearization, each LP by {'AID' if aid else 'a warm direct solve'}")
     _front.decorate(result, data)
+    result.message = f"{result.message}; {note}" if result.message else note
     return result
 
 

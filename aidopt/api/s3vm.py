@@ -80,6 +80,11 @@ def solve_s3vm(X, y, *, labeled=None, regularizer=None, p, **options) -> AIDResu
     Parameters
     ----------
     X : array-like or sparse matrix of shape (n, m)
+        A scipy sparse X (CSR, CSC, COO) or a DataFrame with sparse columns stays sparse (CSR):
+        the MIPs are built from its (or its centroids') stored entries, the initial k-means
+        runs on a 16-column random sketch of the rows, and only the centroids of an aggregated
+        l2 problem with K < m are made dense for the span reduction, when K m <= 10^6
+        (docs/s3vm.md).
     y : array-like of shape (n,)
         -1 / +1 for labeled rows, 0 or NaN for unlabeled ones.
     labeled : array-like of bool, optional
@@ -112,7 +117,7 @@ def solve_s3vm(X, y, *, labeled=None, regularizer=None, p, **options) -> AIDResu
                           positive_fraction=p.positive_fraction)
     config = RunConfig.from_kwargs(options, caller="solve_s3vm", solver=options.get("solver")
                                    or default_s3vm_solver(p.norm))
-    data = as_semisupervised_data(X, y, labeled)
+    data = as_semisupervised_data(X, y, labeled, sparse=True)
     result = _front.run_problem(problem, data, config)
     if "decision" in result.solution:
         result.solution["transduction"] = np.where(result.solution["decision"] >= 0, 1.0, -1.0)

@@ -14,7 +14,10 @@ def add_arguments(p) -> None:
                      "only as class-1 counts per collection: SLAAG (default) or the Musicant et "
                      "al. MIQP (AID or direct).")
     p.add_argument("--data", required=True,
-                   help="CSV file: feature columns, a collection column and a count column")
+                   help="CSV file: feature columns, a collection column and a count column; or "
+                        "an svmlight/LIBSVM file (.svm, .svmlight, .libsvm, .txt) whose label is "
+                        "the row's collection count and whose qid: the collection, read "
+                        "sparse")
     p.add_argument("--collection", default="collection",
                    help="column with the collection id of every row (default 'collection')")
     p.add_argument("--count", default="count",
@@ -35,10 +38,15 @@ def cmd_aggout(args) -> int:
     import pandas as pd
 
     from aidopt.api.aggout import AGGOUT, solve_aggregate_outputs
-    from aidopt.cli.common import EXIT_INTERRUPTED, _finish, _options, say
+    from aidopt.cli.common import _options
 
     if not Path(args.data).exists():
         raise FileNotFoundError(f"data file not found: {args.data}")
+    if Path(args.data).suffix.lower() in (".svm", ".svmlight", ".libsvm", ".txt"):
+        X, collections, counts = _svmlight_collections(args.data)
+        result = solve_aggregate_outputs(X, collections, counts, **AGGOUT.cli_kwargs(args),
+                                         **_options(args))
+        return _report(result, args)
     try:
         frame = pd.read_csv(args.data)
     except pd.errors.EmptyDataError:
@@ -58,6 +66,34 @@ def cmd_aggout(args) -> int:
     X = frame.drop(columns=[args.collection, args.count])
     result = solve_aggregate_outputs(
         X, frame[args.collection].to_numpy(), counts, **AGGOUT.cli_kwargs(args), **_options(args))
+    return _report(result, args)
+
+
+def _svmlight_collections(path):
+    """``(X, collections, counts)`` from an svmlight file: X as CSR (never dense), the
+    collection of a row its ``qid:``, its label the collection's class-1 count (equal on the
+    collection's rows)."""
+    from aidopt.data.validate import read_svmlight
+
+    X, label, qid = read_svmlight(path, sparse=True, query_id=True)
+    ids, inverse = np.unique(qid, return_inverse=True)
+    low = np.full(ids.size, np.inf)
+    high = np.full(ids.size, -np.inf)
+    np.minimum.at(low, inverse, label)
+    np.maximum.at(high, inverse, label)
+    if (low != high).any():
+        c = int(np.flatnonzero(low != high)[0])
+        raise ValueError(f"{path}: collection (qid) {ids[c]} has different counts (labels) on "
+                         "its rows")
+    return X, qid, dict(zip(ids.tolist(), low.tolist(), strict=True))
+
+
+def _report(result, args) -> int:
+    """Print w, b and the labels of a fit; the exit code."""
+    import pandas as pd
+
+    from aidopt.cli.common import EXIT_INTERRUPTED, _finish, say
+
     if _finish(result, args) == EXIT_INTERRUPTED:
         return EXIT_INTERRUPTED
     if "w" in result.solution:

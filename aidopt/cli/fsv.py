@@ -16,7 +16,7 @@ def cmd_fsv(args) -> int:
     from aidopt.api.fsv import FSV, solve_fsv
     from aidopt.data.validate import load_table
 
-    X, y, names = load_table(args.data, target=args.target)
+    X, y, names = load_table(args.data, target=args.target, sparse=True)  # svmlight: CSR
     result = solve_fsv(X, y, **FSV.cli_kwargs(args), **_options(args))
     if _finish(result, args) == EXIT_INTERRUPTED:
         return EXIT_INTERRUPTED

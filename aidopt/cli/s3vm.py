@@ -19,7 +19,7 @@ def cmd_s3vm(args) -> int:
     from aidopt.api.s3vm import S3VM, solve_s3vm
     from aidopt.data.validate import load_table
 
-    X, y, names = load_table(args.data, target=args.target)
+    X, y, names = load_table(args.data, target=args.target, sparse=True)  # svmlight: CSR
     result = solve_s3vm(X, y, **S3VM.cli_kwargs(args), **_options(args))
     if args.transduction:
         np.savetxt(args.transduction, result.solution.get("transduction", []), fmt="%d")

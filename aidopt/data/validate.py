@@ -146,6 +146,48 @@ def _is_sparse(X) -> bool:
     return hasattr(X, "tocsr") and hasattr(X, "nnz")
 
 
+def _is_sparse_frame(X) -> bool:
+    """Whether ``X`` is a pandas DataFrame with at least one sparse (``SparseDtype``) column."""
+    if not (hasattr(X, "columns") and hasattr(X, "dtypes")):
+        return False
+    import pandas as pd
+
+    return any(isinstance(dt, pd.SparseDtype) for dt in X.dtypes)
+
+
+def _frame_to_coo(X, name="X"):
+    """A DataFrame with sparse columns as ``(COO matrix, column names)``, never densified: a
+    sparse column (fill value 0) gives its stored nonzeros; a dense column, or a sparse one
+    with another fill value, its nonzero entries (n values of one column at a time).
+    ``DataFrame.sparse.to_coo()`` does the same for all-sparse frames only."""
+    import pandas as pd
+    from scipy import sparse
+
+    if len(X) == 0:
+        raise ValueError(f"{name} has no rows (columns {[str(c) for c in X.columns]} only)")
+    rows, cols, vals, bad = [], [], [], []
+    for j, (column, dtype) in enumerate(X.dtypes.items()):
+        kind = (dtype.subtype if isinstance(dtype, pd.SparseDtype) else dtype).kind
+        if kind not in "biuf":
+            bad.append(str(column))
+            continue
+        values = X.iloc[:, j].array
+        if isinstance(dtype, pd.SparseDtype) and values.fill_value == 0:
+            where, stored = values.sp_index.indices, np.asarray(values.sp_values, dtype=float)
+        else:  # NaN (or another) fill value: the column's values, NaN caught by _to_csr
+            stored = np.asarray(values, dtype=float)
+            where = np.arange(stored.size)
+        keep = stored != 0
+        rows.append(np.asarray(where)[keep])
+        vals.append(stored[keep])
+        cols.append(np.full(int(keep.sum()), j, dtype=np.int64))
+    if bad:
+        raise TypeError(f"{name} has non-numeric columns {bad}: encode or drop them first")
+    coo = sparse.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                            shape=X.shape)
+    return coo, [str(c) for c in X.columns]
+
+
 def _to_float_matrix(X, name="X"):
     """Numeric 2-d float64 array from numpy, pandas, lists or scipy sparse; names of columns."""
     names = None
@@ -292,9 +334,16 @@ def _rows(X, y, sample_weight, feature_names, *, allow_empty_X=False, engine: st
     feature names.
     """
     engine = resolve_engine(X, engine)
+    if engine == "dask" and (_is_sparse(X) or _is_sparse_frame(X)):
+        raise ValueError(
+            "engine='dask' streams dense row chunks and cannot take a sparse X (scipy sparse or "
+            "a DataFrame with sparse columns): use engine='numpy' (the default), which keeps X "
+            "sparse in memory as CSR, its nonzeros only (docs/dask.md)")
     X, y, sample_weight, names = _open(X, y, sample_weight, engine)
-    kept = sparse and engine == "numpy" and _is_sparse(X)
+    kept = sparse and engine == "numpy" and (_is_sparse(X) or _is_sparse_frame(X))
     if kept:
+        if _is_sparse_frame(X):
+            X, names = _frame_to_coo(X)
         X = _to_csr(X)
     elif engine == "numpy":
         X, loaded_names = _to_float_matrix(X)
@@ -362,8 +411,8 @@ def as_regression_data(
         it out of core as a ChunkedMatrix and runs every check chunk by chunk (docs/dask.md);
         None chooses by X (:func:`resolve_engine`).
     sparse : bool, default False
-        Keep a scipy sparse X (any format) sparse, as CSR (:func:`_to_csr`; the intercept is a
-        stored column of ones); otherwise it is densified.
+        Keep a scipy sparse X (any format) or a DataFrame with sparse columns sparse, as CSR
+        (:func:`_to_csr`; the intercept is a stored column of ones); otherwise it is densified.
     wide : bool, default False
         Accept ``n <= m`` (the caller has a method for it); otherwise refused.
 
@@ -504,8 +553,9 @@ def as_classification_data(X, y, sample_weight=None, *, feature_names=None,
     engine : {"numpy", "dask"} or None, default "numpy"
         As in :func:`as_regression_data`.
     sparse : bool, default False
-        Keep a scipy sparse X (CSR, CSC, COO, ...) sparse: ``X`` is then a CSR matrix of float64
-        values with duplicate entries summed, validated on its stored values without ever
+        Keep a scipy sparse X (CSR, CSC, COO, ...) or a DataFrame with sparse (``SparseDtype``)
+        columns sparse (the column names kept): ``X`` is then a CSR matrix of float64 values
+        with duplicate entries summed, validated on its stored values without ever
         making the n x m array (the matrix given, when it already is such a CSR matrix; it is
         not modified). False densifies it.
 
@@ -551,7 +601,8 @@ class SemiSupervisedData(RegressionData):
         return int(self.labeled.sum())
 
 
-def as_semisupervised_data(X, y, labeled=None, *, feature_names=None) -> SemiSupervisedData:
+def as_semisupervised_data(X, y, labeled=None, *, feature_names=None,
+                           sparse: bool = False) -> SemiSupervisedData:
     """Validate semi-supervised inputs and return :class:`SemiSupervisedData`.
 
     Parameters
@@ -562,6 +613,9 @@ def as_semisupervised_data(X, y, labeled=None, *, feature_names=None) -> SemiSup
     labeled : array-like of bool, shape (n,), optional
         Which rows are labeled; ``y`` of the other rows is ignored (it may hold the true labels,
         as in the benchmark sets).
+    sparse : bool, default False
+        Keep a sparse X (scipy, any format, or a DataFrame with sparse columns) sparse, as CSR,
+        as in :func:`as_classification_data`.
 
     Raises
     ------
@@ -569,7 +623,7 @@ def as_semisupervised_data(X, y, labeled=None, *, feature_names=None) -> SemiSup
         Labels outside {-1, 0, +1} (or NaN), no labeled row of one class, no unlabeled row,
         wrong shapes, NaN/inf in X.
     """
-    X, yv, s, names = _rows(X, y, None, feature_names)
+    X, yv, s, names = _rows(X, y, None, feature_names, sparse=sparse)
     try:
         yv = yv.astype(float)
     except (TypeError, ValueError) as exc:
@@ -653,7 +707,8 @@ class AggregateData:
         return 1.0 - float(np.abs(counted - self.counts).sum()) / self.n
 
 
-def as_aggregate_data(X, collections, counts, *, feature_names=None) -> AggregateData:
+def as_aggregate_data(X, collections, counts, *, feature_names=None,
+                      sparse: bool = False) -> AggregateData:
     """Validate aggregate-output inputs and return :class:`AggregateData`.
 
     Parameters
@@ -665,6 +720,9 @@ def as_aggregate_data(X, collections, counts, *, feature_names=None) -> Aggregat
         The number of class-1 rows per collection: a mapping ``{collection id: count}`` (a
         Series is read by its index, as a mapping), or an array indexed like the sorted distinct
         ids (``numpy.unique(collections)``).
+    sparse : bool, default False
+        Keep a sparse X (scipy, any format, or a DataFrame with sparse columns) sparse, as CSR,
+        as in :func:`as_classification_data`.
 
     Raises
     ------
@@ -678,7 +736,7 @@ def as_aggregate_data(X, collections, counts, *, feature_names=None) -> Aggregat
     if n_ids is not None and n_rows is not None and n_ids != n_rows:
         raise ValueError(f"collections has {n_ids} entries but X has {n_rows} rows: give one "
                          "collection id per row")
-    X, ids_raw, _, names = _rows(X, collections, None, feature_names)
+    X, ids_raw, _, names = _rows(X, collections, None, feature_names, sparse=sparse)
     if ids_raw.dtype.kind == "f" and not np.isfinite(ids_raw).all():
         raise ValueError("collections has NaN or infinite ids: every row needs one collection")
     if ids_raw.dtype == object and any(v is None for v in ids_raw):
@@ -784,14 +842,17 @@ def user_stacklevel() -> int:
     return level
 
 
-def read_svmlight(path, *, sparse: bool = False):
-    """Read an svmlight/LIBSVM file (``label idx:value ...``, 1-based indices) to ``(X, y)``.
+def read_svmlight(path, *, sparse: bool = False, query_id: bool = False):
+    """Read an svmlight/LIBSVM file (``label [qid:q] idx:value ...``, 1-based indices) to
+    ``(X, y)``, or with ``query_id`` to ``(X, y, qid)``.
 
     ``X`` is a dense array, or with ``sparse`` a scipy CSR matrix of float64 values (an index
-    given twice in a line: its values are summed) that holds only the stored entries."""
-    labels, rows, cols, vals = [], [], [], []
+    given twice in a line: its values are summed) that holds only the stored entries. ``qid``
+    (with ``query_id``) holds every row's ``qid:`` value (int64); a row without one is refused
+    then, and ignored otherwise."""
+    labels, rows, cols, vals, qids = [], [], [], [], []
     with open(path) as fh:
-        for line in fh:
+        for number, line in enumerate(fh, 1):
             line = line.split("#", 1)[0].strip()
             if not line:
                 continue
@@ -800,11 +861,15 @@ def read_svmlight(path, *, sparse: bool = False):
             labels.append(float(parts[0]))
             for tok in parts[1:]:
                 if tok.startswith("qid:"):
+                    if query_id and len(qids) == r:
+                        qids.append(int(tok[4:]))
                     continue
                 idx, val = tok.split(":", 1)
                 rows.append(r)
                 cols.append(int(idx) - 1)
                 vals.append(float(val))
+            if query_id and len(qids) == r:
+                raise ValueError(f"{path}, line {number}: no qid: every row needs its query id")
     if min(cols, default=0) < 0:
         raise ValueError(f"{path}: svmlight feature indices start at 1")
     shape = (len(labels), max(cols, default=-1) + 1)
@@ -813,9 +878,11 @@ def read_svmlight(path, *, sparse: bool = False):
 
         X = csr_matrix((np.asarray(vals, dtype=float), (rows, cols)), shape=shape)
         X.sum_duplicates()
-        return X, np.asarray(labels)
-    X = np.zeros(shape)
-    X[rows, cols] = vals
+    else:
+        X = np.zeros(shape)
+        X[rows, cols] = vals
+    if query_id:
+        return X, np.asarray(labels), np.asarray(qids, dtype=np.int64)
     return X, np.asarray(labels)
 
 

@@ -42,14 +42,23 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from aidopt.decomposition.mip import cluster_certificate, mip_gap, mip_options, original_bound_certificate
+from aidopt.decomposition.clustering import kmeans_rows
+from aidopt.decomposition.mip import (
+    SPARSE_SLACK,
+    cluster_certificate,
+    max_outside_rows,
+    mip_gap,
+    mip_options,
+    original_bound_certificate,
+    row_norms,
+)
 from aidopt.decomposition.partition import Partition
 from aidopt.decomposition.protocol import AIDProblem, Iterate, Lifted, Split, Stop
 from aidopt.models import aggout
+from scipy import sparse
 
 from aidopt.results import Certificate, Termination
 from aidopt.solvers import ProblemClass
@@ -148,7 +157,11 @@ class AggregatedCollections:
 def reach(X, norm: str, exact_below: int = 5000) -> np.ndarray:
     r"""Per row, :math:`\max_l \|x_k - x_l\|_*` (the dual norm: 2-norm for ``"l2"``,
     :math:`\infty`-norm for ``"l1"``), or the bound :math:`r_k + \max_l r_l`
-    (:math:`r_k = \|x_k - \bar x\|_2`) for the 2-norm above ``exact_below`` rows."""
+    (:math:`r_k = \|x_k - \bar x\|_2`) for the 2-norm above ``exact_below`` rows.
+
+    A sparse X (CSR) is never made dense: :func:`_sparse_reach`."""
+    if sparse.issparse(X):
+        return _sparse_reach(X, norm, exact_below)
     if norm == "l1":  # max_l max_j |x_kj - x_lj| = max_j max(x_kj - min_j, max_j - x_kj)
         return np.maximum(X - X.min(axis=0), X.max(axis=0) - X).max(axis=1, initial=0.0)
     X = X - X.mean(axis=0)  # translation-invariant; centring avoids cancellation below
@@ -161,6 +174,41 @@ def reach(X, norm: str, exact_below: int = 5000) -> np.ndarray:
         block = X[start:start + 1024]
         d2 = sq[start:start + 1024, None] + sq[None, :] - 2.0 * block @ X.T
         out[start:start + 1024] = np.sqrt(np.maximum(d2.max(axis=1), 0.0))
+    return out
+
+
+def _sparse_reach(X, norm: str, exact_below: int) -> np.ndarray:
+    r""":func:`reach` of a CSR ``X`` from its stored entries. The :math:`\infty`-norm exactly:
+    with :math:`g_j(x) = \max(x - \min_l x_{lj}, \max_l x_{lj} - x)`, the stored entries'
+    :math:`g_j(x_{kj})`, and :math:`g_j(0)` over the row's other columns
+    (:func:`~aidopt.decomposition.mip.max_outside_rows`). The 2-norm from
+    :math:`\|x_k - x_l\|^2 = \|x_k\|^2 + \|x_l\|^2 - 2 x_k x_l` by blocks of rows (a block
+    of nonzero products at a time, up to ``exact_below`` rows), raised by ``SPARSE_SLACK`` times the
+    squares against rounding; above, :math:`r_k + \max_l r_l` with the centred norms
+    :func:`~aidopt.decomposition.mip.row_norms`."""
+    X = sparse.csr_matrix(X)
+    n = X.shape[0]
+    if norm == "l1":
+        lo = X.min(axis=0).toarray().ravel()
+        hi = X.max(axis=0).toarray().ravel()
+        row = np.repeat(np.arange(n), np.diff(X.indptr))
+        stored = np.maximum(X.data - lo[X.indices], hi[X.indices] - X.data)
+        out = np.zeros(n)
+        np.maximum.at(out, row, stored)
+        return np.maximum(out, max_outside_rows(X, np.maximum(-lo, hi)))
+    if n > exact_below:
+        r = row_norms(X, "l2", np.asarray(X.mean(axis=0)).ravel())
+        return r + r.max(initial=0.0)
+    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    top = float(sq.max(initial=0.0))
+    out = np.zeros(n)
+    for start in range(0, n, 256):
+        P = sparse.csr_matrix(X[start:start + 256] @ X.T)  # the block's nonzero products
+        mine = sq[start:start + 256]
+        row = np.repeat(np.arange(P.shape[0]), np.diff(P.indptr))
+        d2 = mine + max_outside_rows(P, sq)  # x_k x_l = 0: ||x_k||^2 + ||x_l||^2
+        np.maximum.at(d2, row, mine[row] + sq[P.indices] - 2.0 * P.data)
+        out[start:start + 256] = np.sqrt(np.maximum(d2, 0.0) + SPARSE_SLACK * (mine + top))
     return out
 
 
@@ -226,8 +274,6 @@ class AggregateOutputProblem(AIDProblem):
     def initial_partition(self, data, n_clusters, rng, solve) -> Partition:
         """``ceil(r0 |c|)`` clusters in every collection c (``r0 = n_clusters / n``): the whole
         collection, or a k-means of its rows."""
-        from scipy.cluster.vq import kmeans2
-
         r0 = n_clusters / data.n
         k = np.maximum(1, np.ceil(r0 * data.sizes - 1e-9)).astype(np.int64)
         labels = data.collection * data.n  # unique per collection; refined below
@@ -235,11 +281,8 @@ class AggregateOutputProblem(AIDProblem):
             rows = np.flatnonzero(data.collection == c)
             if k[c] >= rows.size:
                 part = np.arange(rows.size)
-            else:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    part = kmeans2(data.X[rows], int(k[c]), iter=KMEANS_ITER, minit="++",
-                                   seed=rng)[1]
+            else:  # a sparse X: on a sketch of its rows (kmeans_rows)
+                part = kmeans_rows(data.X[rows], int(k[c]), rng, KMEANS_ITER)
             labels[rows] += part
         return Partition.from_labels(labels)
 

@@ -31,14 +31,15 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from aidopt.decomposition.mip import cluster_certificate, mip_gap, mip_options, original_bound_certificate
+from aidopt.decomposition.clustering import kmeans_rows
+from aidopt.decomposition.mip import cluster_certificate, mip_gap, mip_options, original_bound_certificate, row_norms
 from aidopt.decomposition.partition import Partition
 from aidopt.decomposition.protocol import AIDProblem, Iterate, Lifted, Split, Stop
 from aidopt.models import s3vm
+from scipy import sparse
 
 from aidopt.results import Certificate, Termination
 from aidopt.solvers import ProblemClass
@@ -47,6 +48,9 @@ __all__ = ["S3VMProblem", "AggregatedS3VM", "S3VMState", "big_m", "BALANCES"]
 
 SIGN_TOL = 1e-9
 KMEANS_ITER = 10
+#: sparse centroids are made dense for the span reduction (:meth:`S3VMProblem.reduce`) up to
+#: this many entries (8 MB)
+REDUCE_DENSE_ENTRIES = 1_000_000
 BALANCES = ("constraint", "cost", None)
 
 
@@ -96,23 +100,15 @@ def big_m(agg: AggregatedS3VM, Ml: float, regularizer: str, upper: float | None 
     :math:`|w x_k + b| \le \|w\| \|x_k\|_* + |b|`.
     """
     U = max(float(agg.upper if upper is None else upper), 0.0)
-    if regularizer == "l2":
-        w_bound = math.sqrt(2.0 * U)
-
-        def dual_norm(Z):
-            return np.linalg.norm(Z, axis=1)
-    else:
-        w_bound = U
-
-        def dual_norm(Z):
-            return np.abs(Z).max(axis=1, initial=0.0)
+    w_bound = math.sqrt(2.0 * U) if regularizer == "l2" else U
+    dual = "l2" if regularizer == "l2" else "inf"  # the dual norm; sparse rows: row_norms
     if agg.ybar is not None:
-        mean_u = agg.cu @ agg.Xu / agg.cu.sum()
-        reach = abs(agg.ybar) + w_bound * dual_norm(agg.Xu - mean_u)
+        mean_u = np.asarray(agg.cu @ agg.Xu).ravel() / agg.cu.sum()
+        reach = abs(agg.ybar) + w_bound * row_norms(agg.Xu, dual, mean_u)
     else:
-        per_row = U / (Ml * agg.cl) - 1.0 + w_bound * dual_norm(agg.Xl)
+        per_row = U / (Ml * agg.cl) - 1.0 + w_bound * row_norms(agg.Xl, dual)
         b_bound = max(float(per_row[agg.yl == sign].min()) for sign in (-1.0, 1.0))
-        reach = w_bound * dual_norm(agg.Xu) + max(b_bound, 0.0)
+        reach = w_bound * row_norms(agg.Xu, dual) + max(b_bound, 0.0)
     return (1.0 + reach) * (1.0 + 1e-9) + 1e-9
 
 
@@ -228,8 +224,6 @@ class S3VMProblem(AIDProblem):
         return float(data.y[data.labeled].mean())
 
     def initial_partition(self, data, n_clusters, rng, solve) -> Partition:
-        from scipy.cluster.vq import kmeans2
-
         r0 = n_clusters / data.n
         labels = np.zeros(data.n, dtype=np.int64)
         offset = 0
@@ -242,10 +236,8 @@ class S3VMProblem(AIDProblem):
                 k = rows.size
             if k == rows.size:
                 part = np.arange(k)
-            else:
-                with warnings.catch_warnings():  # empty clusters disappear in from_labels
-                    warnings.simplefilter("ignore")
-                    part = kmeans2(data.X[rows], k, iter=KMEANS_ITER, minit="++", seed=rng)[1]
+            else:  # a sparse X: on a sketch of its rows (kmeans_rows)
+                part = kmeans_rows(data.X[rows], k, rng, KMEANS_ITER)
             labels[rows] = offset + part
             offset += k
         return Partition.from_labels(labels)
@@ -411,10 +403,21 @@ class S3VMProblem(AIDProblem):
         :math:`x_k Q` and ``w = Q z``, an exact reformulation with r <= K instead of m variables.
         The norms the big-M uses do not grow (:math:`\|x_k Q\| \le \|x_k\|`). Not for l1.
         Returns ``(reduced data, Q)`` or ``(None, None)``.
+
+        Sparse centroids (a sparse X) are made dense for the SVD only when they are a derived
+        piece: an aggregated problem (``agg.trivial`` False) of at most
+        :data:`REDUCE_DENSE_ENTRIES` entries; otherwise (the original rows, or a large K x m)
+        the model keeps w and the rows' stored entries (the same optimum, m variables).
         """
-        rows = np.vstack([agg.Xl, agg.Xu])
-        if self.norm != "l2" or rows.shape[0] >= rows.shape[1]:
+        K, m = agg.Xl.shape[0] + agg.Xu.shape[0], agg.Xl.shape[1]
+        if self.norm != "l2" or K >= m:
             return None, None
+        if sparse.issparse(agg.Xl):
+            if agg.trivial or K * m > REDUCE_DENSE_ENTRIES:
+                return None, None
+            rows = sparse.vstack([agg.Xl, agg.Xu]).toarray()  # K x m centroids, not X
+        else:
+            rows = np.vstack([agg.Xl, agg.Xu])
         _, sing, vt = np.linalg.svd(rows, full_matrices=False)
         rank = int((sing > sing.max(initial=0.0) * 1e-12).sum())
         basis = vt[:rank].T
