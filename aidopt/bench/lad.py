@@ -29,7 +29,9 @@ Instance sets: LAD sets ``A``, ``B``, ``C`` (:func:`aidopt.instances.lad_instanc
 ``text`` / ``text:NNZ``: sparse text-like regression data, the tf-idf documents of
 :func:`aidopt.instances.text.text_instance` (``NNZ`` distinct words each, default 40) over m - 1
 words plus an intercept column, :math:`y = X\beta + e` with :math:`\beta_j \sim N(0, 1)` and
-Laplace errors; X stays a CSR matrix in every worker.
+Laplace errors; X stays a CSR matrix in every worker. ``onehot`` / ``onehot:K``: the same with
+the one-hot table of :func:`aidopt.instances.onehot.onehot_instance` (K categorical columns,
+default 10, their reference levels dropped, plus 10 numeric columns) in place of the words.
 """
 
 from __future__ import annotations
@@ -169,12 +171,17 @@ X <- new("matrix.csr", ra = ra, ja = ja, ia = ia, dimension = c(n, m))
 # "Increase tmpmax")
 big <- as.integer(min(m * m + m, .Machine$integer.max %/% 2))
 ctl <- sfn.control(tmpmax = big, nnzlmax = big, nsubmax = big)
+before <- gc(reset = TRUE)  # R heap in MiB (column 2: used; column 6: max used since reset)
 t <- system.time(fit <- rq.fit.sfn(X, y, tau = 0.5, control = ctl))[["elapsed"]]
-cat(sprintf("%.6f\n", t)); cat(sprintf("%.17g\n", fit$coef))
+peak <- sum(gc()[, 6]) - sum(before[, 2])
+cat(sprintf("%.6f\n", t)); cat(sprintf("%.3f\n", peak)); cat(sprintf("%.17g\n", fit$coef))
 """
 
 
 def _worker_quantreg_sfn(X, y, time_limit):
+    """``rq.fit.sfn`` in R on X's stored entries: its fit time, objective, and in ``r_peak_mb``
+    the R heap's growth during the fit (``gc()``'s "max used" since a reset before the fit,
+    minus the heap then; sfn's work arrays are R vectors, so they are in it), MiB."""
     from scipy import sparse
 
     if shutil.which("Rscript") is None:
@@ -195,7 +202,8 @@ def _worker_quantreg_sfn(X, y, time_limit):
     if proc.returncode != 0:
         return {"skipped": f"quantreg sfn failed: {proc.stderr.strip()[-200:]}"}
     values = [float(v) for v in proc.stdout.split()]
-    return {"seconds": values[0], "objective": _objective(X, y, values[1:]), "termination": "done"}
+    return {"seconds": values[0], "objective": _objective(X, y, values[2:]), "termination": "done",
+            "r_peak_mb": values[1]}
 
 
 def _nbytes(X) -> int:
@@ -206,18 +214,24 @@ def _nbytes(X) -> int:
 
 
 def instance(instance_set: str, n: int, m: int, seed: int):
-    """``(X, y)`` of a LAD set (``A``, ``B``, ``C``) or of the sparse ``text[:NNZ]`` set (module
-    docstring)."""
+    """``(X, y)`` of a LAD set (``A``, ``B``, ``C``) or of the sparse ``text[:NNZ]`` or
+    ``onehot[:K]`` sets (module docstring)."""
     from aidopt.instances import lad_instance
 
-    if not instance_set.startswith("text"):
+    if not instance_set.startswith(("text", "onehot")):
         return lad_instance(instance_set, n=n, m=m, seed=seed)
     from scipy import sparse
 
-    from aidopt.instances.text import text_instance
+    kind, _, value = instance_set.partition(":")
+    if kind == "onehot":  # reference levels dropped: with the intercept the blocks are not collinear
+        from aidopt.instances.onehot import onehot_instance
 
-    nnz = float(instance_set.split(":", 1)[1]) if ":" in instance_set else 40.0
-    words, _ = text_instance(n, m - 1, nnz, seed=seed)
+        words, _ = onehot_instance(n, m - 1, int(value) if value else 10, seed=seed,
+                                   drop_first=True)
+    else:
+        from aidopt.instances.text import text_instance
+
+        words, _ = text_instance(n, m - 1, float(value) if value else 40.0, seed=seed)
     X = sparse.hstack([sparse.csr_matrix(np.ones((n, 1))), words], format="csr")
     rng = np.random.default_rng(seed + 1)
     return X, X @ rng.normal(size=m) + rng.laplace(size=n)

