@@ -242,15 +242,15 @@ def aggregate_rows(coverage: Coverage, weight=None, keep=None, *,
     return CoverRows(row_ptr, row_sites, summed, members)
 
 
-def drop_dominated(rows: CoverRows) -> tuple[CoverRows, int]:
+def drop_dominated(rows: CoverRows, budget: float | None = None) -> tuple[CoverRows, int]:
     """LSCP: the rows without those whose site set strictly contains another row's set.
 
     Covering the smaller set covers the larger one, so a row that contains another is implied
     by it; dropping every such row keeps the rows that are minimal under inclusion, which imply
     all the others (inclusion is transitive). The test is a sparse product of the row-site
     incidence with its transpose (row a lies in row b when their intersection has ``|a|``
-    sites), made only when its work ``sum_j deg_j^2`` is within :data:`DOMINANCE_BUDGET`;
-    otherwise nothing is dropped. The rows must be distinct (:func:`aggregate_rows`).
+    sites), made only when its work ``sum_j deg_j^2`` is within ``budget`` (default
+    :data:`DOMINANCE_BUDGET`); otherwise nothing is dropped. The rows must be distinct (:func:`aggregate_rows`).
 
     Returns
     -------
@@ -264,7 +264,7 @@ def drop_dominated(rows: CoverRows) -> tuple[CoverRows, int]:
     if n_rows < 2:
         return rows, 0
     degree = np.bincount(rows.sites)
-    if float(np.dot(degree, degree)) > DOMINANCE_BUDGET:
+    if float(np.dot(degree, degree)) > (DOMINANCE_BUDGET if budget is None else budget):
         return rows, 0
     sizes = np.diff(rows.indptr)
     M = sparse.csr_matrix((np.ones(rows.sites.size), rows.sites, rows.indptr),

@@ -109,7 +109,7 @@ class DistanceRows:
 
     # ------------------------------------------------------------------ levels
     def levels_between(self, lower: float, upper: float, *, lower_closed: bool,
-                       upper_closed: bool, cap: int = LEVEL_CAP, seed: int = 0,
+                       upper_closed: bool, cap: int | None = None, seed: int = 0,
                        deadline: float | None = None) -> tuple[np.ndarray, bool]:
         """The distinct levels in the interval from ``lower`` to ``upper`` (closed or open at
         each end), sorted.
@@ -117,10 +117,12 @@ class DistanceRows:
         Returns
         -------
         (ndarray, bool)
-            All of them and ``True`` when at most ``cap`` entries lie in the interval (two
-            passes: a count, then the values); else a seeded Bernoulli sample of about ``cap``
-            of them and ``False`` (each sampled value is a real level in the interval, so the
-            search may test it; only the interval's exact contents are not known).
+            All of them and ``True`` when at most ``cap`` (default :data:`LEVEL_CAP`) entries
+            lie in the interval (two passes: a count, then the values); else a seeded
+            Bernoulli sample of about ``cap`` of them, never empty, and ``False`` (each sampled
+            value is a real level in the interval, so the search may test it; only the
+            interval's exact contents are not known). Empty only when the interval holds no
+            level.
         """
 
         def inside(d):
@@ -128,17 +130,22 @@ class DistanceRows:
             hi = d <= upper if upper_closed else d < upper
             return lo & hi  # NaN (no level) compares False
 
+        cap = LEVEL_CAP if cap is None else int(cap)
         count = 0
         for _, d in self.blocks(deadline):
             count += int(np.count_nonzero(inside(d)))
         exact = count <= cap
         rng = np.random.default_rng(seed)
-        parts = []
+        parts, spare = [], None
         for _, d in self.blocks(deadline):
             values = d[inside(d)]
             if not exact:
+                if spare is None and values.size:
+                    spare = values[:1]  # a level of the interval, should the sample miss all
                 values = values[rng.random(values.size) < cap / count]
             parts.append(np.unique(values))
+        if spare is not None and not any(part.size for part in parts):
+            parts.append(spare)
         values = np.unique(np.concatenate(parts)) if parts else np.zeros(0)
         return values, exact
 
@@ -147,9 +154,9 @@ def clique_cover(adjacency: np.ndarray) -> list[np.ndarray]:
     """Cliques of a graph that together cover every edge (a greedy edge clique cover).
 
     Each uncovered edge ``(j, k)`` starts a clique, grown by the common neighbours of its
-    members, preferring those joined to the members by the most uncovered edges, until no
-    vertex is adjacent to all of them (a maximal clique: its packing row is as strong as
-    possible). An edge's clique row :math:`\\sum_{v \\in Q} x_v \\le 1` implies its edge row
+    members, those joined to the seed by the most uncovered edges first, until no vertex is
+    adjacent to all of them (a maximal clique: its packing row is as strong as possible).
+    An edge's clique row :math:`\\sum_{v \\in Q} x_v \\le 1` implies its edge row
     :math:`x_j + x_k \\le 1`, and a clique's row is valid for every independent set, so the
     rows have the same integer solutions as the edge rows, with a stronger LP relaxation.
 
@@ -174,13 +181,13 @@ def clique_cover(adjacency: np.ndarray) -> list[np.ndarray]:
             k = int(left[0])
             members = [j, k]
             candidates = A[j] & A[k]
-            score = uncovered[j].astype(np.int64) + uncovered[k]
-            while candidates.any():
-                pick = np.flatnonzero(candidates)
-                c = int(pick[np.argmax(score[pick])])
-                members.append(c)
-                candidates &= A[c]
-                score += uncovered[c]
+            pick = np.flatnonzero(candidates)
+            # the candidates joined to the seed by the most uncovered edges first
+            score = uncovered[j, pick].astype(np.int64) + uncovered[k, pick]
+            for c in pick[np.argsort(-score, kind="stable")].tolist():
+                if candidates[c]:
+                    members.append(c)
+                    candidates &= A[c]
             q = np.asarray(sorted(members), dtype=np.int64)
             uncovered[np.ix_(q, q)] = False
             cliques.append(q)
