@@ -174,8 +174,14 @@ def level_search(test: LevelTest, config: RunConfig, *, mode: str = "") -> AIDRe
                         text = "infeasible"
                     else:
                         text = "undecided"
-                    left = (keys.size - 1 - (keys.size - 1) // 2 if verdict.feasible is False
-                            else (keys.size - 1) // 2) if known is not None else -1
+                    if known is None:
+                        left = -1  # not known: a sample was tested
+                    elif verdict.feasible is None:
+                        left = keys.size
+                    elif verdict.feasible:
+                        left = (keys.size - 1) // 2
+                    else:
+                        left = keys.size - 1 - (keys.size - 1) // 2
                     history.append(IterationRecord(
                         t=t, n_clusters=verdict.rows, r_t=math.nan, F_t=test.display(v),
                         E_t=good, E_best=good, lower_bound=lo, gap=math.nan, n_split=0,
@@ -240,7 +246,8 @@ def _finish(run, test, solution, good, lo, lo_closed, lo_proof, known, terminati
         below = (f"undecided levels are left ({'unknown number' if undecided is None else undecided}); "
                  f"the levels beyond {test.display(lo):.10g}"
                  f"{'' if lo_closed else ' (it included)'} are infeasible ({lo_proof})")
-    note = f"optimal {name} {shown:.10g} is feasible (the returned solution attains it); {below}"
+    note = (f"{'optimal' if ended else 'best'} {name} {shown:.10g} is feasible (the returned "
+            f"solution attains it); {below}")
     certificate = Certificate(
         method="level_search", certified=certified, primal_objective=E, dual_objective=lower,
         relative_gap=float(rel), residuals=residuals, tol=run.config.tol,
