@@ -20,6 +20,11 @@ lifted solution.
 The covering models (``model="mclp"``: maximal covering, ``model="lscp"``: location set
 covering, with a coverage ``radius``) are solved in one MIP on exactly aggregated rows
 (:class:`aidopt.decomposition.plugins.covering.CoveringProblem`), certified by its bound.
+
+The p-center (``model="p-center"``) and the p-dispersion (``model="p-dispersion"``) are solved
+by a bisection over the distinct distance levels (:func:`aidopt.decomposition.levels.level_search`,
+the tests in :mod:`aidopt.decomposition.plugins.center`), certified by a feasible optimal level
+and a proof that the level just below is infeasible.
 """
 
 from __future__ import annotations
@@ -53,10 +58,13 @@ AGGREGATIONS = ("radius", "sites")
 
 #: the models of ``solve_facility_location(model=...)``; None: "p-median" with ``p``, "ufl"
 #: with ``fixed_costs`` only
-MODELS = ("p-median", "ufl", "mclp", "lscp")
+MODELS = ("p-median", "ufl", "mclp", "lscp", "p-center", "p-dispersion")
 
 #: the covering models (with a ``radius``)
 COVERING = ("mclp", "lscp")
+
+#: the models solved by a search over distance levels (no ``radius``: the level is the answer)
+LEVEL_MODELS = ("p-center", "p-dispersion")
 
 #: the parameters of facility location: the one declaration behind solve_facility_location and
 #: ``aidopt facility``
@@ -105,7 +113,7 @@ FACILITY = Family(
 
 # --------------------------------------------------------------------------- the front door
 @FACILITY.door(namespace="opts")
-def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, capacity=None,
+def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *, capacity=None,
                             customer_xy=None, site_xy=None, model=None, radius=None,
                             fixed_open=None, opts, **options) -> AIDResult:
     r"""Uncapacitated p-median or facility location, solved by AID and certified; or a covering
@@ -119,6 +127,12 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
     with ``model="lscp"`` (location set covering, Toregas et al. 1971): the fewest sites (the
     least opening cost with ``fixed_costs``) that cover every point (docs/facility.md).
 
+    With ``model="p-center"``: open ``p`` sites so that the largest distance from a point to
+    its nearest open site, times the point's ``demand`` weight when given, is least; with
+    ``model="p-dispersion"``: choose ``p`` sites whose smallest pairwise distance is largest.
+    Both are solved by a bisection over the distinct distances, each level tested by a MIP, and
+    certified by the optimal level's solution and a proof that the level below is infeasible.
+
     Parameters
     ----------
     costs : array-like (n_customers, n_sites), EuclideanCosts or GraphCosts
@@ -126,7 +140,12 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
         :mod:`aidopt.data.facility`: ``euclidean_costs``, ``graph_costs``, ``read_orlib_pmed``,
         ``tsplib_costs``); or :class:`~aidopt.data.facility.EuclideanCosts` (coordinates) or
         :class:`~aidopt.data.facility.GraphCosts` (shortest paths on a graph): the costs are
-        computed when needed, never held as a matrix; ``solver="benders"`` only.
+        computed when needed, never held as a matrix; ``solver="benders"``, the covering
+        models and the p-center only. ``model="p-center"`` also takes ``costs=None`` with
+        ``customer_xy`` and ``site_xy`` (Euclidean distances, computed in blocks).
+        ``model="p-dispersion"``: the site x site distances (square, symmetric, zero
+        diagonal, finite, non-negative), or an ``EuclideanCosts`` (its sites' distances), or
+        ``None`` with ``site_xy``.
     p : int, optional
         p-median: at most ``p`` sites open (OR-Library's "exactly p" has the same optimum; the
         returned solution opens exactly p whenever the lift can use them).
@@ -141,18 +160,20 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
     customer_xy, site_xy : array-like (., 2), optional
         Coordinates: the initial clustering and the split use ``site_xy``; :func:`plot_facility`
         draws both.
-    model : {None, "p-median", "ufl", "mclp", "lscp"}
+    model : {None, "p-median", "ufl", "mclp", "lscp", "p-center", "p-dispersion"}
         The problem (None: the p-median when ``p`` is given, else UFL, as before). ``"mclp"``
         takes ``p``, ``radius`` and optionally ``demand`` (the points' weights) and
         ``fixed_open``; ``"lscp"`` takes ``radius`` and optionally ``fixed_costs`` and
+        ``fixed_open``; ``"p-center"`` takes ``p`` and optionally ``demand`` (weights) and
+        ``fixed_open``; ``"p-dispersion"`` takes ``p`` (at least 2) and optionally
         ``fixed_open``. The AID parameters below do not apply to them and are refused when
         given (``mip_gap`` does apply).
     radius : float, optional
         Covering models only: point i is covered by site j when ``costs[i, j] <= radius``
         (positive and finite).
     fixed_open : array-like of int, optional
-        Covering models only: sites that are open whatever the solution (at most ``p`` for
-        MCLP).
+        Covering, p-center and p-dispersion models only: sites that are open whatever the
+        solution (at most ``p`` for MCLP, the p-center and the p-dispersion).
 
     Returns
     -------
@@ -163,7 +184,11 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
         ``solution["open"]`` (a list of ints) and ``solution["rows"]`` (the aggregated rows);
         MCLP: ``objective`` is the uncovered weight (minimised), ``solution["covered"]`` the
         covered weight; LSCP: ``objective`` the opening cost (the number of sites without
-        ``fixed_costs``), ``solution["n_open"]`` the number of sites.
+        ``fixed_costs``), ``solution["n_open"]`` the number of sites. p-center: ``objective``
+        the radius, ``solution["assign"]`` each point's nearest open site; p-dispersion:
+        ``objective`` *minus* the smallest distance between chosen sites (reported as a
+        minimisation, so ``lower_bound <= objective``), ``solution["dispersion"]`` that
+        distance. Both: ``solution["search"]`` the levels and proofs of the certificate.
 
     Examples
     --------
@@ -176,6 +201,13 @@ def solve_facility_location(costs, p=None, fixed_costs=None, demand=None, *, cap
     (True, 4)
     """
     kind = _model_kind(model, p, fixed_costs, radius, fixed_open)
+    if kind in LEVEL_MODELS:
+        return _solve_levels(kind, costs, p=p, fixed_costs=fixed_costs, demand=demand,
+                             capacity=capacity, customer_xy=customer_xy, site_xy=site_xy,
+                             fixed_open=fixed_open, opts=opts, options=options)
+    if costs is None:
+        raise ValueError("costs is required (an n_customers x n_sites matrix or a cost oracle); "
+                         "only model='p-center' and 'p-dispersion' take coordinates instead")
     if kind in COVERING:
         return _solve_covering(kind, costs, p=p, fixed_costs=fixed_costs, demand=demand,
                                capacity=capacity, customer_xy=customer_xy, site_xy=site_xy,
@@ -250,9 +282,16 @@ def _model_kind(model, p, fixed_costs, radius, fixed_open):
         return model
     if radius is not None:
         raise ValueError("radius is the coverage radius of the covering models: pass "
-                         "model='mclp' or model='lscp' with it")
+                         "model='mclp' or model='lscp' with it"
+                         + (f" (model={model!r} finds its radius itself)"
+                            if model == "p-center" else ""))
+    if model in LEVEL_MODELS:
+        if p is None:
+            raise ValueError(f"model={model!r} needs p, the number of sites to open")
+        return model
     if fixed_open is not None:
-        raise ValueError("fixed_open is offered by the covering models (model='mclp' or 'lscp')")
+        raise ValueError("fixed_open is offered by the covering models (model='mclp' or "
+                         "'lscp') and by model='p-center' and 'p-dispersion'")
     if model == "p-median" and p is None:
         raise ValueError("model='p-median' needs p")
     if model == "ufl" and fixed_costs is None:
@@ -283,6 +322,171 @@ def _check_fixed_open(fixed_open, n_sites: int) -> np.ndarray:
     return np.unique(arr.astype(np.int64))
 
 
+def _check_p(p, s: int, open0, least: int = 1) -> int:
+    """``p`` as an int in ``least..s`` and at least the forced sites' count."""
+    if isinstance(p, float) and p.is_integer():
+        p = int(p)
+    if isinstance(p, bool) or not isinstance(p, numbers.Integral) or not least <= p <= s:
+        raise ValueError(f"p must be an integer between {least} and the number of sites ({s}), "
+                         f"got {p!r}")
+    p = int(p)
+    if open0.size > p:
+        raise ValueError(f"fixed_open forces {open0.size} sites open, more than p = {p}")
+    return p
+
+
+def _refuse_aid_options(kind, opts, why: str) -> None:
+    """AID's options (all but ``mip_gap``) would be silently ignored by ``kind``: refuse them."""
+    unused = sorted(name for name, param in FACILITY.params.items()
+                    if name != "mip_gap" and getattr(opts, name) != param.default)
+    if unused:
+        raise ValueError(f"model={kind!r} {why}: {', '.join(unused)} do(es) not apply (only "
+                         "mip_gap does)")
+
+
+def _site_distances(costs, site_xy):
+    """The p-dispersion's site x site distances: ``costs`` checked as such a matrix (square,
+    symmetric, zero diagonal; finite and non-negative by :func:`cost_matrix`), an
+    ``EuclideanCosts``' sites, or ``site_xy``."""
+    from aidopt.data.facility import EuclideanCosts, GraphCosts
+
+    if costs is None:
+        if site_xy is None:
+            raise ValueError("model='p-dispersion' needs the distances between the candidate "
+                             "sites: a site x site matrix as costs, or site_xy (coordinates)")
+        xy = np.asarray(site_xy, dtype=float)
+        if xy.ndim != 2 or xy.shape[0] < 1:
+            raise ValueError(f"site_xy must be an (n_sites, d) array, got shape {xy.shape}")
+        return EuclideanCosts(xy)
+    if isinstance(costs, EuclideanCosts):
+        return EuclideanCosts(costs.site_xy, round_to=costs.round_to, rounding=costs.rounding,
+                              block=costs.block)
+    if isinstance(costs, GraphCosts):
+        raise ValueError("model='p-dispersion' needs site x site distances: pass them as a "
+                         "matrix (e.g. graph_costs(g, customers=sites, sites=sites))")
+    arr = cost_matrix(costs)
+    n, s = arr.shape
+    if n != s:
+        raise ValueError(f"model='p-dispersion' takes the site x site distances as costs (a "
+                         f"square matrix), got shape {arr.shape}; for coordinates pass "
+                         "site_xy and costs=None")
+    diag = np.flatnonzero(np.diagonal(arr) != 0)
+    if diag.size:
+        j = int(diag[0])
+        raise ValueError(f"site distances must have a zero diagonal; costs[{j}, {j}] = "
+                         f"{arr[j, j]:g}")
+    asym = np.argwhere(arr != arr.T)
+    if asym.size:
+        j, k = (int(v) for v in asym[0])
+        raise ValueError(f"site distances must be symmetric; costs[{j}, {k}] = {arr[j, k]:g} but "
+                         f"costs[{k}, {j}] = {arr[k, j]:g}")
+    return arr
+
+
+def _solve_levels(kind, costs, *, p, fixed_costs, demand, capacity, customer_xy, site_xy,
+                  fixed_open, opts, options) -> AIDResult:
+    """The p-center and the p-dispersion (:func:`solve_facility_location` with
+    ``model="p-center"`` / ``"p-dispersion"``): every input checked, then the bisection over
+    the distance levels (:func:`aidopt.decomposition.levels.level_search`)."""
+    from aidopt.data.facility import EuclideanCosts
+    from aidopt.decomposition.levels import level_search
+    from aidopt.decomposition.plugins.center import PCenterTest, PDispersionTest
+
+    config = RunConfig.from_kwargs(options, caller="solve_facility_location", solver="highs")
+    config = dataclasses.replace(config, aid=False)
+    _refuse_aid_options(kind, opts, "is solved by a search over distance levels")
+    for name, value in (("fixed_costs", fixed_costs), ("capacity", capacity)):
+        if value is not None:
+            raise ValueError(f"model={kind!r} takes no {name}")
+    mip_gap = min(1e-7, config.tol / 10.0) if opts.mip_gap is None else opts.mip_gap
+    if not (isinstance(mip_gap, float | int) and not isinstance(mip_gap, bool)
+            and 0 <= mip_gap < 1):
+        raise ValueError(f"mip_gap must be in [0, 1), got {mip_gap!r}")
+    if kind == "p-dispersion":
+        if demand is not None:
+            raise ValueError("model='p-dispersion' spreads the sites apart and takes no demand")
+        dist = _site_distances(costs, site_xy)
+        s = int(dist.shape[0])
+        open0 = _check_fixed_open(fixed_open, s)
+        p = _check_p(p, s, open0, least=2)
+        sxy = _coords(site_xy, "site_xy", s)
+        result = level_search(PDispersionTest(dist, p, open0, mip_gap), config)
+        if result.solution:
+            result.solution["upper_bound"] = -float(result.lower_bound)
+            if sxy is not None:
+                result.solution["site_xy"] = sxy
+        return result
+    if costs is None:
+        if customer_xy is None or site_xy is None:
+            raise ValueError("model='p-center' needs costs (n_customers x n_sites) or both "
+                             "customer_xy and site_xy (Euclidean distances)")
+        costs = EuclideanCosts(customer_xy, site_xy)
+    arr = cost_matrix(costs)
+    n, s = (int(v) for v in arr.shape)
+    open0 = _check_fixed_open(fixed_open, s)
+    p = _check_p(p, s, open0)
+    weight = np.ones(n) if demand is None else _vector(demand, "demand", n)
+    if weight.sum() <= 0:
+        raise ValueError("total demand is 0: no point needs a site")
+    cxy, sxy = _coords(customer_xy, "customer_xy", n), _coords(site_xy, "site_xy", s)
+    kept = np.flatnonzero(weight > 0)  # a point of weight 0 is at weighted distance 0
+    sub = arr if kept.size == n else _points(arr, kept)
+    result = level_search(PCenterTest(sub, weight[kept], p, open0, mip_gap), config)
+    if result.solution:
+        open_ = np.asarray(result.solution["open"], dtype=np.int64)
+        result.solution["assign"] = _nearest_sites(arr, open_)
+        if kept.size < n:
+            note = f"{n - kept.size} point(s) of weight 0 left out of the search"
+            result.message = f"{result.message}; {note}" if result.message else note
+        if cxy is not None or sxy is not None:
+            result.solution["customer_xy"] = cxy
+            result.solution["site_xy"] = sxy
+    return result
+
+
+class _PointSubset:
+    """The rows ``kept`` of a cost oracle (the points of positive weight), as an oracle."""
+
+    def __init__(self, costs, kept):
+        self.costs, self.kept = costs, np.asarray(kept, dtype=np.int64)
+        self.shape = (int(self.kept.size), int(costs.shape[1]))
+
+    def rows(self, customers):
+        return self.costs.rows(self.kept[np.asarray(customers, dtype=np.int64)])
+
+    def columns(self, sites):
+        return self.costs.columns(sites)[self.kept]
+
+    def pairs(self, customers, sites):
+        return self.costs.pairs(self.kept[np.asarray(customers, dtype=np.int64)], sites)
+
+
+def _points(costs, kept):
+    """``costs`` restricted to the points ``kept``: a matrix's rows, coordinates' points (the
+    k-d tree still serves them), another oracle's rows read through :class:`_PointSubset`."""
+    from aidopt.data.facility import EuclideanCosts
+
+    if isinstance(costs, np.ndarray):
+        return costs[kept]
+    if isinstance(costs, EuclideanCosts):
+        return EuclideanCosts(costs.customer_xy[kept], costs.site_xy, round_to=costs.round_to,
+                              rounding=costs.rounding, block=costs.block)
+    return _PointSubset(costs, kept)
+
+
+def _nearest_sites(costs, open_) -> np.ndarray:
+    """Each point's nearest site of ``open_`` (read a block of points at a time)."""
+    n = int(costs.shape[0])
+    out = np.empty(n, dtype=np.int64)
+    for start in range(0, n, 4096):
+        rows = np.arange(start, min(n, start + 4096))
+        d = costs[rows][:, open_] if isinstance(costs, np.ndarray) else \
+            costs.pairs(np.repeat(rows, open_.size), np.tile(open_, rows.size)).reshape(
+                rows.size, open_.size)
+        out[rows] = open_[np.argmin(d, axis=1)]
+    return out
+
+
 def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_xy, site_xy,
                     radius, fixed_open, opts, options) -> AIDResult:
     """MCLP / LSCP (:func:`solve_facility_location` with ``model="mclp"`` / ``"lscp"``): every
@@ -294,11 +498,7 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
     radius = _check_radius(radius)
     if capacity is not None:
         raise ValueError(f"model={kind!r} takes no capacity")
-    unused = sorted(name for name, param in FACILITY.params.items()
-                    if name != "mip_gap" and getattr(opts, name) != param.default)
-    if unused:  # one MIP after the exact aggregation: AID's options would be silently ignored
-        raise ValueError(f"model={kind!r} solves one MIP after an exact aggregation: "
-                         f"{', '.join(unused)} do(es) not apply (only mip_gap does)")
+    _refuse_aid_options(kind, opts, "solves one MIP after an exact aggregation")
     arr = cost_matrix(costs)
     n, s = (int(v) for v in arr.shape)
     open0 = _check_fixed_open(fixed_open, s)
@@ -308,14 +508,7 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
         if fixed_costs is not None:
             raise ValueError("model='mclp' opens p sites and takes no fixed_costs (use "
                              "model='lscp' for the least-cost cover)")
-        if isinstance(p, float) and p.is_integer():
-            p = int(p)
-        if isinstance(p, bool) or not isinstance(p, numbers.Integral) or not 1 <= p <= s:
-            raise ValueError(f"p must be an integer between 1 and the number of sites ({s}), "
-                             f"got {p!r}")
-        p = int(p)
-        if open0.size > p:
-            raise ValueError(f"fixed_open forces {open0.size} sites open, more than p = {p}")
+        p = _check_p(p, s, open0)
         weight = np.ones(n) if demand is None else _vector(demand, "demand", n)
         if weight.sum() <= 0:
             raise ValueError("total demand is 0: nothing to cover")

@@ -16,7 +16,10 @@ Input (one of):
 Problem: ``--p P`` (p-median) and/or ``--fixed-costs VALUE|FILE|auto`` (UFL; ``auto`` is the
 documented rule f_j = mean cost x n x mean demand / (2 sqrt(n_sites))), ``--demand FILE``; or a
 covering model, ``--model mclp --radius R --p P`` (maximal covering, ``--demand`` the weights)
-or ``--model lscp --radius R`` (location set covering, ``--fixed-costs`` optional), with
+or ``--model lscp --radius R`` (location set covering, ``--fixed-costs`` optional), or
+``--model p-center --p P`` (the least largest distance to the nearest open site, ``--demand``
+the weights) or ``--model p-dispersion --p P`` (the p sites farthest apart: with ``--coords``,
+``--tsplib`` or ``--sites`` the sites' distances, with ``--costs`` a site x site matrix), with
 ``--fixed-open 0,4,7`` for sites forced open.
 Output: the summary, ``--assignments CSV`` (customer, site, cost), ``--map PNG`` (coordinate
 data), ``--output JSON``, ``--plot PNG`` (convergence). Exit codes as for every command: 0
@@ -161,14 +164,20 @@ def add_arguments(p) -> None:
     prob.add_argument("--fixed-costs", default=None,
                       help="UFL opening costs: a number (every site), a CSV file, or 'auto'")
     prob.add_argument("--demand", default=None, help="CSV demand per customer (default 1)")
-    prob.add_argument("--model", default=None, choices=["p-median", "ufl", "mclp", "lscp"],
+    prob.add_argument("--model", default=None,
+                      choices=["p-median", "ufl", "mclp", "lscp", "p-center", "p-dispersion"],
                       help="the problem (default: p-median with --p, else UFL); mclp: open --p "
                            "sites covering the most demand within --radius; lscp: the fewest "
-                           "(least costly with --fixed-costs) sites covering every point")
+                           "(least costly with --fixed-costs) sites covering every point; "
+                           "p-center: --p sites with the least largest (weighted by --demand) "
+                           "distance to a point; p-dispersion: --p sites with the largest "
+                           "smallest distance between two of them (--costs: a site x site "
+                           "matrix)")
     prob.add_argument("--radius", type=float, default=None,
                       help="mclp / lscp: a point is covered by a site at cost at most RADIUS")
     prob.add_argument("--fixed-open", default=None, metavar="J,J,...",
-                      help="mclp / lscp: comma-separated site indices forced open")
+                      help="mclp / lscp / p-center / p-dispersion: comma-separated site "
+                           "indices forced open")
     from aidopt.api.facility import FACILITY
 
     FACILITY.add_arguments(p)
@@ -196,8 +205,11 @@ def cmd_facility(args) -> int:
         covering["radius"] = args.radius
     if args.fixed_open is not None:
         covering["fixed_open"] = _site_list(args.fixed_open)
-    if args.model in ("mclp", "lscp") and args.map:
-        raise ValueError("--map draws assignments: the covering models (mclp, lscp) have none")
+    if args.model in ("mclp", "lscp", "p-dispersion") and args.map:
+        raise ValueError("--map draws assignments: the covering models (mclp, lscp) and the "
+                         "p-dispersion have none")
+    if args.model == "p-dispersion" and args.customers:
+        prob["costs"], prob["customer_xy"] = None, None  # the sites' own distances
     result = solve_facility_location(
         prob["costs"], p=prob["p"], fixed_costs=prob["fixed_costs"], demand=prob["demand"],
         customer_xy=prob["customer_xy"], site_xy=prob["site_xy"], **covering,
@@ -208,6 +220,10 @@ def cmd_facility(args) -> int:
         print(f"open sites ({len(sol['open'])}): {' '.join(str(int(j)) for j in sol['open'])}")
     if "covered" in sol:
         print(f"covered demand: {sol['covered']:.10g} (uncovered {result.objective:.10g})")
+    if "radius" in sol:
+        print(f"radius: {sol['radius']:.10g}")
+    if "dispersion" in sol:
+        print(f"smallest distance between chosen sites: {sol['dispersion']:.10g}")
     if args.assignments and "assign" in sol:
         assign = np.asarray(sol["assign"], dtype=np.int64)
         cost = prob["costs"][np.arange(assign.size), assign]

@@ -104,8 +104,10 @@ def _from_pairs(rows: np.ndarray, cols: np.ndarray, n_points: int, n_sites: int)
     return Coverage(indptr, cols.astype(np.int64), int(n_sites))
 
 
-def coverage_sets(costs, radius: float, *, deadline: float | None = None) -> Coverage:
-    r"""Every demand point's sites within ``radius``: :math:`N_i = \{j : d_{ij} \le R\}`.
+def coverage_sets(costs, radius: float, *, scale=None, deadline: float | None = None) -> Coverage:
+    r"""Every demand point's sites within ``radius``: :math:`N_i = \{j : d_{ij} \le R\}`, or
+    :math:`\{j : w_i d_{ij} \le R\}` with a per-point ``scale`` :math:`w` (the weighted
+    p-center).
 
     Parameters
     ----------
@@ -117,6 +119,10 @@ def coverage_sets(costs, radius: float, *, deadline: float | None = None) -> Cov
         its cost matrix; another oracle is read ``BLOCK`` rows at a time.
     radius : float
         Positive and finite.
+    scale : ndarray (n_points,), optional
+        Positive factors :math:`w_i`: point i is covered by site j when ``w_i * d_ij <= radius``,
+        the product computed as :class:`aidopt.data.levels.DistanceRows` computes it (so that a
+        level it returns is covered exactly at that level). Default: no factor.
     deadline : float, optional
         ``time.perf_counter()`` value after which the computation stops.
 
@@ -132,41 +138,52 @@ def coverage_sets(costs, radius: float, *, deadline: float | None = None) -> Cov
     from aidopt.data.facility import EuclideanCosts
 
     n, s = (int(v) for v in costs.shape)
-    if isinstance(costs, np.ndarray):
+    if scale is not None:
+        scale = np.asarray(scale, dtype=float)
+        if scale.shape != (n,) or not np.all(scale > 0) or not np.all(np.isfinite(scale)):
+            raise ValueError(f"scale must hold {n} positive finite factors")
+    if isinstance(costs, np.ndarray) and scale is None:
         rows, cols = np.nonzero(costs <= radius)
         return _from_pairs(rows, cols, n, s)
     if isinstance(costs, EuclideanCosts):
-        return _euclidean(costs, radius, deadline)
+        return _euclidean(costs, radius, deadline, scale)
     parts_r, parts_c = [], []
     for start in range(0, n, BLOCK):
         _check_clock(deadline)
         block = np.arange(start, min(n, start + BLOCK))
-        r, c = np.nonzero(costs.rows(block) <= radius)
+        d = costs[block] if isinstance(costs, np.ndarray) else costs.rows(block)
+        if scale is not None:
+            d = d * scale[block, None]
+        r, c = np.nonzero(d <= radius)
         parts_r.append(r + start)
         parts_c.append(c)
     return _from_pairs(np.concatenate(parts_r), np.concatenate(parts_c), n, s)
 
 
-def _euclidean(costs, radius: float, deadline: float | None) -> Coverage:
-    """:func:`coverage_sets` of coordinates by a k-d tree over the sites."""
+def _euclidean(costs, radius: float, deadline: float | None, scale=None) -> Coverage:
+    """:func:`coverage_sets` of coordinates by a k-d tree over the sites (a radius per point
+    with ``scale``: ``radius / w_i``)."""
     from scipy.spatial import cKDTree
 
     # a rounded distance <= R may come from an exact one up to one unit of the rounding above R
     slack = 0.0 if costs.round_to is None else 10.0 ** (-costs.round_to)
-    reach = (radius + slack) * (1.0 + 1e-9)
+    reach = (radius + slack) * (1.0 + 1e-9) if scale is None else \
+        (radius / scale + slack) * (1.0 + 1e-9)
     tree = cKDTree(costs.site_xy)
     n, s = costs.shape
     parts_r, parts_c = [], []
     for start in range(0, n, BLOCK):
         _check_clock(deadline)
         stop = min(n, start + BLOCK)
-        found = tree.query_ball_point(costs.customer_xy[start:stop], r=reach)
+        found = tree.query_ball_point(costs.customer_xy[start:stop],
+                                      r=reach if scale is None else reach[start:stop])
         counts = np.fromiter((len(f) for f in found), dtype=np.int64, count=stop - start)
         if not counts.sum():
             continue
         r = np.repeat(np.arange(start, stop, dtype=np.int64), counts)
         c = np.concatenate([np.asarray(f, dtype=np.int64) for f in found if f])
-        keep = costs.pairs(r, c) <= radius  # the oracle's own distance decides
+        d = costs.pairs(r, c)  # the oracle's own distance decides
+        keep = (d if scale is None else d * scale[r]) <= radius
         r, c = r[keep], c[keep]
         order = np.lexsort((c, r))
         parts_r.append(r[order])
@@ -225,15 +242,15 @@ def aggregate_rows(coverage: Coverage, weight=None, keep=None, *,
     return CoverRows(row_ptr, row_sites, summed, members)
 
 
-def drop_dominated(rows: CoverRows) -> tuple[CoverRows, int]:
+def drop_dominated(rows: CoverRows, budget: float | None = None) -> tuple[CoverRows, int]:
     """LSCP: the rows without those whose site set strictly contains another row's set.
 
     Covering the smaller set covers the larger one, so a row that contains another is implied
     by it; dropping every such row keeps the rows that are minimal under inclusion, which imply
     all the others (inclusion is transitive). The test is a sparse product of the row-site
     incidence with its transpose (row a lies in row b when their intersection has ``|a|``
-    sites), made only when its work ``sum_j deg_j^2`` is within :data:`DOMINANCE_BUDGET`;
-    otherwise nothing is dropped. The rows must be distinct (:func:`aggregate_rows`).
+    sites), made only when its work ``sum_j deg_j^2`` is within ``budget`` (default
+    :data:`DOMINANCE_BUDGET`); otherwise nothing is dropped. The rows must be distinct (:func:`aggregate_rows`).
 
     Returns
     -------
@@ -247,7 +264,7 @@ def drop_dominated(rows: CoverRows) -> tuple[CoverRows, int]:
     if n_rows < 2:
         return rows, 0
     degree = np.bincount(rows.sites)
-    if float(np.dot(degree, degree)) > DOMINANCE_BUDGET:
+    if float(np.dot(degree, degree)) > (DOMINANCE_BUDGET if budget is None else budget):
         return rows, 0
     sizes = np.diff(rows.indptr)
     M = sparse.csr_matrix((np.ones(rows.sites.size), rows.sites, rows.indptr),

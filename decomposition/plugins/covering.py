@@ -25,7 +25,13 @@ from aidopt.data.coverage import Coverage, CoverRows
 from aidopt.results import Certificate
 from aidopt.solvers import ProblemClass, TimeLimitReached
 
-__all__ = ["CoveringData", "CoveringProblem"]
+__all__ = ["CoveringData", "CoveringProblem", "mip_gap_options"]
+
+
+def mip_gap_options(solver: str, gap: float) -> dict:
+    """The relative MIP gap ``gap`` in ``solver``'s own option name (nothing for others)."""
+    return {"gurobi": {"MIPGap": gap}, "highs": {"mip_rel_gap": gap}, "scip": {"limits/gap": gap},
+            "cplex": {"mip_tolerances_mipgap": gap}, "xpress": {"miprelstop": gap}}.get(solver, {})
 
 
 @dataclass
@@ -101,9 +107,7 @@ class CoveringProblem(AIDProblem):
 
     # ------------------------------------------------------------------ setup
     def solver_defaults(self, solver: str) -> dict:
-        g = self.mip_gap
-        return {"gurobi": {"MIPGap": g}, "highs": {"mip_rel_gap": g}, "scip": {"limits/gap": g},
-                "cplex": {"mip_tolerances_mipgap": g}, "xpress": {"miprelstop": g}}.get(solver, {})
+        return mip_gap_options(solver, self.mip_gap)
 
     def fallbacks(self, solver: str) -> list[tuple[str, str | None]]:
         return [] if solver == "highs" else [("highs", None)]

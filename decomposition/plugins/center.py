@@ -1,0 +1,325 @@
+r"""The p-center and the p-dispersion (docs/facility.md): the tests of one distance level each,
+for the bisection of :func:`aidopt.decomposition.levels.level_search`.
+
+**p-center** (key: the radius R). Open p sites so that the largest weighted distance
+:math:`\max_i w_i \min_{j \text{ open}} d_{ij}` is least. Level R is feasible when p sites
+cover every point, point i being covered by site j when :math:`w_i d_{ij} \le R`: the test is
+the LSCP at R (:mod:`aidopt.models.covering`) on the exactly aggregated coverage rows
+(:mod:`aidopt.data.coverage`), feasible when its optimum is at most p and proven infeasible
+when its dual bound, rounded up, exceeds p. The search starts from the bound
+:math:`\max_i w_i \min_j d_{ij}` (every point needs a site) and a greedy solution.
+
+**p-dispersion** (key: minus the smallest distance D between two chosen sites). Choose p
+sites whose pairwise distances are all at least D, D largest: level D is feasible when the
+conflict graph (sites closer than D) has an independent set of p sites containing the forced
+ones, the packing MIP of :mod:`aidopt.models.dispersion`. The search starts from the bound
+"D is at most the p-th largest of the sites' (p-1)-th largest distances" (each chosen site
+has p-1 others at least D away) and a greedy (farthest-point) solution.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from aidopt.decomposition.levels import LevelTest, Start, Verdict
+from aidopt.decomposition.plugins.covering import mip_gap_options
+from aidopt.decomposition.protocol import GAP_FLOOR
+from aidopt.decomposition.run import release
+from aidopt.models import covering as cmodel
+from aidopt.models import dispersion as dmodel
+
+from aidopt.data.coverage import aggregate_rows, coverage_sets, drop_dominated
+from aidopt.data.levels import DistanceRows, clique_cover
+
+__all__ = ["PCenterTest", "PDispersionTest"]
+
+#: columns of the distances read at a time when a solution is evaluated
+COLUMN_BLOCK = 256
+
+#: the p-center's budget for dropping dominated rows (:func:`~aidopt.data.coverage.drop_dominated`):
+#: ten times the LSCP's, since the search solves an LSCP per level (on TSPLIB u1432 at p = 10,
+#: 0.2 s drop a third of the rows and halve HiGHS's time, shared machine)
+CENTER_DOMINANCE_BUDGET = 2e8
+
+
+class _MIPLevels(LevelTest):
+    """What both tests share: the MIP gap, the fallback to HiGHS, the fixed sites."""
+
+    def __init__(self, p: int, fixed_open, mip_gap: float):
+        self.p = int(p)
+        self.fixed_open = np.asarray(fixed_open, dtype=np.int64)
+        self.mip_gap = float(mip_gap)
+        self.floor = 1.0
+
+    def solver_defaults(self, solver: str) -> dict:
+        return mip_gap_options(solver, self.mip_gap)
+
+    def fallbacks(self, solver: str) -> list:
+        return [] if solver == "highs" else [("highs", None)]
+
+    def gap_floor(self) -> float:
+        return self.floor
+
+    def _solve(self, run, build):
+        """``(chosen model indices or None, bound, status)`` of one level's MIP."""
+        model, outcome = run.solve_with_fallbacks(build, need_duals=False)
+        chosen = cmodel.open_sites(model) if outcome.has_solution else None
+        release(model)
+        bound = outcome.bound if outcome.bound is not None else math.nan
+        return chosen, float(bound), str(outcome.status)
+
+    def residuals(self, solution) -> dict[str, float]:
+        S = np.asarray(solution, dtype=np.int64)
+        return {"forced sites not open": float(np.setdiff1d(self.fixed_open, S).size),
+                "open sites other than p": float(abs(np.unique(S).size - self.p))}
+
+
+# --------------------------------------------------------------------------- p-center
+class PCenterTest(_MIPLevels):
+    """The p-center's level test (module docstring).
+
+    Parameters
+    ----------
+    costs : ndarray (n, s) or a cost oracle
+        The points with a positive weight only (the others never bind).
+    weight : ndarray (n,)
+        Their positive weights (1 each without ``demand``).
+    p : int
+    fixed_open : ndarray of int64
+        Sites open in every solution (at most p).
+    mip_gap : float
+        Relative gap of each LSCP.
+    """
+
+    name = "p-center"
+    key_name = "radius"
+    worse_one, worse_all = "the radius just below", "every smaller radius"
+
+    def __init__(self, costs, weight, p, fixed_open, mip_gap: float = 1e-7):
+        super().__init__(p, fixed_open, mip_gap)
+        self.costs = costs
+        self.weight = np.ascontiguousarray(weight, dtype=float)
+        self.dist = DistanceRows(costs, self.weight)
+
+    def dimensions(self) -> dict:
+        dims = {"points": self.dist.n, "sites": self.dist.s, "p": self.p}
+        if self.fixed_open.size:
+            dims["fixed_open"] = int(self.fixed_open.size)
+        return dims
+
+    def _nearest_open(self, S) -> np.ndarray:
+        """Each point's weighted distance to its nearest site of ``S`` (inf for an empty S)."""
+        best = np.full(self.dist.n, np.inf)
+        S = np.asarray(S, dtype=np.int64)
+        for k in range(0, S.size, COLUMN_BLOCK):
+            np.minimum(best, self.dist.columns(S[k:k + COLUMN_BLOCK]).min(axis=1), out=best)
+        return best
+
+    def greedy(self, S) -> np.ndarray:
+        """``S`` completed to p sites: each time, the nearest free site of the point farthest
+        (weighted) from the open ones."""
+        S = [int(j) for j in S]
+        far = self._nearest_open(S)
+        while len(S) < self.p:
+            i = int(np.argmax(far))
+            row = self.dist.rows([i])[0]
+            row[S] = np.inf
+            j = int(np.argmin(row))
+            S.append(j)
+            np.minimum(far, self.dist.columns([j])[:, 0], out=far)
+        return np.asarray(sorted(S), dtype=np.int64)
+
+    def start(self, run) -> Start:
+        lower = float(self.dist.row_minima(run.deadline).max())
+        S = self.greedy(self.fixed_open)
+        self.floor = max(GAP_FLOOR * lower, np.finfo(float).tiny)
+        return Start(lower, f"every radius below {lower:.10g}, the largest weighted distance "
+                            "from a point to its nearest site, leaves that point uncovered", S)
+
+    def levels(self, lo, lo_closed, hi, deadline):
+        return self.dist.levels_between(lo, hi, lower_closed=lo_closed, upper_closed=False,
+                                        deadline=deadline)
+
+    def evaluate(self, solution) -> float:
+        return float(self._nearest_open(solution).max())
+
+    def test(self, run, key: float) -> Verdict:
+        R = key
+        coverage = coverage_sets(self.costs, R, scale=self.weight, deadline=run.deadline)
+        keep = (~coverage.covered(self.fixed_open) if self.fixed_open.size
+                else np.ones(coverage.n_points, dtype=bool))
+        lonely = np.flatnonzero(keep & (coverage.sizes() == 0))
+        if lonely.size:  # below the start's bound: never tested, but proven all the same
+            return Verdict(False, proof=f"point {int(lonely[0])} has no site within it")
+        rows, _ = drop_dominated(aggregate_rows(coverage, None, keep, deadline=run.deadline),
+                                 CENTER_DOMINANCE_BUDGET)
+        if rows.n_rows == 0:
+            return self._feasible(self.fixed_open, R, 0, math.nan)
+        data = cmodel.CoveringModelData("lscp", rows.indptr, rows.sites, self.dist.s,
+                                        fixed_open=self.fixed_open)
+        chosen, bound, status = self._solve(
+            run, lambda form: cmodel.create_instance(data, name="p_center_lscp"))
+        if chosen is not None and chosen.size <= self.p:
+            return self._feasible(chosen, R, rows.n_rows, bound)
+        if math.isfinite(bound):
+            need = math.ceil(bound - 1e-6 * max(1.0, abs(bound)))
+            if need > self.p:
+                return Verdict(False, proof=f"covering every point needs at least {need} sites "
+                               f"(LSCP dual bound {bound:.6g}) > p = {self.p}",
+                               rows=rows.n_rows, bound=bound)
+        return Verdict(None, status=status if status != "optimal" else "solver_failure",
+                       rows=rows.n_rows, bound=bound)
+
+    def _feasible(self, chosen, R, n_rows, bound) -> Verdict:
+        S = self.greedy(chosen)
+        if self.evaluate(S) > R:  # the MIP's sites do not cover on the original data
+            return Verdict(None, status="solver_failure", rows=n_rows, bound=bound)
+        return Verdict(True, solution=S, rows=n_rows, bound=bound)
+
+    def public_solution(self, solution, key: float) -> dict:
+        S = [int(j) for j in solution]
+        return {"open": S, "kind": "p-center", "radius": float(key)}
+
+
+# --------------------------------------------------------------------------- p-dispersion
+class PDispersionTest(_MIPLevels):
+    """The p-dispersion's level test (module docstring); keys are minus the distances.
+
+    Parameters
+    ----------
+    distances : ndarray (s, s) or EuclideanCosts
+        Site-site distances (validated: square, symmetric, zero diagonal, finite).
+    p : int
+        At least 2.
+    fixed_open : ndarray of int64
+        Sites chosen in every solution (at most p).
+    mip_gap : float
+        Relative gap of each packing MIP.
+    """
+
+    name = "p-dispersion"
+    key_name = "smallest distance"
+    worse_one, worse_all = "the next larger distance", "every larger distance"
+
+    def __init__(self, distances, p, fixed_open, mip_gap: float = 1e-7):
+        super().__init__(p, fixed_open, mip_gap)
+        self.dist = DistanceRows(distances, pairs=True)
+
+    def dimensions(self) -> dict:
+        dims = {"sites": self.dist.s, "p": self.p}
+        if self.fixed_open.size:
+            dims["fixed_open"] = int(self.fixed_open.size)
+        return dims
+
+    def display(self, key: float) -> float:
+        return -key
+
+    def _smallest(self, S) -> float:
+        """The smallest distance between two sites of ``S``."""
+        S = np.asarray(S, dtype=np.int64)
+        d = self.dist.rows(S)[:, S]
+        return float(d[np.triu_indices(S.size, 1)].min())
+
+    def _nearest_chosen(self, S) -> np.ndarray:
+        best = np.full(self.dist.s, np.inf)
+        S = np.asarray(S, dtype=np.int64)
+        for k in range(0, S.size, COLUMN_BLOCK):
+            np.minimum(best, self.dist.columns(S[k:k + COLUMN_BLOCK]).min(axis=1), out=best)
+        return best
+
+    def greedy(self, S) -> np.ndarray:
+        """``S`` completed to p sites, each time the site farthest from the chosen ones (from
+        the two farthest apart sites when ``S`` is empty)."""
+        S = [int(j) for j in S]
+        if not S:
+            far = self.dist.row_kth_largest(1)
+            j0 = int(np.argmax(far))
+            row = self.dist.rows([j0])[0]
+            row[j0] = -np.inf
+            S = [j0, int(np.argmax(row))]
+        near = self._nearest_chosen(S)
+        while len(S) < self.p:
+            near[S] = -np.inf
+            j = int(np.argmax(near))
+            S.append(j)
+            np.minimum(near, self.dist.columns([j])[:, 0], out=near)
+        return np.asarray(sorted(S), dtype=np.int64)
+
+    def start(self, run) -> Start:
+        p = self.p
+        kth = self.dist.row_kth_largest(p - 1, run.deadline)
+        upper = float(np.sort(kth)[-p])
+        proof = (f"no {p} sites are all more than {upper:.10g} apart: each chosen site needs "
+                 f"{p - 1} others at least that far, and {upper:.10g} is the {p}-th largest of "
+                 f"the sites' {p - 1}-th largest distances")
+        if self.fixed_open.size >= 2:
+            forced = self._smallest(self.fixed_open)
+            if forced < upper:
+                upper = forced
+                proof = f"two forced sites are {forced:.10g} apart"
+        S = self.greedy(self.fixed_open)
+        self.floor = max(GAP_FLOOR * upper, np.finfo(float).tiny)
+        return Start(-upper, proof, S)
+
+    def levels(self, lo, lo_closed, hi, deadline):
+        d, exact = self.dist.levels_between(-hi, -lo, lower_closed=False, upper_closed=lo_closed,
+                                            deadline=deadline)
+        return -d[::-1], exact
+
+    def evaluate(self, solution) -> float:
+        return -self._smallest(solution)
+
+    def conflicts(self, D: float, deadline=None) -> np.ndarray:
+        """The conflict graph at ``D``: sites closer than ``D`` (s x s booleans)."""
+        s = self.dist.s
+        A = np.zeros((s, s), dtype=bool)
+        for start in range(0, s, 1024):
+            rows = np.arange(start, min(s, start + 1024))
+            A[rows] = self.dist.rows(rows) < D
+            A[rows, rows] = False
+        return A
+
+    def test(self, run, key: float) -> Verdict:
+        D = -key
+        A = self.conflicts(D)
+        fixed = self.fixed_open
+        free = np.ones(self.dist.s, dtype=bool)
+        free[fixed] = False
+        if fixed.size:
+            free &= ~A[fixed].any(axis=0)
+        need = self.p - fixed.size
+        if need == 0:
+            return self._feasible(fixed, D, 0, math.nan)
+        idx = np.flatnonzero(free)
+        if idx.size < need:
+            return Verdict(False, proof=f"only {idx.size} sites are at least that far from every "
+                           f"forced site, fewer than the {need} to choose")
+        cliques = clique_cover(A[np.ix_(idx, idx)])
+        if not cliques:
+            return self._feasible(np.concatenate([fixed, idx[:need]]), D, 0, math.nan)
+        data = dmodel.DispersionModelData(idx.size, cliques, need)
+        chosen, bound, status = self._solve(
+            run, lambda form: dmodel.create_instance(data))
+        if chosen is not None and chosen.size >= need:
+            return self._feasible(np.concatenate([fixed, idx[chosen[:need]]]), D, len(cliques),
+                                  bound)
+        if math.isfinite(bound):
+            most = math.floor(bound + 1e-6 * max(1.0, abs(bound)))
+            if most < need:
+                return Verdict(False, proof=f"at most {most + fixed.size} sites are pairwise at "
+                               f"least that far apart (packing MIP bound {bound:.6g}"
+                               + (f" + {fixed.size} forced" if fixed.size else "")
+                               + f") < p = {self.p}", rows=len(cliques), bound=bound)
+        return Verdict(None, status=status if status != "optimal" else "solver_failure",
+                       rows=len(cliques), bound=bound)
+
+    def _feasible(self, S, D, n_rows, bound) -> Verdict:
+        S = np.sort(np.asarray(S, dtype=np.int64))
+        if self._smallest(S) < D:  # the MIP's sites conflict on the original data
+            return Verdict(None, status="solver_failure", rows=n_rows, bound=bound)
+        return Verdict(True, solution=S, rows=n_rows, bound=bound)
+
+    def public_solution(self, solution, key: float) -> dict:
+        return {"open": [int(j) for j in solution], "kind": "p-dispersion",
+                "dispersion": -float(key)}
