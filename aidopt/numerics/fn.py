@@ -106,7 +106,8 @@ def frisch_newton(X, y, w=None, *, quantile: float | None = None, tol: float = 1
         Scaled residual of :math:`X'v = 0` to stop at.
     max_iter : int
     time_limit : float, optional
-        Seconds.
+        Seconds. A step is not begun when the previous one's time would take the run past it
+        (a factorization cannot be interrupted).
     floor : float
         Floor of the gap's denominator (the caller's scale-invariant floor).
 
@@ -141,8 +142,10 @@ def frisch_newton(X, y, w=None, *, quantile: float | None = None, tol: float = 1
     b = X.T @ low
 
     status, iterations = "iteration_limit", 0
+    step_seconds = 0.0  # the last step's time: a step that would end past the limit is not begun
     for iterations in range(1, max_iter + 1):  # noqa: B007 - the count is returned
-        if time_limit is not None and time.perf_counter() - start > time_limit:
+        begun = time.perf_counter()
+        if time_limit is not None and begun - start + step_seconds > time_limit:
             status = "time_limit"
             break
         r_b = b - X.T @ z                       # A z = b
@@ -186,6 +189,7 @@ def frisch_newton(X, y, w=None, *, quantile: float | None = None, tol: float = 1
         if not (np.all(z > 0) and np.all(p > 0)):
             status = "error"
             break
+        step_seconds = time.perf_counter() - begun
     beta_fit, v = -beta, z - low
     objective, dual, gap, infeasibility = _evaluate(X, y, w, quantile, beta_fit, v, colscale, floor)
     return FNResult(beta_fit, v, objective, dual, gap, infeasibility, iterations, status)

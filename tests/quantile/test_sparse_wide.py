@@ -161,3 +161,29 @@ def test_time_limit_counts_the_build_on_wide_input():
     res = aidopt.solve_lad(X, y, log=False, time_limit=0.2, raise_on_failure=False)
     assert res.termination == "time_limit" and not res.certified
     assert time.perf_counter() - t < 0.2 + 10
+
+
+def test_frisch_newton_does_not_begin_a_step_that_would_end_past_the_limit(monkeypatch):
+    """Each factorization made to take 0.4 s: with a 1 s limit the run stops after the step
+    whose successor would end past it, not a step later."""
+    import time
+
+    from aidopt.numerics import normal
+    from aidopt.numerics.fn import frisch_newton
+
+    rng = np.random.default_rng(15)
+    X = sparse.random(2000, 50, density=0.1, random_state=16, format="csr")
+    y = X @ rng.normal(size=50) + rng.laplace(size=2000)
+    assert frisch_newton(X, y).status == "optimal"  # warm: numba's kernel loaded
+    real = normal.NormalEquations.factor
+
+    def slow(self, d):
+        time.sleep(0.4)
+        return real(self, d)
+
+    monkeypatch.setattr(normal.NormalEquations, "factor", slow)
+    start = time.perf_counter()
+    res = frisch_newton(X, y, time_limit=1.0)
+    assert res.status == "time_limit"
+    # the start's factor, two steps (0.8 s), then a third would end past 1 s (before: 1.2 s)
+    assert time.perf_counter() - start < 1.1
