@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import itertools
 
+import aidopt.decomposition.levels as search_module
 import numpy as np
 import pytest
 
 import aidopt.data.levels as levels_module
-import aidopt.decomposition.levels as search_module
 from aidopt.api.facility import solve_facility_location
 from aidopt.data.facility import EuclideanCosts, euclidean_costs
 from aidopt.data.levels import DistanceRows, clique_cover
@@ -201,7 +201,7 @@ def test_p_dispersion_from_an_euclidean_oracle_uses_its_sites():
 
 def test_clique_cover_covers_every_edge_with_cliques():
     rng = np.random.default_rng(0)
-    for trial in range(20):
+    for _trial in range(20):
         m = int(rng.integers(2, 25))
         A = np.triu(rng.random((m, m)) < rng.uniform(0.05, 0.9), 1)
         A = A | A.T
@@ -341,8 +341,9 @@ def test_p_center_on_fl1400_sites_subset():
     """A slice of the shipped TSPLIB fl1400 (its first 300 cities as points, every 15th as a
     site: the full set takes minutes): the matrix and coordinate paths agree, certified, and
     the greedy start's radius is never below the optimum."""
-    from aidopt.data.facility import read_tsplib
     from aidopt.instances.facility import tsplib_path
+
+    from aidopt.data.facility import read_tsplib
 
     xy = read_tsplib(tsplib_path("fl1400"))[0][:300]
     sites = xy[::15]
