@@ -110,11 +110,7 @@ class PCenterTest(_MIPLevels):
 
     def _nearest_open(self, S) -> np.ndarray:
         """Each point's weighted distance to its nearest site of ``S`` (inf for an empty S)."""
-        best = np.full(self.dist.n, np.inf)
-        S = np.asarray(S, dtype=np.int64)
-        for k in range(0, S.size, COLUMN_BLOCK):
-            np.minimum(best, self.dist.columns(S[k:k + COLUMN_BLOCK]).min(axis=1), out=best)
-        return best
+        return _nearest(self.dist, S)
 
     def greedy(self, S) -> np.ndarray:
         """``S`` completed to p sites: each time, the nearest free site of the point farthest
@@ -222,11 +218,8 @@ class PDispersionTest(_MIPLevels):
         return float(d[np.triu_indices(S.size, 1)].min())
 
     def _nearest_chosen(self, S) -> np.ndarray:
-        best = np.full(self.dist.s, np.inf)
-        S = np.asarray(S, dtype=np.int64)
-        for k in range(0, S.size, COLUMN_BLOCK):
-            np.minimum(best, self.dist.columns(S[k:k + COLUMN_BLOCK]).min(axis=1), out=best)
-        return best
+        """Each site's distance to its nearest site of ``S`` (inf for an empty S)."""
+        return _nearest(self.dist, S)
 
     def greedy(self, S) -> np.ndarray:
         """``S`` completed to p sites, each time the site farthest from the chosen ones (from
@@ -323,3 +316,13 @@ class PDispersionTest(_MIPLevels):
     def public_solution(self, solution, key: float) -> dict:
         return {"open": [int(j) for j in solution], "kind": "p-dispersion",
                 "dispersion": -float(key)}
+
+
+def _nearest(dist, S) -> np.ndarray:
+    """Each row's smallest entry of ``dist`` over the columns ``S`` (inf for an empty S), read
+    :data:`COLUMN_BLOCK` columns at a time."""
+    S = np.asarray(S, dtype=np.int64)
+    best = np.full(dist.n, np.inf)  # the rows: points, or sites for the site distances
+    for k in range(0, S.size, COLUMN_BLOCK):
+        np.minimum(best, dist.columns(S[k:k + COLUMN_BLOCK]).min(axis=1), out=best)
+    return best
