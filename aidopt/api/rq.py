@@ -41,6 +41,8 @@ SE_KINDS = ("iid", "nid", "boot", "rank")
 RANK_WARN_ROWS = 5_000
 #: ``se="rank"`` is refused above this many rows: use ``"nid"`` or ``"boot"`` there
 RANK_MAX_ROWS = 20_000
+#: se="rank" refuses a sparse X whose dense copy (the intervals' LPs are built from it) exceeds this
+RANK_DENSE_BYTES = 1e9
 
 
 def resample_counts(n: int, B: int, seed: int):
@@ -245,6 +247,10 @@ class LADResult(AIDResult):
             warnings.warn(f"se='rank' on {rows} rows (> {RANK_WARN_ROWS}): each bound solves "
                           "10-25 LPs on all rows; se='nid' is the large-n choice",
                           RuntimeWarning, stacklevel=user_stacklevel())
+        if sp.issparse(data.X) and 8.0 * data.X.shape[0] * data.X.shape[1] > RANK_DENSE_BYTES:
+            raise ValueError(f"se='rank' works on a dense copy of X, and this sparse X's would "
+                             f"take {8e-9 * data.X.shape[0] * data.X.shape[1]:.3g} GB (> "
+                             f"{RANK_DENSE_BYTES / 1e9:g} GB): use se='nid' or 'boot'")
         X = data.X.toarray() if sp.issparse(data.X) else np.asarray(data.X, dtype=float)
         s = data.s
         if scale == "iid":

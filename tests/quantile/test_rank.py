@@ -282,3 +282,18 @@ def test_refusals(monkeypatch):
                            quantile=0.5, log=False)
     with pytest.raises(ValueError, match="more rows than coefficients"):
         two.inference("rank")
+
+
+def test_rank_refuses_a_sparse_x_whose_dense_copy_is_too_large(monkeypatch):
+    from scipy import sparse
+
+    import aidopt.api.rq as rq_module
+
+    rng = np.random.default_rng(3)
+    X = sparse.random(4000, 300, density=0.02, random_state=4, format="csr")
+    y = X @ np.ones(300) + rng.laplace(size=4000)
+    res = aidopt.solve_lad(X, y, fit_intercept=True, quantile=0.5, log=False)
+    assert "sparse normal equations" in res.message  # the fit kept X sparse
+    monkeypatch.setattr(rq_module, "RANK_DENSE_BYTES", 1000.0)
+    with pytest.raises(ValueError, match="dense copy of X"):
+        res.inference(se="rank")
