@@ -97,7 +97,6 @@ class NormalEquations:
         self._matrix = cvxopt.spmatrix(U.data, U.indices.astype(np.int64), columns, (m, m))
         self._diagonal = U.indptr[:-1].astype(np.int64)  # the first entry of a row is its diagonal
         self._symbolic = cholmod.symbolic(self._matrix, uplo="L")
-        self._ridged = None
 
     def factor(self, d) -> None:
         r"""Factor :math:`X^\top \mathrm{diag}(d) X` (``d`` > 0, one entry per row of X)."""
