@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from aidopt.api import _shape
-from aidopt.data.validate import as_classification_data
 from aidopt.decomposition.colgen import solve_l1_colgen, start_features
 from aidopt.decomposition.plugins.svm import SVMProblem
 from aidopt.decomposition.run import RunConfig
 from scipy import sparse
 
 import aidopt
+from aidopt.api import _shape
+from aidopt.data.validate import as_classification_data
 from tests.svm._helpers import svm_objective
 from tests.svm.test_svm_lp_sparse import _reference
 
