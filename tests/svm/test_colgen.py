@@ -174,3 +174,16 @@ def test_bad_loop_arguments():
             solve_l1_colgen(SVMProblem(C=1.0, norm="l1"), data, config, **kwargs)
     with pytest.raises(ValueError, match="1-norm"):
         solve_l1_colgen(SVMProblem(C=1.0, norm="linf"), data, config)
+
+
+def test_bench_runs_column_generation_and_the_full_lp_side_by_side(tmp_path):
+    """`aidopt bench sparse --problems l1 l1-lp`: the default by shape (column generation on
+    this 60 x 600 file) and the LP on all columns, the same optimum."""
+    from aidopt.bench import sparse as bench
+
+    path = bench.write_instance("l1", "text:10", 60, 600, 0, tmp_path)
+    cg = bench.worker("aidopt", "l1", path, 600, C=1.0)
+    lp = bench.worker("aidopt", "l1-lp", path, 600, C=1.0)
+    assert cg["method"] == "column generation, highs" and cg["certified"]
+    assert lp["method"] == "LP from CSR, highs" and lp["certified"]
+    assert _close(cg["objective"], lp["objective"], 1e-7)
