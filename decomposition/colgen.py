@@ -167,6 +167,10 @@ def solve_l1_colgen(problem, data, config: RunConfig, *, start=None, batch: int 
         how = f"{J.size} given features"
     if config.solver is None:
         config = dataclasses.replace(config, solver=solvers.DEFAULT_SOLVER)
+    if config.solver in solvers.NATIVE_METHODS:
+        raise ValueError(f"column generation solves its restricted LPs with an LP solver; "
+                         f"{config.solver!r} is one of aidopt's own methods (not for the 1-norm "
+                         "LP): use highs, clarabel, gurobi, cplex or xpress")
     spec = solvers.SOLVERS.get(config.solver)
     if spec is not None and not spec.duals:
         raise ValueError(f"column generation prices features with the restricted LP's duals, "

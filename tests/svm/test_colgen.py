@@ -52,6 +52,18 @@ def test_objective_equals_full_lp(fmt, seed, ratio):
     assert np.all(w[outside] == 0.0)
 
 
+@pytest.mark.parametrize("solver,form", [("highs", "primal"), ("clarabel", "dual"),
+                                         ("clarabel", "primal")])
+def test_other_forms_and_solvers(solver, form):
+    """The primal form (u the margin rows' duals) and Clarabel's interior-point duals price and
+    certify too."""
+    X, y, _ = _wide(30, 300, 11, "csr")
+    res = aidopt.solve_svm(X, y, C=1.0, norm="l1", method="colgen", solver=solver, form=form,
+                           log=False)
+    assert res.certified and _close(res.objective, _reference(X, y, 1.0, "l1"))
+    assert "column generation over features with " + solver in res.message
+
+
 def test_shape_rule_chooses_it_and_aid_false_refuses_it():
     assert _shape.lp_svm_method(100, 400, 40_000).method == "colgen"
     assert _shape.lp_svm_method(100, 399, 39_900).method == "aid"  # small, not 4x wide
@@ -149,6 +161,8 @@ def test_time_limit_and_max_iter(monkeypatch):
     ({"norm": "none", "method": "colgen"}, "1-norm"),
     ({"norm": "l1", "method": "colgen", "kernel": "rbf"}, "without a kernel"),
     ({"norm": "l1", "method": "colgen", "solver": "scip"}, "duals"),
+    ({"norm": "l1", "method": "colgen", "solver": "fm"}, "LP solver"),
+    ({"norm": "l1", "method": "colgen", "solver": "dcd"}, "LP solver"),
     ({"norm": "l1", "method": "columns"}, "method must be"),
 ])
 def test_bad_options(kwargs, match, monkeypatch):
