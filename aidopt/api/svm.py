@@ -122,7 +122,8 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     X : array-like or scipy sparse matrix of shape (n, m), dask array, ChunkedMatrix or path
         Out of core with ``engine="dask"`` as in :func:`solve_lad`. A scipy sparse X (CSR, CSC,
         COO, ...) is validated and converted to CSR once and never densified by dual coordinate
-        descent (``norm="l2"``, either ``bias``), the LPs on the full data, ``method="sor"`` /
+        descent (``norm="l2"``, either ``bias``), the LPs on the full data, column generation over
+        features (``norm="l1"``, chosen by shape when m >= 4 n), ``method="sor"`` /
         ``"lpc"`` and the kernels (kernel blocks from the stored entries; only small pieces, the
         k-means centres, the K x m centroids and kernel blocks, are dense). AID on a linear SVM
         densifies it (its centroids): the shape rule runs AID on tall, narrow, dense X only.
