@@ -201,3 +201,15 @@ def test_bench_runs_column_generation_and_the_full_lp_side_by_side(tmp_path):
     assert cg["method"] == "column generation, highs" and cg["certified"]
     assert lp["method"] == "LP from CSR, highs" and lp["certified"]
     assert _close(cg["objective"], lp["objective"], 1e-7)
+
+
+def test_a_sparse_x_is_never_densified(monkeypatch):
+    from tests._densify import densify_calls
+
+    X, y, _ = _wide(30, 300, 12, "csr")
+    X = sparse.csr_matrix(X)
+    calls = densify_calls(monkeypatch)
+    res = aidopt.solve_svm(X, y, C=1.0, norm="l1", log=False)  # column generation by shape
+    assert "column generation" in res.message and res.certified
+    # the solver layer densifies the LP's cost vector (one row); nothing of X is densified
+    assert not [shape for shape in calls if min(shape) > 1], calls
