@@ -38,12 +38,15 @@ def decorate(result: AIDResult, data) -> AIDResult:
     return result
 
 
-def run_rows(problem, data, config: RunConfig, labels=None) -> AIDResult:
+def run_rows(problem, data, config: RunConfig, labels=None, run=None) -> AIDResult:
     """AID or the direct solve on the rows with positive sample weight; per-row arrays of the
     solution (``alpha``) are expanded back to all rows, with 0 for the zero-weight ones.
 
     ``labels`` (one integer per row of ``data``, optional) is AID's start partition: its
-    restriction to the rows with positive weight (``result.partition`` is over those rows)."""
+    restriction to the rows with positive weight (``result.partition`` is over those rows).
+    ``run`` (optional) replaces AID / the direct solve: ``run(problem, data, config) ->
+    AIDResult``, another loop on the run framework (column generation over features,
+    :mod:`aidopt.decomposition.colgen`)."""
     used, keep = data.without_zero_weights()
     if used.n <= used.m and not hasattr(data, "classes") and config.solver == "fn":
         raise ValueError(
@@ -56,7 +59,8 @@ def run_rows(problem, data, config: RunConfig, labels=None) -> AIDResult:
     if labels is not None:
         labels = np.asarray(labels)
         start = Partition.from_labels(labels if keep is None else labels[keep])
-    result = run_problem(problem, used, config, start)
+    result = (run_problem(problem, used, config, start) if run is None
+              else run(problem, used, config))
     if streamed is not None:
         _report_passes(result, streamed, validating)
     if keep is not None:

@@ -22,7 +22,8 @@ from aidopt.decomposition.run import RunConfig
 from aidopt.log import run_logging
 
 __all__ = ["Choice", "linear_method", "lad_method", "SMALL", "DENSITY", "WIDE", "MEMORY", "prepare",
-           "prepare_fsv", "prepare_lad", "prepare_lp_svm", "LAD_LP_SOLVER"]
+           "prepare_fsv", "prepare_lad", "prepare_lp_svm", "lp_svm_method", "COLGEN_WIDE",
+           "LAD_LP_SOLVER"]
 
 #: AID (today's path) when n m is at most this: the interior point solves such problems in
 #: milliseconds, to a gap far below ``tol``
@@ -204,21 +205,56 @@ def prepare_lad(data, options: dict, config: RunConfig) -> tuple[object, RunConf
     return data, config, note
 
 
-def prepare_lp_svm(data, options: dict, config: RunConfig) -> tuple[object, RunConfig, str]:
-    """The method of the LP SVMs (1-norm, infinity-norm, RLP) for validated ``data``, by
-    :func:`linear_method`'s rule: on sparse or wide X the LP on the full data (``aid=False``),
-    built from X's stored entries, with the configured solver; AID (X densified) on tall,
-    narrow, dense X. A solver given by name keeps ``aid`` as configured; AID's centroids need X
-    dense, the direct LP does not. ``(data, config, note)``."""
+#: column generation over features for the 1-norm SVM when m is at least this many times n
+#: (docs/svm.md, "Column generation over features"): a vertex optimum has at most about n
+#: nonzero w_j, so at m >= 4 n at least three quarters of the LP's columns are 0 at the optimum
+COLGEN_WIDE = 4.0
+
+
+def lp_svm_method(n: int, m: int, nnz: int, *, norm: str = "l1",
+                  memory: float | None = None) -> Choice:
+    """The method of an LP SVM on an n x m X with nnz stored entries, when no solver is named:
+    ``"colgen"`` (column generation over features, :mod:`aidopt.decomposition.colgen`) for the
+    1-norm SVM when ``m >= COLGEN_WIDE n``; else :func:`linear_method`'s rule, ``"lp"`` (the
+    LP on the full data) where it says ``"dcd"``, or ``"aid"``."""
+    if norm == "l1" and m >= COLGEN_WIDE * n:
+        return Choice("colgen", f"wide X for the 1-norm SVM (m = {m} >= {COLGEN_WIDE:g} n = "
+                                f"{COLGEN_WIDE * n:g}: most w_j are 0 at the optimum)")
+    choice = linear_method(n, m, nnz, memory=memory)
+    return Choice("lp" if choice.method == "dcd" else "aid", choice.reason)
+
+
+def prepare_lp_svm(data, options: dict, config: RunConfig, *, norm: str = "l1",
+                   method: str = "aid") -> tuple[object, RunConfig, str, bool]:
+    """The method of the LP SVMs (1-norm, infinity-norm, RLP) for validated ``data``:
+    ``(data, config, note, colgen)``.
+
+    ``method="colgen"``: column generation over features (1-norm only, checked by the door),
+    whatever the shape, with the configured solver. Else, with no solver named and ``aid`` on,
+    :func:`lp_svm_method`: column generation for the 1-norm SVM on wide X (``m >= COLGEN_WIDE
+    n``); the LP on the full data (``aid=False``), built from X's stored entries, on sparse or
+    wide X; AID (X densified) on tall, narrow, dense X. A solver given by name, or
+    ``aid=False``, keeps ``aid`` as configured and never runs column generation (``aid=False``
+    is how to refuse it: the LP on the full data); AID's centroids need X dense, the direct LP
+    and column generation do not (a sparse X stays CSR)."""
     from scipy import sparse
 
     n, m = data.X.shape
     is_sparse = sparse.issparse(data.X)
     X = data.X
-    if options.get("solver") is None and config.aid:
+    colgen = False
+    if method == "colgen":
+        config = dataclasses.replace(config, aid=False)
+        colgen = True
+        note = f"column generation over features with {config.solver}: method='colgen' given"
+    elif options.get("solver") is None and config.aid:
         nnz, memory = _entries_and_memory(X)
-        choice = linear_method(n, m, nnz, memory=memory)
-        if choice.method == "dcd":
+        choice = lp_svm_method(n, m, nnz, norm=norm, memory=memory)
+        if choice.method == "colgen":
+            config = dataclasses.replace(config, aid=False)
+            colgen = True
+            note = f"column generation over features with {config.solver}: {choice.reason}"
+        elif choice.method == "lp":
             config = dataclasses.replace(config, aid=False)
             note = f"the LP on the full data with {config.solver}: {choice.reason}"
         else:
@@ -234,7 +270,7 @@ def prepare_lp_svm(data, options: dict, config: RunConfig) -> tuple[object, RunC
     with run_logging(config.log):
         logging.getLogger("aidopt.svm" if config.log else "aidopt.quiet").info(
             "LP SVM, %s", note)
-    return data, config, note
+    return data, config, note, colgen
 
 
 def prepare_fsv(data, aid: bool | None, aid_above: int, log: bool) -> tuple[object, bool, str]:

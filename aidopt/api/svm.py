@@ -72,6 +72,12 @@ SVM = Family(
           "Form of the aggregated QP or LP (see :class:`aidopt.decomposition.SVMProblem`).",
           kind="{\"auto\", \"dual\", \"primal\"}", choices=("auto", "dual", "primal")),
     Param("method", "aid",
+          "``\"aid\"``: the method by shape (AID, the LP on the full data, or for the 1-norm SVM "
+          "on wide X, ``m >= 4 n``, column generation over features; ``aid=False`` refuses "
+          "the last, the LP on the full data). ``\"colgen\"``: column generation over features "
+          "for the 1-norm SVM (``norm=\"l1\"``, linear) whatever the shape: restricted LPs on a "
+          "working set of features, priced by one sparse product ``A'(d u)`` each round, certified "
+          "on the full data (:mod:`aidopt.decomposition.colgen`, docs/svm.md). "
           "``\"lpc\"``: linear program chunking (Bradley–Mangasarian–Musicant Algorithm 3) for "
           "the 1-norm LSVM (1.28), ``norm=\"l1\"`` only, rows read block by block (docs/lpc.md). "
           "``\"sor\"``: successive overrelaxation (Algorithm 8 / (1.55), "
@@ -86,7 +92,8 @@ SVM = Family(
           "any ``u`` in the box ``0 <= u <= C s`` (no equality constraint); "
           "``certified_optimal`` only when the relative gap is within ``tol``, else "
           "``iteration_limit`` / ``time_limit`` (docs/sor.md).",
-          kind="{\"aid\", \"lpc\", \"sor\"}", choices=("aid", "lpc", "sor"), estimator=False),
+          kind="{\"aid\", \"colgen\", \"lpc\", \"sor\"}", choices=("aid", "colgen", "lpc", "sor"),
+          estimator=False),
     Param("bias", "free",
           "``\"regularized\"`` (linear 2-norm only): the modified SVM (1.35), objective "
           ":math:`\\frac12 (w'w + b^2) + C \\sum_i s_i \\max(0, 1 - y_i(w x_i + b))` (LIBLINEAR's "
@@ -115,7 +122,8 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     X : array-like or scipy sparse matrix of shape (n, m), dask array, ChunkedMatrix or path
         Out of core with ``engine="dask"`` as in :func:`solve_lad`. A scipy sparse X (CSR, CSC,
         COO, ...) is validated and converted to CSR once and never densified by dual coordinate
-        descent (``norm="l2"``, either ``bias``), the LPs on the full data, ``method="sor"`` /
+        descent (``norm="l2"``, either ``bias``), the LPs on the full data, column generation over
+        features (``norm="l1"``, chosen by shape when m >= 4 n), ``method="sor"`` /
         ``"lpc"`` and the kernels (kernel blocks from the stored entries; only small pieces, the
         k-means centres, the K x m centroids and kernel blocks, are dense). AID on a linear SVM
         densifies it (its centroids): the shape rule runs AID on tall, narrow, dense X only.
@@ -153,10 +161,19 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     >>> res.certified
     True
     """
-    if p.method not in ("aid", "lpc", "sor"):
-        raise ValueError(f"method must be 'aid', 'lpc' or 'sor', got {p.method!r}")
+    if p.method not in ("aid", "colgen", "lpc", "sor"):
+        raise ValueError(f"method must be 'aid', 'colgen', 'lpc' or 'sor', got {p.method!r}")
+    if p.method == "colgen" and (p.norm != "l1" or p.kernel not in (None, "linear")
+                                 or p.bias != "free"):
+        raise ValueError("method='colgen' (column generation over features) solves the linear "
+                         "1-norm SVM with a free offset: use norm='l1' without a kernel (got "
+                         f"norm={p.norm!r}, kernel={p.kernel!r}, bias={p.bias!r}); the "
+                         "infinity-norm optimum is dense in w (docs/svm.md)")
     streamed = p.method == "aid" and p.kernel in (None, "linear")  # what the dask engine runs
     engine = resolve_engine(X, p.engine if p.engine is not None or streamed else "numpy")
+    if engine == "dask" and p.method == "colgen":
+        raise ValueError("method='colgen' needs X in memory (engine='numpy'): its pricing reads "
+                         "every column")
     if engine == "dask" and not streamed:
         raise ValueError("engine='dask' runs AID on the linear SVMs (method='aid', no kernel); got "
                          f"method={p.method!r}, kernel={p.kernel!r}: use engine='numpy' (X in memory)")
@@ -206,8 +223,10 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
     note = ""
     if by_shape:  # AID, or dual coordinate descent on sparse or wide X (docs/svm.md)
         data, config, note = _shape.prepare(data, options, config)
-    elif lp_by_shape:  # AID, or the LP on the full data from sparse or wide X (docs/svm.md)
-        data, config, note = _shape.prepare_lp_svm(data, options, config)
+    colgen = False
+    if lp_by_shape:  # AID, the LP on the full data, or column generation (docs/svm.md)
+        data, config, note, colgen = _shape.prepare_lp_svm(data, options, config, norm=p.norm,
+                                                           method=p.method)
     if p.kernel is None or p.kernel == "linear":
         if p.cache_size is not None:
             raise ValueError("cache_size is for kernel AID (kernel='rbf', 'poly' or a callable): "
@@ -226,7 +245,12 @@ def solve_svm(X, y, *, sample_weight=None, p, **options) -> AIDResult:
         if _is_sparse(data.X):  # kept sparse (KernelSVMProblem: the kernel blocks from CSR rows)
             note = (f"kernel AID on the sparse rows (CSR, {int(data.X.nnz)} stored entries; "
                     "kernel blocks from the stored entries, X not densified)")
-    result = _front.decorate(_front.run_rows(problem, data, config), data)
+    engine_run = None
+    if colgen:  # column generation over features: a loop of its own on the run framework
+        from aidopt.decomposition.colgen import solve_l1_colgen
+
+        engine_run = solve_l1_colgen
+    result = _front.decorate(_front.run_rows(problem, data, config, run=engine_run), data)
     return _with_note(result, note)
 
 

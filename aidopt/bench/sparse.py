@@ -19,6 +19,10 @@ the data's shape (:mod:`aidopt.api._shape`; the method it ran is shown beside it
 * ``l1``: the 1-norm SVM, ``solve_svm(X, y, C=C, norm="l1", tol=tol)``, against HiGHS's
   interior point on the 1-norm SVM's primal LP built from the CSR matrix with ``highspy`` (no
   presolve; only ``Highs.run()`` is timed).
+* ``l1-lp``: the same 1-norm SVM with aidopt forced to the LP on all m columns
+  (``aid=False``), against the same baseline: ``--problems l1 l1-lp`` puts column generation
+  over features (``l1``'s default by shape when m >= 4 n, :mod:`aidopt.decomposition.colgen`)
+  and the full LP side by side on the same files.
 * ``lad``: LAD regression, ``solve_lad(X, y, tol=tol)``, against R's quantreg ``rq.fit.sfn``
   (sparse Frisch–Newton on SparseM's ``matrix.csr``, fit time inside R; skipped when
   ``Rscript`` is missing, and for n <= m, where X'X is singular). It is given X without its
@@ -68,6 +72,9 @@ from aidopt.bench.svm import _highs_lp, _liblinear, _score
 PROBLEMS = {
     "svm": ("2-norm SVM", "liblinear", "LIBLINEAR"),
     "l1": ("1-norm SVM", "highs-lp", "HiGHS IPM, LP from CSR"),
+    # aidopt's side forced to the LP on all m columns (aid=False): beside ``l1``, whose default
+    # on wide data (m >= 4 n) is column generation over features, the two side by side
+    "l1-lp": ("1-norm SVM, full LP", "highs-lp", "HiGHS IPM, LP from CSR"),
     "lad": ("LAD", "quantreg-sfn", "quantreg rq.fit.sfn"),
 }
 DEFAULT_SETS = ("text", "onehot")
@@ -153,6 +160,7 @@ def _method(res) -> str:
     """The method the door chose, in short, from the shape note that ends ``res.message``."""
     note = res.message.rsplit("; ", 1)[-1].split(":", 1)[0]
     for words, short in (("dual coordinate descent", "dcd"),
+                         ("column generation over features", "column generation, {solver}"),
                          ("Frisch-Newton on the full data", "FN, sparse normal equations"),
                          ("the dual LP on the full data", "dual LP, {solver}"),
                          ("the LP on the full data", "LP from CSR, {solver}"),
@@ -175,7 +183,7 @@ def worker(method: str, problem: str, path, m: int, C: float = 1.0, tol: float =
     X, y = load_svmlight_file(str(path), n_features=m, zero_based=False)
     if X.nnz < 2**31 and X.indices.dtype != np.int32:  # LIBLINEAR takes 32-bit indices only
         X = type(X)((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape)
-    norm = "l1" if problem == "l1" else "l2"
+    norm = "l1" if problem in ("l1", "l1-lp") else "l2"
     out = {"n": X.shape[0], "m": X.shape[1], "nnz": int(X.nnz), "X_mb": _nbytes(X) / 2**20}
     peak = FitPeak()
     w = b = beta = None
@@ -183,6 +191,8 @@ def worker(method: str, problem: str, path, m: int, C: float = 1.0, tol: float =
         import aidopt
 
         options = {"tol": tol, "log": False, "time_limit": time_limit, "raise_on_failure": False}
+        if problem == "l1-lp":  # the LP on all columns: never column generation
+            options["aid"] = False
         t0 = time.perf_counter()
         res = (aidopt.solve_lad(X, y, **options) if problem == "lad"
                else aidopt.solve_svm(X, y, C=C, norm=norm, **options))
@@ -197,7 +207,7 @@ def worker(method: str, problem: str, path, m: int, C: float = 1.0, tol: float =
     elif problem == "svm":
         out["seconds"], w, b = _liblinear(X, y, C, seed)
         out["peak_mb"], out["termination"] = peak.mb(), "done"
-    elif problem == "l1":
+    elif problem in ("l1", "l1-lp"):
         out["seconds"], w, b, out["termination"] = _highs_lp(X, y, C, "l1", time_limit)
         out["peak_mb"] = peak.mb()
     else:
@@ -262,7 +272,7 @@ def bench_sparse(sizes=((20_000, 2_001),), sets=DEFAULT_SETS, problems=tuple(PRO
         ``(n, m)`` of each instance.
     sets : sequence of str
         Generators: ``text``, ``text:NNZ``, ``onehot``, ``onehot:K`` (module docstring).
-    problems : sequence of {"svm", "l1", "lad"}
+    problems : sequence of {"svm", "l1", "l1-lp", "lad"}
     C : float, default 1
         The SVMs' misclassification cost (both sides).
     tol : float, default 1e-6

