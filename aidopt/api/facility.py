@@ -58,10 +58,10 @@ AGGREGATIONS = ("radius", "sites")
 
 #: the models of ``solve_facility_location(model=...)``; None: "p-median" with ``p``, "ufl"
 #: with ``fixed_costs`` only
-MODELS = ("p-median", "ufl", "mclp", "lscp", "p-center", "p-dispersion")
+MODELS = ("p-median", "ufl", "mclp", "lscp", "lscp-b", "p-center", "p-dispersion")
 
 #: the covering models (with a ``radius``)
-COVERING = ("mclp", "lscp")
+COVERING = ("mclp", "lscp", "lscp-b")
 
 #: the models solved by a search over distance levels (no ``radius``: the level is the answer)
 LEVEL_MODELS = ("p-center", "p-dispersion")
@@ -496,12 +496,24 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
     config = RunConfig.from_kwargs(options, caller="solve_facility_location", solver="highs")
     config = dataclasses.replace(config, aid=False)  # exact aggregation: one solve
     radius = _check_radius(radius)
-    if capacity is not None:
+    if capacity is not None and kind == "mclp":
         raise ValueError(f"model={kind!r} takes no capacity")
     _refuse_aid_options(kind, opts, "solves one MIP after an exact aggregation")
     arr = cost_matrix(costs)
     n, s = (int(v) for v in arr.shape)
     open0 = _check_fixed_open(fixed_open, s)
+    if kind == "lscp-b" or capacity is not None:  # the LSCP variants: aidopt/api/_lscp.py
+        from aidopt.api._lscp import solve_lscp_variant
+
+        cxy, sxy = _coords(customer_xy, "customer_xy", n), _coords(site_xy, "site_xy", s)
+        result = solve_lscp_variant(
+            kind, arr, radius=radius, p=p, fixed_costs=fixed_costs, demand=demand,
+            capacity=capacity, open0=open0, config=config,
+            mip_gap=min(1e-7, config.tol / 10.0) if opts.mip_gap is None else opts.mip_gap,
+            start=start)
+        if cxy is not None or sxy is not None:
+            result.solution["customer_xy"], result.solution["site_xy"] = cxy, sxy
+        return result
     if kind == "mclp":
         if p is None:
             raise ValueError("model='mclp' needs p, the number of sites to open")
@@ -518,7 +530,8 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
             raise ValueError("model='lscp' finds the fewest (or least costly) sites covering every "
                              "point and takes no p (use model='mclp' to open p sites)")
         if demand is not None:
-            raise ValueError("model='lscp' covers every point and takes no demand weights")
+            raise ValueError("model='lscp' covers every point and takes no demand weights "
+                             "(demand quantities go with capacity: the capacitated LSCP)")
         weight = np.ones(n)
         fixed = _vector(fixed_costs, "fixed_costs", s)
     cxy, sxy = _coords(customer_xy, "customer_xy", n), _coords(site_xy, "site_xy", s)
