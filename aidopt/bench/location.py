@@ -125,6 +125,7 @@ def spopt_solve(model: str, costs: np.ndarray, *, p=None, radius=None, demand=No
     -------
     dict
         ``objective`` (the natural value, see the module docstring; None without a solution),
+        ``raw_objective`` (PuLP's objective value),
         ``open`` (the selected sites), ``status`` (PuLP's), ``build_seconds``,
         ``solve_seconds``.
     """
@@ -173,13 +174,14 @@ def spopt_solve(model: str, costs: np.ndarray, *, p=None, radius=None, demand=No
     values = [v.value() for v in obj.fac_vars]
     has = all(v is not None for v in values) and prob.sol_status in (1, 2)
     open_ = [j for j, v in enumerate(values) if v is not None and v > 0.5]
-    objective = None
+    objective = raw = None
     if has:
-        objective = float(pulp.value(prob.objective))
+        objective = raw = float(pulp.value(prob.objective))
         if model == "lscp-b":  # count on the open sites: spopt's objective also counts the
             # points one site alone covers (their backup variable is unconstrained)
             objective = float(w[((costs[:, open_] <= radius).sum(axis=1) >= 2)].sum())
-    return {"objective": objective, "open": open_, "status": status, "solution": sol_status,
+    return {"objective": objective, "raw_objective": raw, "open": open_, "status": status,
+            "solution": sol_status,
             "optimal": prob.sol_status == pulp.LpSolutionOptimal,
             "build_seconds": t1 - t0, "solve_seconds": t2 - t1}
 
