@@ -31,10 +31,11 @@ __all__ = ["solve_lscp_variant"]
 
 
 def solve_lscp_variant(kind, arr, *, radius, p, fixed_costs, demand, capacity, open0, config,
-                       mip_gap, start):
+                       mip_gap, start, less_time):
     """The capacitated LSCP (``kind="lscp"``, ``capacity`` given) or LSCP-B (``kind="lscp-b"``)
     on the checked cost matrix or oracle ``arr``; ``config`` is the run's (``aid=False``),
-    ``start`` the door's clock. Every input is checked before anything is solved."""
+    ``start`` the door's clock and ``less_time(config, start)`` the config with the time left
+    (the door's). Every input is checked before anything is solved."""
     n, s = (int(v) for v in arr.shape)
     if p is not None:
         raise ValueError(f"model={kind!r} finds the least number of sites itself and takes no p")
@@ -73,7 +74,7 @@ def solve_lscp_variant(kind, arr, *, radius, p, fixed_costs, demand, capacity, o
 
     def run(kind_, data):
         return _front.run_problem(CoveringProblem(kind_, mip_gap=mip_gap), data,
-                                  _less_time(config, start))
+                                  less_time(config, start))
 
     if cap is not None:
         data = CoveringData("lscp", coverage, rows, weight, None, fixed, open0, n, s, 0, stopped,
@@ -151,10 +152,4 @@ def _noted(result, n, rows, how: str):
         if result.solution:
             result.solution["rows"] = rows.n_rows
     return result
-
-
-def _less_time(config, start):
-    from aidopt.api.facility import _less_time as less
-
-    return less(config, start)
 

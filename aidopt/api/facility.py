@@ -510,7 +510,7 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
             kind, arr, radius=radius, p=p, fixed_costs=fixed_costs, demand=demand,
             capacity=capacity, open0=open0, config=config,
             mip_gap=min(1e-7, config.tol / 10.0) if opts.mip_gap is None else opts.mip_gap,
-            start=start)
+            start=start, less_time=_less_time)
         if cxy is not None or sxy is not None:
             result.solution["customer_xy"], result.solution["site_xy"] = cxy, sxy
         return result
