@@ -6,6 +6,7 @@ HiGHS), their certificates, bad input refused before any solve, and the CLI."""
 from __future__ import annotations
 
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -125,6 +126,8 @@ def test_capacities_make_more_sites_open_than_the_lscp():
                                   log=False)
     assert plain.objective == 1 and cap.objective == 3
     assert cap.solution["rows"] == 1  # ten equal coverage sets: one row with demand 10
+    shares = json.loads(cap.to_json())["solution"]["shares"]  # a sparse matrix as nonzeros
+    assert shares["shape"] == [10, 5] and sum(shares["value"]) == pytest.approx(10.0)
     assert cap.certificate.residuals["largest load above capacity (relative)"] <= 1e-6
     check_shares(cap, C, 0.5, np.ones(10), np.array([4, 4, 4, 4, 100.0]))
 
