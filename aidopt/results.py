@@ -261,7 +261,7 @@ class AIDResult(RunResult):
             "objective": self.objective,
             "lower_bound": self.lower_bound,
             "gap": self.gap,
-            "solution": {k: np.asarray(v).tolist() for k, v in self.solution.items()
+            "solution": {k: _plain(v) for k, v in self.solution.items()
                          if not callable(v)},  # a function (GSVM's kernel) is no data
             "certificate": None if self.certificate is None else {
                 k: v for k, v in asdict(self.certificate).items() if k != "dual_values"},
@@ -416,3 +416,13 @@ def _json_safe(obj):
     if isinstance(obj, enum.Enum):
         return obj.value
     return obj
+
+
+def _plain(value):
+    """A solution entry as lists: a sparse matrix (e.g. the capacitated LSCP's shares) as its
+    nonzeros ``{"shape", "row", "col", "value"}``, anything else by ``np.asarray(...).tolist()``."""
+    if hasattr(value, "tocoo") and hasattr(value, "nnz"):
+        coo = value.tocoo()
+        return {"shape": list(coo.shape), "row": coo.row.tolist(), "col": coo.col.tolist(),
+                "value": coo.data.tolist()}
+    return np.asarray(value).tolist()

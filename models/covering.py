@@ -20,6 +20,29 @@ uncovered weight (the same problem: covered = total - uncovered)::
 
 with :math:`f_j = 1` (fewest sites) unless opening costs are given.
 
+**Capacitated LSCP** (CLSCP-SO of Current & Storbeck 1988, as in PySAL spopt): site j serves at
+most :math:`Q_j` demand, row r's demand :math:`A_r` (the summed demand of its points) may be
+split among the open sites of :math:`N_r`; :math:`z_{rj}` is the share of it site j serves::
+
+    min   sum_j f[j] x[j]
+    s.t.  cover[r]:   sum_{j in N_r} x[j] >= 1                  every row r (implied; kept for the LP)
+          assign[r]:  sum_{j in N_r} z[r, j] = 1                every row r
+          cap[j]:     sum_{r : j in N_r} A[r] z[r, j] <= Q[j] x[j]   every site j
+          link[r, j]: z[r, j] <= x[j]                           (implied by cap when A[r] > 0)
+          z >= 0,  x binary,  x[j] = 1 for j in J_0
+
+**LSCP-B**, backup coverage (Hogan & ReVelle 1986): with the LSCP's least number of sites
+:math:`p^*`, the least weight of rows not covered twice (``v[r] = 1 - U[r]`` of the textbook
+max sum W U, sum_{N_r} x >= 1 + U)::
+
+    min   sum_r W[r] v[r]
+    s.t.  cover[r]:  v[r] + sum_{j in N_r} x[j] >= 2        every row r
+          count:     sum_j x[j] = p*
+          0 <= v <= 1,  x binary,  x[j] = 1 for j in J_0
+
+(``v <= 1`` makes every row covered at least once.) It is the MCLP's model with the right-hand
+side 2: one formulation, the level of coverage a parameter.
+
 Every constraint body is a ``LinearExpression`` with numeric coefficients.
 """
 
@@ -29,7 +52,10 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-__all__ = ["CoveringModelData", "create_instance", "open_sites"]
+__all__ = ["KINDS", "CoveringModelData", "create_instance", "open_sites", "shares"]
+
+#: the covering models of this module
+KINDS = ("mclp", "lscp", "lscp-b")
 
 
 class CoveringModelData:
@@ -37,24 +63,26 @@ class CoveringModelData:
 
     Parameters
     ----------
-    kind : {"mclp", "lscp"}
+    kind : {"mclp", "lscp", "lscp-b"}
     indptr, sites : ndarray of int64
         Row r's sites are ``sites[indptr[r]:indptr[r + 1]]``.
     n_sites : int
     weight : ndarray (n_rows,), optional
-        MCLP: the rows' weights.
+        MCLP, LSCP-B: the rows' weights; capacitated LSCP: the rows' demand :math:`A_r`.
     p : int, optional
-        MCLP: the number of sites open.
+        MCLP, LSCP-B: the number of sites open.
     fixed : ndarray (n_sites,), optional
         LSCP: opening costs (default 1 each).
     fixed_open : ndarray of int64, optional
         Sites forced open.
+    capacity : ndarray (n_sites,), optional
+        LSCP: the sites' capacities :math:`Q_j` (the capacitated LSCP; needs ``weight``).
     """
 
     def __init__(self, kind, indptr, sites, n_sites, weight=None, p=None, fixed=None,
-                 fixed_open=None):
-        if kind not in ("mclp", "lscp"):
-            raise ValueError(f"kind must be 'mclp' or 'lscp', got {kind!r}")
+                 fixed_open=None, capacity=None):
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         self.kind = kind
         self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         self.sites = np.ascontiguousarray(sites, dtype=np.int64)
@@ -64,8 +92,21 @@ class CoveringModelData:
         self.fixed = None if fixed is None else np.ascontiguousarray(fixed, dtype=float)
         self.fixed_open = (np.zeros(0, dtype=np.int64) if fixed_open is None
                            else np.ascontiguousarray(fixed_open, dtype=np.int64))
-        if kind == "mclp" and (self.p is None or self.weight is None):
-            raise ValueError("an MCLP model needs p and the rows' weights")
+        self.capacity = None if capacity is None else np.ascontiguousarray(capacity, dtype=float)
+        if kind != "lscp" and (self.p is None or self.weight is None):
+            raise ValueError(f"a {kind} model needs p and the rows' weights")
+        if self.capacity is not None and (kind != "lscp" or self.weight is None):
+            raise ValueError("capacities belong to an LSCP model with the rows' demand")
+
+    @property
+    def need(self) -> int:
+        """How many open sites cover a row: 2 for LSCP-B's backup, 1 otherwise."""
+        return 2 if self.kind == "lscp-b" else 1
+
+    @property
+    def counted(self) -> bool:
+        """The model opens ``p`` sites and minimises the weight of rows short of ``need``."""
+        return self.kind != "lscp"
 
     @property
     def n_rows(self) -> int:
@@ -80,18 +121,19 @@ def create_instance(data: CoveringModelData, name: str | None = None) -> pyo.Con
     m.x = pyo.Var(m.J, within=pyo.Binary, doc="1: the site is open")
     for j in data.fixed_open.tolist():
         m.x[j].setlb(1)
-    if data.kind == "mclp":
-        m.u = pyo.Var(m.R, bounds=(0.0, 1.0), doc="1: the row is not covered")
+    if data.counted:
+        m.u = pyo.Var(m.R, bounds=(0.0, 1.0), doc="1: the row is short of its coverage")
 
     def cover_rule(m, r):
         xs = [m.x[int(j)] for j in data.sites[data.indptr[r]:data.indptr[r + 1]]]
-        if data.kind == "mclp":
+        if data.counted:
             xs.append(m.u[r])
-        return LinearExpression(constant=0.0, linear_coefs=[1.0] * len(xs), linear_vars=xs) >= 1.0
+        return LinearExpression(constant=0.0, linear_coefs=[1.0] * len(xs),
+                                linear_vars=xs) >= float(data.need)
 
     m.cover = pyo.Constraint(m.R, rule=cover_rule, doc="every row is covered (or counted in u)")
     xs = [m.x[j] for j in m.J]
-    if data.kind == "mclp":
+    if data.counted:
         m.count = pyo.Constraint(expr=LinearExpression(
             constant=0.0, linear_coefs=[1.0] * len(xs), linear_vars=xs) == float(data.p))
         objective = LinearExpression(constant=0.0, linear_coefs=data.weight.tolist(),
@@ -99,9 +141,43 @@ def create_instance(data: CoveringModelData, name: str | None = None) -> pyo.Con
     else:
         f = np.ones(data.n_sites) if data.fixed is None else data.fixed
         objective = LinearExpression(constant=0.0, linear_coefs=f.tolist(), linear_vars=xs)
+    if data.capacity is not None:
+        _add_assignment(m, data)
     m.objective = pyo.Objective(expr=objective, sense=pyo.minimize)
     m.data = data
     return m
+
+
+def _add_assignment(m, data: CoveringModelData) -> None:
+    """The capacitated LSCP's shares ``z[k]`` of the pairs ``k`` (row r, site ``sites[k]``) and
+    their constraints ``assign``, ``cap`` and ``link`` (module docstring)."""
+    nnz = int(data.sites.size)
+    row_of = np.repeat(np.arange(data.n_rows), np.diff(data.indptr))
+    m.K = pyo.RangeSet(0, nnz - 1)
+    m.z = pyo.Var(m.K, bounds=(0.0, 1.0), doc="share of the row's demand the site serves")
+
+    def assign_rule(m, r):
+        zs = [m.z[k] for k in range(int(data.indptr[r]), int(data.indptr[r + 1]))]
+        return LinearExpression(constant=0.0, linear_coefs=[1.0] * len(zs), linear_vars=zs) == 1.0
+
+    m.assign = pyo.Constraint(m.R, rule=assign_rule, doc="every row's demand is served")
+    order = np.argsort(data.sites, kind="stable")
+    site_ptr = np.searchsorted(data.sites[order], np.arange(data.n_sites + 1))
+    A = data.weight
+
+    def cap_rule(m, j):
+        ks = order[site_ptr[j]:site_ptr[j + 1]]
+        coefs = [float(A[row_of[k]]) for k in ks] + [-float(data.capacity[j])]
+        zs = [m.z[int(k)] for k in ks] + [m.x[j]]
+        return LinearExpression(constant=0.0, linear_coefs=coefs, linear_vars=zs) <= 0.0
+
+    m.cap = pyo.Constraint(m.J, rule=cap_rule, doc="an open site serves at most its capacity")
+
+    def link_rule(m, k):
+        return LinearExpression(constant=0.0, linear_coefs=[1.0, -1.0],
+                                linear_vars=[m.z[k], m.x[int(data.sites[k])]]) <= 0.0
+
+    m.link = pyo.Constraint(m.K, rule=link_rule, doc="only an open site serves")
 
 
 def open_sites(instance) -> np.ndarray:
@@ -109,3 +185,11 @@ def open_sites(instance) -> np.ndarray:
     x = np.fromiter((v.value if v.value is not None else 0.0 for v in instance.x.values()),
                     dtype=float, count=len(instance.x))
     return np.flatnonzero(x > 0.5).astype(np.int64)
+
+
+def shares(instance) -> np.ndarray:
+    """The capacitated LSCP's shares ``z`` of a solved instance, per pair of its rows (clipped to
+    [0, 1])."""
+    z = np.fromiter((v.value if v.value is not None else 0.0 for v in instance.z.values()),
+                    dtype=float, count=len(instance.z))
+    return np.clip(z, 0.0, 1.0)

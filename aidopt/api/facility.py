@@ -18,8 +18,10 @@ Either way the bound is an aggregated MIP's dual bound and the certificate its g
 lifted solution.
 
 The covering models (``model="mclp"``: maximal covering, ``model="lscp"``: location set
-covering, with a coverage ``radius``) are solved in one MIP on exactly aggregated rows
-(:class:`aidopt.decomposition.plugins.covering.CoveringProblem`), certified by its bound.
+covering, also capacitated with ``capacity``, ``model="lscp-b"``: backup coverage; with a
+coverage ``radius``) are solved in one MIP on exactly aggregated rows
+(:class:`aidopt.decomposition.plugins.covering.CoveringProblem`; the LSCP variants' inputs in
+:mod:`aidopt.api._lscp`), certified by its bound.
 
 The p-center (``model="p-center"``) and the p-dispersion (``model="p-dispersion"``) are solved
 by a bisection over the distinct distance levels (:func:`aidopt.decomposition.levels.level_search`,
@@ -58,10 +60,10 @@ AGGREGATIONS = ("radius", "sites")
 
 #: the models of ``solve_facility_location(model=...)``; None: "p-median" with ``p``, "ufl"
 #: with ``fixed_costs`` only
-MODELS = ("p-median", "ufl", "mclp", "lscp", "p-center", "p-dispersion")
+MODELS = ("p-median", "ufl", "mclp", "lscp", "lscp-b", "p-center", "p-dispersion")
 
 #: the covering models (with a ``radius``)
-COVERING = ("mclp", "lscp")
+COVERING = ("mclp", "lscp", "lscp-b")
 
 #: the models solved by a search over distance levels (no ``radius``: the level is the answer)
 LEVEL_MODELS = ("p-center", "p-dispersion")
@@ -125,7 +127,11 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
     With ``model="mclp"`` (maximal covering, Church & ReVelle 1974): open ``p`` sites to cover
     the most demand weight, a point being covered by an open site at cost at most ``radius``;
     with ``model="lscp"`` (location set covering, Toregas et al. 1971): the fewest sites (the
-    least opening cost with ``fixed_costs``) that cover every point (docs/facility.md).
+    least opening cost with ``fixed_costs``) that cover every point (docs/facility.md); with
+    ``capacity`` too, the capacitated LSCP (Current & Storbeck 1988): each point's ``demand``
+    (default 1) is served, possibly split, by open sites within ``radius``, no site above its
+    capacity; with ``model="lscp-b"`` (backup coverage, Hogan & ReVelle 1986): among the covers
+    with the LSCP's least number of sites, one covering the most ``demand`` weight twice.
 
     With ``model="p-center"``: open ``p`` sites so that the largest distance from a point to
     its nearest open site, times the point's ``demand`` weight when given, is least; with
@@ -156,18 +162,21 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
         Non-negative demand weights (default 1).
     capacity : array-like (n_sites,), optional
         Capacities: capacitated facility location, solved directly only (``aid=False``); a
-        customer's demand may then be split (``solution["shares"]``).
+        customer's demand may then be split (``solution["shares"]``). With
+        ``model="lscp"``: the capacitated LSCP (``demand`` the quantities, default 1;
+        ``solution["shares"]`` a sparse n_customers x n_sites matrix of the shares served).
     customer_xy, site_xy : array-like (., 2), optional
         Coordinates: the initial clustering and the split use ``site_xy``; :func:`plot_facility`
         draws both.
-    model : {None, "p-median", "ufl", "mclp", "lscp", "p-center", "p-dispersion"}
+    model : {None, "p-median", "ufl", "mclp", "lscp", "lscp-b", "p-center", "p-dispersion"}
         The problem (None: the p-median when ``p`` is given, else UFL, as before). ``"mclp"``
         takes ``p``, ``radius`` and optionally ``demand`` (the points' weights) and
-        ``fixed_open``; ``"lscp"`` takes ``radius`` and optionally ``fixed_costs`` and
-        ``fixed_open``; ``"p-center"`` takes ``p`` and optionally ``demand`` (weights) and
-        ``fixed_open``; ``"p-dispersion"`` takes ``p`` (at least 2) and optionally
-        ``fixed_open``. The AID parameters below do not apply to them and are refused when
-        given (``mip_gap`` does apply).
+        ``fixed_open``; ``"lscp"`` takes ``radius`` and optionally ``fixed_costs``,
+        ``fixed_open`` and ``capacity`` with ``demand``; ``"lscp-b"`` takes ``radius`` and
+        optionally ``demand`` (the backup weights) and ``fixed_open``; ``"p-center"`` takes
+        ``p`` and optionally ``demand`` (weights) and ``fixed_open``; ``"p-dispersion"``
+        takes ``p`` (at least 2) and optionally ``fixed_open``. The AID parameters below do
+        not apply to them and are refused when given (``mip_gap`` does apply).
     radius : float, optional
         Covering models only: point i is covered by site j when ``costs[i, j] <= radius``
         (positive and finite).
@@ -184,7 +193,9 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
         ``solution["open"]`` (a list of ints) and ``solution["rows"]`` (the aggregated rows);
         MCLP: ``objective`` is the uncovered weight (minimised), ``solution["covered"]`` the
         covered weight; LSCP: ``objective`` the opening cost (the number of sites without
-        ``fixed_costs``), ``solution["n_open"]`` the number of sites. p-center: ``objective``
+        ``fixed_costs``), ``solution["n_open"]`` the number of sites; LSCP-B: ``objective``
+        the weight not covered twice (minimised), ``solution["backup"]`` the weight covered
+        twice, ``solution["lscp_sites"]`` the LSCP's least number of sites. p-center: ``objective``
         the radius, ``solution["assign"]`` each point's nearest open site; p-dispersion:
         ``objective`` *minus* the smallest distance between chosen sites (reported as a
         minimisation, so ``lower_bound <= objective``), ``solution["dispersion"]`` that
@@ -496,12 +507,24 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
     config = RunConfig.from_kwargs(options, caller="solve_facility_location", solver="highs")
     config = dataclasses.replace(config, aid=False)  # exact aggregation: one solve
     radius = _check_radius(radius)
-    if capacity is not None:
+    if capacity is not None and kind == "mclp":
         raise ValueError(f"model={kind!r} takes no capacity")
     _refuse_aid_options(kind, opts, "solves one MIP after an exact aggregation")
     arr = cost_matrix(costs)
     n, s = (int(v) for v in arr.shape)
     open0 = _check_fixed_open(fixed_open, s)
+    if kind == "lscp-b" or capacity is not None:  # the LSCP variants: aidopt/api/_lscp.py
+        from aidopt.api._lscp import solve_lscp_variant
+
+        cxy, sxy = _coords(customer_xy, "customer_xy", n), _coords(site_xy, "site_xy", s)
+        result = solve_lscp_variant(
+            kind, arr, radius=radius, p=p, fixed_costs=fixed_costs, demand=demand,
+            capacity=capacity, open0=open0, config=config,
+            mip_gap=min(1e-7, config.tol / 10.0) if opts.mip_gap is None else opts.mip_gap,
+            start=start, less_time=_less_time)
+        if cxy is not None or sxy is not None:
+            result.solution["customer_xy"], result.solution["site_xy"] = cxy, sxy
+        return result
     if kind == "mclp":
         if p is None:
             raise ValueError("model='mclp' needs p, the number of sites to open")
@@ -518,7 +541,8 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
             raise ValueError("model='lscp' finds the fewest (or least costly) sites covering every "
                              "point and takes no p (use model='mclp' to open p sites)")
         if demand is not None:
-            raise ValueError("model='lscp' covers every point and takes no demand weights")
+            raise ValueError("model='lscp' covers every point and takes no demand weights "
+                             "(demand quantities go with capacity: the capacitated LSCP)")
         weight = np.ones(n)
         fixed = _vector(fixed_costs, "fixed_costs", s)
     cxy, sxy = _coords(customer_xy, "customer_xy", n), _coords(site_xy, "site_xy", s)

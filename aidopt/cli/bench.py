@@ -52,6 +52,8 @@ def cmd_bench(args) -> int:
         from aidopt.cli.facility import run_bench
 
         return run_bench(args)
+    if args.problem == "location":
+        return run_location_bench(args)
     if args.problem == "gsvm":
         from aidopt.cli.gsvm import run_bench as run_gsvm_bench
 
@@ -119,6 +121,37 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def run_location_bench(args) -> int:
+    """``aidopt bench location``: aidopt's location models against spopt (PuLP + CBC)."""
+    from aidopt.bench.location import BASELINES, DEFAULT_INSTANCES, DEFAULT_MODELS, bench_location
+
+    bench_location(instances=args.instances or list(DEFAULT_INSTANCES),
+                   models=args.models or list(DEFAULT_MODELS), points=args.points,
+                   sites=args.location_sites, p=args.p, radius=args.radius,
+                   baselines=args.baselines if args.baselines is not None else list(BASELINES),
+                   time_limit=args.time_limit, tol=args.tol, seed=args.seed, output=args.output)
+    return 0
+
+
+def add_location_bench_arguments(p: argparse.ArgumentParser) -> None:
+    """Flags of ``aidopt bench location`` (``--instances``, ``--baselines``, ``--time-limit``,
+    ``--tol``, ``--seed`` and ``--output`` are shared)."""
+    from aidopt.bench.location import MODELS
+
+    p.add_argument("--models", nargs="+", default=None, choices=MODELS,
+                   help="location: the models (default mclp lscp p-center p-median "
+                        "p-dispersion; clscp = the capacitated LSCP, lscp-b = backup coverage)")
+    p.add_argument("--points", nargs="+", type=int, default=[1000], metavar="N",
+                   help="location: demand points of the uniform and clustered instances "
+                        "(default 1000; TSPLIB sets use their cities)")
+    p.add_argument("--sites", dest="location_sites", type=int, default=100, metavar="S",
+                   help="location: candidate sites (default 100)")
+    p.add_argument("--p", type=int, default=5, help="location: sites to open (default 5)")
+    p.add_argument("--radius", type=float, default=None,
+                   help="location: the coverage radius (default: the largest distance from "
+                        "a point to its nearest site, times 1.5 for the LSCP models)")
+
+
 def _size(text: str) -> tuple[int, int]:
     """``(n, m)`` of an ``NxM`` size."""
     if not re.fullmatch(r"\d+x\d+", text):
@@ -130,8 +163,11 @@ def _size(text: str) -> tuple[int, int]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``aidopt bench``."""
     p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm", "lpc", "fsv", "facility",
-                                         "aggout", "gsvm", "scm", "busy", "sparse"],
-                   help="sparse: aidopt's default by shape against LIBLINEAR, HiGHS and quantreg "
+                                         "location", "aggout", "gsvm", "scm", "busy", "sparse"],
+                   help="location: covering, p-center, p-median and p-dispersion against spopt "
+                        "(--instances uniform clustered fl1400 u1432, --models, --points, "
+                        "--sites, --p, --radius; docs/facility.md); sparse: aidopt's default by shape "
+                        "against LIBLINEAR, HiGHS and quantreg "
                         "sfn on text-like and one-hot data written as svmlight files (--problems, "
                         "--sets, --workdir; docs/sparse.md); busy: native methods and their "
                         "anchors alone, then under a background mix (--load workers); warm: "
@@ -220,5 +256,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "SVM LAD kernel fm LIBSVM)")
     p.add_argument("--raw", default=None, help="s3vm: write every split's result as JSON")
     add_facility_bench_arguments(p)
+    add_location_bench_arguments(p)
     add_aggout_bench_arguments(p)
     p.set_defaults(func=cmd_bench)

@@ -165,16 +165,23 @@ def add_arguments(p) -> None:
                       help="UFL opening costs: a number (every site), a CSV file, or 'auto'")
     prob.add_argument("--demand", default=None, help="CSV demand per customer (default 1)")
     prob.add_argument("--model", default=None,
-                      choices=["p-median", "ufl", "mclp", "lscp", "p-center", "p-dispersion"],
+                      choices=["p-median", "ufl", "mclp", "lscp", "lscp-b", "p-center",
+                               "p-dispersion"],
                       help="the problem (default: p-median with --p, else UFL); mclp: open --p "
                            "sites covering the most demand within --radius; lscp: the fewest "
-                           "(least costly with --fixed-costs) sites covering every point; "
+                           "(least costly with --fixed-costs) sites covering every point "
+                           "(with --capacity: the capacitated LSCP, --demand the quantities); "
+                           "lscp-b: among the fewest covering sites, those covering the most "
+                           "points (--demand weights) twice; "
                            "p-center: --p sites with the least largest (weighted by --demand) "
                            "distance to a point; p-dispersion: --p sites with the largest "
                            "smallest distance between two of them (--costs: a site x site "
                            "matrix)")
     prob.add_argument("--radius", type=float, default=None,
                       help="mclp / lscp: a point is covered by a site at cost at most RADIUS")
+    prob.add_argument("--capacity", default=None, metavar="Q|CSV",
+                      help="site capacities: a number (every site) or a CSV file (one per site); "
+                           "--model lscp: the capacitated LSCP")
     prob.add_argument("--fixed-open", default=None, metavar="J,J,...",
                       help="mclp / lscp / p-center / p-dispersion: comma-separated site "
                            "indices forced open")
@@ -205,7 +212,9 @@ def cmd_facility(args) -> int:
         covering["radius"] = args.radius
     if args.fixed_open is not None:
         covering["fixed_open"] = _site_list(args.fixed_open)
-    if args.model in ("mclp", "lscp", "p-dispersion") and args.map:
+    if args.capacity is not None:
+        covering["capacity"] = _capacity(args.capacity, prob["costs"].shape[1], args.header)
+    if args.model in ("mclp", "lscp", "lscp-b", "p-dispersion") and args.map:
         raise ValueError("--map draws assignments: the covering models (mclp, lscp) and the "
                          "p-dispersion have none")
     if args.model == "p-dispersion" and args.customers:
@@ -220,6 +229,8 @@ def cmd_facility(args) -> int:
         print(f"open sites ({len(sol['open'])}): {' '.join(str(int(j)) for j in sol['open'])}")
     if "covered" in sol:
         print(f"covered demand: {sol['covered']:.10g} (uncovered {result.objective:.10g})")
+    if "backup" in sol:
+        print(f"covered twice: {sol['backup']:.10g} (not covered twice: {result.objective:.10g})")
     if "radius" in sol:
         print(f"radius: {sol['radius']:.10g}")
     if "dispersion" in sol:
@@ -235,6 +246,17 @@ def cmd_facility(args) -> int:
         plot_facility(result, path=args.map)
         say(args, f"map written to {args.map}")
     return code
+
+
+def _capacity(text: str, n_sites: int, header: bool) -> np.ndarray:
+    """``--capacity``: one number for every site, or a CSV file of one per site."""
+    if Path(text).exists():
+        return _csv(text, "--capacity", header).reshape(-1)
+    try:
+        return np.full(n_sites, float(text))
+    except ValueError:
+        raise FileNotFoundError(f"--capacity: file not found: {text} (the value is a number or "
+                                "a CSV file)") from None
 
 
 def _site_list(text: str) -> list[int]:

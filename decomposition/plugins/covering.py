@@ -1,5 +1,6 @@
-r"""The covering models of facility location, MCLP and LSCP (docs/facility.md), solved exactly on
-their aggregated rows and certified by the MIP solver's bound.
+r"""The covering models of facility location, MCLP, LSCP (also capacitated) and LSCP-B's backup
+stage (docs/facility.md), solved exactly on their aggregated rows and certified by the MIP
+solver's bound.
 
 The aggregation (:mod:`aidopt.data.coverage`) is exact, so there is nothing to disaggregate:
 the run is one solve of the aggregated MIP (:mod:`aidopt.models.covering`) on the trivial
@@ -9,7 +10,11 @@ on the original points (uncovered weight, every point covered, p sites, the forc
 and their gap to the solver's dual bound, rounded up when every objective value is an integer.
 
 MCLP is reported as a minimisation of the uncovered weight (``objective`` and ``lower_bound``
-are uncovered weight; ``solution["covered"]`` is the covered weight).
+are uncovered weight; ``solution["covered"]`` is the covered weight). LSCP-B's backup stage
+likewise minimises the weight of points not covered twice with the LSCP's least number of sites
+``p`` (the door solves that LSCP first). The capacitated LSCP's certificate also checks the
+returned shares on the original points: every point's demand served in full by open sites of its
+coverage set, and no site's load above its capacity.
 """
 
 from __future__ import annotations
@@ -40,15 +45,16 @@ class CoveringData:
 
     Attributes
     ----------
-    kind : {"mclp", "lscp"}
+    kind : {"mclp", "lscp", "lscp-b"}
     coverage : Coverage or None
         Every point's coverage set (``None`` when the time limit stopped its computation).
     rows : CoverRows or None
         The aggregated rows of the model.
     weight : ndarray (n_points,)
-        MCLP: the points' weights (1 each for LSCP).
+        MCLP, LSCP-B: the points' weights; capacitated LSCP: the points' demand; 1 each for the
+        LSCP.
     p : int or None
-        MCLP: sites to open.
+        MCLP: sites to open; LSCP-B: the LSCP's least number of sites.
     fixed : ndarray (n_sites,) or None
         LSCP: opening costs (``None``: 1 each).
     fixed_open : ndarray of int64
@@ -58,6 +64,8 @@ class CoveringData:
         LSCP: rows left out as dominated.
     stopped : str
         Why the coverage computation stopped (empty: it finished).
+    capacity : ndarray (n_sites,) or None
+        LSCP: the sites' capacities (the capacitated LSCP).
     """
 
     kind: str
@@ -71,11 +79,12 @@ class CoveringData:
     n_sites: int
     dropped: int = 0
     stopped: str = ""
+    capacity: np.ndarray | None = None
 
     @property
     def integral(self) -> bool:
         """Every objective value is an integer (integer weights / opening costs)."""
-        values = self.weight if self.kind == "mclp" else self.fixed
+        values = self.fixed if self.kind == "lscp" else self.weight
         return values is None or bool(np.array_equal(values, np.round(values)))
 
     def site_cost(self) -> np.ndarray:
@@ -83,11 +92,12 @@ class CoveringData:
 
 
 class CoveringProblem(AIDProblem):
-    """MCLP or LSCP on exactly aggregated rows, one MIP solve (run with ``aid=False``).
+    """MCLP, LSCP (capacitated when the data has capacities) or LSCP-B's backup stage on exactly
+    aggregated rows, one MIP solve (run with ``aid=False``).
 
     Parameters
     ----------
-    kind : {"mclp", "lscp"}
+    kind : {"mclp", "lscp", "lscp-b"}
     mip_gap : float
         Relative gap the MIP is solved to (keep it well below the run's ``tol``).
     """
@@ -97,8 +107,8 @@ class CoveringProblem(AIDProblem):
     element = "sites"
 
     def __init__(self, kind: str, mip_gap: float = 1e-7):
-        if kind not in ("mclp", "lscp"):
-            raise ValueError(f"kind must be 'mclp' or 'lscp', got {kind!r}")
+        if kind not in cmodel.KINDS:
+            raise ValueError(f"kind must be one of {cmodel.KINDS}, got {kind!r}")
         if not (isinstance(mip_gap, float | int) and not isinstance(mip_gap, bool) and 0 <= mip_gap < 1):
             raise ValueError(f"mip_gap must be in [0, 1), got {mip_gap!r}")
         self.kind = kind
@@ -127,16 +137,18 @@ class CoveringProblem(AIDProblem):
 
     def gap_floor(self, data: CoveringData) -> float:
         """:data:`~.protocol.GAP_FLOOR` times the objective of a trivial solution (MCLP: nothing
-        covered; LSCP: every site open)."""
-        trivial = float(data.weight.sum()) if self.kind == "mclp" else float(data.site_cost().sum())
+        covered; LSCP-B: nothing covered twice; LSCP: every site open)."""
+        trivial = (float(data.site_cost().sum()) if self.kind == "lscp"
+                   else float(data.weight.sum()))
         return max(GAP_FLOOR * trivial, np.finfo(float).tiny)
 
     def initial_bound(self, data: CoveringData) -> float:
-        """MCLP: the weight of the points no site covers; LSCP: the forced sites' cost."""
+        """MCLP: the weight of the points no site covers; LSCP-B: of the points fewer than two
+        sites cover; LSCP: the forced sites' cost."""
         if data.coverage is None:
             return 0.0
-        if self.kind == "mclp":
-            return float(data.weight[data.coverage.sizes() == 0].sum())
+        if self.kind != "lscp":
+            return float(data.weight[data.coverage.sizes() < _need(self.kind)].sum())
         return float(data.site_cost()[data.fixed_open].sum())
 
     def default_r0(self, size: int, data) -> float:
@@ -156,7 +168,7 @@ class CoveringProblem(AIDProblem):
         rows = data.rows
         return cmodel.create_instance(cmodel.CoveringModelData(
             self.kind, rows.indptr, rows.sites, data.n_sites, weight=rows.weight, p=data.p,
-            fixed=data.fixed, fixed_open=data.fixed_open))
+            fixed=data.fixed, fixed_open=data.fixed_open, capacity=data.capacity))
 
     def on_nonoptimal(self, outcome) -> bool:
         """A MIP stopped with an incumbent: its open sites are a feasible answer."""
@@ -165,7 +177,10 @@ class CoveringProblem(AIDProblem):
     def lift(self, model, outcome, partition, data: CoveringData, original) -> Lifted:
         open_ = cmodel.open_sites(model)
         info = {"rows": float(data.rows.n_rows), "mip_gap": _relative(outcome, self.gap_floor(data))}
-        return Lifted({"open": open_}, None, info)
+        solution = {"open": open_}
+        if data.capacity is not None:
+            solution["shares"] = point_shares(data.rows, cmodel.shares(model), data.n_sites)
+        return Lifted(solution, None, info)
 
     def lower_bound(self, outcome, partition, data: CoveringData, lifted=None) -> float | None:
         """The MIP's dual bound (never its incumbent) plus what the model leaves out (MCLP: the
@@ -180,11 +195,11 @@ class CoveringProblem(AIDProblem):
         return float(b)
 
     def evaluate(self, data: CoveringData, lifted: Lifted) -> float:
-        """MCLP: the weight of the original points no open site covers; LSCP: the open sites'
-        cost."""
+        """MCLP: the weight of the original points no open site covers; LSCP-B: of those fewer
+        than two open sites cover; LSCP: the open sites' cost."""
         open_ = lifted.solution["open"]
-        if self.kind == "mclp":
-            return float(data.weight[~data.coverage.covered(open_)].sum())
+        if self.kind != "lscp":
+            return float(data.weight[times_covered(data.coverage, open_) < _need(self.kind)].sum())
         return float(data.site_cost()[open_].sum())
 
     def split(self, partition, data, lifted) -> Split:
@@ -196,15 +211,17 @@ class CoveringProblem(AIDProblem):
         E = best.E_t
         open_ = np.asarray(best.lifted.solution["open"], dtype=np.int64)
         residuals = {"forced sites not open": float(np.setdiff1d(data.fixed_open, open_).size)}
-        if self.kind == "mclp":
+        if self.kind != "lscp":
             residuals["open sites other than p"] = float(abs(open_.size - data.p))
-        else:
+        if self.kind == "lscp-b" or (self.kind == "lscp" and data.capacity is None):
             residuals["points not covered"] = float((~data.coverage.covered(open_)).sum())
+        if data.capacity is not None:
+            residuals.update(capacity_residuals(data, open_, best.lifted.solution["shares"]))
         checked = list(residuals)
         lower = (-math.inf if bound is None or bound.bound is None
                  else min(max(bound.bound, self.initial_bound(data)), E))
         rel = (E - lower) / max(self.gap_floor(data), abs(E)) if math.isfinite(lower) else math.inf
-        feasible = all(v == 0 for v in residuals.values())
+        feasible = all(v <= feasibility_tol for v in residuals.values())
         return Certificate(
             method="mip_bound", certified=bool(feasible and rel <= tol), primal_objective=E,
             dual_objective=lower, relative_gap=float(rel), residuals=residuals, tol=tol,
@@ -212,7 +229,9 @@ class CoveringProblem(AIDProblem):
             condition_name="exact aggregation",
             condition="the aggregated MIP has the original's optimum (docs/facility.md)",
             note="bound = the MIP solver's dual bound on the exactly aggregated "
-                 + ("MCLP (uncovered weight)" if self.kind == "mclp" else "LSCP")
+                 + {"mclp": "MCLP (uncovered weight)",
+                    "lscp-b": f"LSCP-B backup stage (weight not covered twice, p = {data.p})",
+                    "lscp": "capacitated LSCP" if data.capacity is not None else "LSCP"}[self.kind]
                  + ("; rounded up: every objective value is an integer" if data.integral else ""),
         )
 
@@ -221,9 +240,14 @@ class CoveringProblem(AIDProblem):
         sol = {"open": open_, "kind": self.kind}
         if self.kind == "mclp":
             sol["uncovered"] = float(best.E_t)
+        elif self.kind == "lscp-b":
+            sol["n_open"] = len(open_)
+            sol["not_backed_up"] = float(best.E_t)
         else:
             sol["n_open"] = len(open_)
             sol["cost"] = float(best.E_t)
+        if "shares" in best.lifted.solution:
+            sol["shares"] = best.lifted.solution["shares"]
         return sol
 
 
@@ -231,3 +255,70 @@ def _relative(outcome, floor: float) -> float:
     if outcome.objective is None or outcome.bound is None or not math.isfinite(outcome.bound):
         return math.nan
     return max(0.0, outcome.objective - outcome.bound) / max(floor, abs(outcome.objective))
+
+
+def _need(kind: str) -> int:
+    """How many open sites cover a point in ``kind``'s objective (2: LSCP-B's backup)."""
+    return 2 if kind == "lscp-b" else 1
+
+
+def times_covered(coverage: Coverage, open_sites) -> np.ndarray:
+    """How many sites of ``open_sites`` cover each point (int64 per point)."""
+    is_open = np.zeros(coverage.n_sites, dtype=np.int64)
+    is_open[np.asarray(open_sites, dtype=np.int64)] = 1
+    hits = np.append(is_open[coverage.sites], 0)
+    return np.add.reduceat(hits, coverage.indptr[:-1]) * (coverage.sizes() > 0)
+
+
+def point_shares(rows: CoverRows, z: np.ndarray, n_sites: int):
+    """The share of every point's demand each site serves, as an ``n_points x n_sites`` CSR
+    matrix, from the shares ``z`` of the aggregated rows' pairs (every point of a row gets the
+    row's shares; points outside the model get none)."""
+    from scipy import sparse
+
+    members = rows.members
+    inside = np.flatnonzero(members >= 0)
+    r = members[inside]
+    lengths = np.diff(rows.indptr)[r]
+    indptr = np.zeros(members.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(inside, weights=lengths, minlength=members.size).astype(np.int64),
+              out=indptr[1:])
+    pos = np.repeat(rows.indptr[r] - np.cumsum(np.append(0, lengths[:-1])), lengths) + \
+        np.arange(int(lengths.sum()))
+    return sparse.csr_matrix((z[pos], rows.sites[pos], indptr), shape=(members.size, n_sites))
+
+
+def capacity_residuals(data: CoveringData, open_, shares) -> dict[str, float]:
+    """The capacitated LSCP's residuals of ``shares`` (:func:`point_shares`) on the original
+    points: each point's unserved share (points of positive demand), the share served by closed
+    sites or by sites outside the point's coverage set, and each site's load above its capacity
+    (relative to ``max(1, Q_j)``); the largest of each."""
+    cov = data.coverage
+    positive = data.weight > 0
+    served = np.asarray(shares.sum(axis=1)).ravel()
+    unserved = np.abs(1.0 - served[positive])
+    coo = shares.tocoo()
+    is_open = np.zeros(data.n_sites, dtype=bool)
+    is_open[np.asarray(open_, dtype=np.int64)] = True
+    # a pair (i, j) is in N_i when j is among point i's sorted sites
+    lo, hi = cov.indptr[coo.row], cov.indptr[coo.row + 1]
+    at = np.minimum(lo + _search_rows(cov.sites, lo, hi, coo.col), cov.sites.size - 1)
+    inside = (at < hi) & (cov.sites[at] == coo.col)
+    astray = coo.data * ~(is_open[coo.col] & inside)
+    load = np.bincount(coo.col, weights=data.weight[coo.row] * coo.data, minlength=data.n_sites)
+    excess = np.maximum(load - data.capacity, 0.0) / np.maximum(1.0, data.capacity)
+    return {"largest unserved share of a point": float(unserved.max(initial=0.0)),
+            "largest share served outside N_i or by a closed site": float(astray.max(initial=0.0)),
+            "largest load above capacity (relative)": float(excess.max(initial=0.0))}
+
+
+def _search_rows(sites: np.ndarray, lo: np.ndarray, hi: np.ndarray, col: np.ndarray) -> np.ndarray:
+    """For every k, the offset from ``lo[k]`` of ``col[k]``'s place in the sorted
+    ``sites[lo[k]:hi[k]]`` (a vectorised binary search)."""
+    left, right = lo.copy(), hi.copy()
+    while np.any(left < right):
+        mid = (left + right) // 2
+        go = (left < right) & (sites[np.minimum(mid, sites.size - 1)] < col)
+        left = np.where(go, mid + 1, left)
+        right = np.where((left < right) & ~go, mid, right)
+    return left - lo
