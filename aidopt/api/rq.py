@@ -223,15 +223,29 @@ class LADResult(AIDResult):
         tau, data = self.tau, self._data
         while tau - h < 0 or tau + h > 1:
             h /= 2
-        upper, lower = self._refit(tau + h), self._refit(tau - h)
-        difference = data.X @ (upper.solution["beta"] - lower.solution["beta"])
+        (upper, exact_upper), (lower, exact_lower) = (self._vertex_refit(level)
+                                                      for level in (tau + h, tau - h))
+        difference = data.X @ (upper - lower)
         density, crossing = rq.nid_density(difference, h)
         if crossing:
             warnings.warn(f"se={what!r}: the fitted quantiles at tau -/+ h cross on "
                           f"{crossing} row(s); their local density is taken as 0",
                           RuntimeWarning, stacklevel=user_stacklevel())
-        details.update(bandwidth=float(h), crossing=crossing)
+        details.update(bandwidth=float(h), crossing=crossing,
+                       vertices=int(exact_upper) + int(exact_lower))
         return density, h
+
+    def _vertex_refit(self, quantile: float) -> tuple[np.ndarray, bool]:
+        """The coefficients at level ``quantile`` as quantreg's refits (method "br") give them:
+        the optimal vertex (:func:`aidopt.numerics.rq.vertex`, proven by its dual) reached from
+        the certified refit by a few simplex pivots, ``(beta, True)``; when no vertex is proven
+        (linearly dependent rows nearest the hyperplane, or too many pivots), the certified
+        refit's coefficients, ``False``."""
+        data = self._data
+        beta = self._refit(quantile).solution["beta"]
+        found = rq.vertex(data.X, data.y, data.s, quantile, beta,
+                          sign_tolerance(data.y, data.X @ beta))
+        return (beta, False) if found is None else (found[0], True)
 
     def _rank_intervals(self, data, beta, alpha: float, bandwidth: str, scale: str,
                         details: dict):

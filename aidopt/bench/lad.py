@@ -288,12 +288,13 @@ def _run(method, n, m, instance_set, seed, time_limit, module="aidopt.bench.lad"
                      str(time_limit), *map(str, extra)], time_limit)
 
 
-def run_json(cmd: list[str], time_limit: float) -> dict:
-    """Run a benchmark worker's command in a fresh process and read its last (JSON) line."""
+def run_json(cmd: list[str], time_limit: float, grace: float = 600.0) -> dict:
+    """Run a benchmark worker's command in a fresh process and read its last (JSON) line; the
+    process is stopped after ``time_limit + grace`` seconds."""
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=time_limit + 600)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=time_limit + grace)
     except subprocess.TimeoutExpired:
-        return {"skipped": f"no answer within {time_limit + 600:.0f} s"}
+        return {"skipped": f"no answer within {time_limit + grace:.0f} s"}
     if proc.returncode != 0:
         return {"skipped": f"failed: {proc.stderr.strip().splitlines()[-1:]}"}
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -25,12 +25,14 @@ two agree.)
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 from scipy import linalg, stats
 
 __all__ = ["slopes", "check_loss", "hall_sheather", "bofinger", "BANDWIDTHS", "gram",
-           "iid_sparsity", "median_line", "iid_covariance", "nid_density", "nid_covariance", "coefficient_tests"]
+           "iid_sparsity", "median_line", "iid_covariance", "vertex", "nid_density", "nid_covariance",
+           "coefficient_tests"]
 
 #: rows per block of the weighted Gram matrices (no n x m temporary)
 _BLOCK = 1 << 16
@@ -161,6 +163,134 @@ def iid_covariance(X, weights, tau: float, sparsity: float) -> np.ndarray:
     :math:`S = \operatorname{diag}(s_i)`."""
     J = gram(X, np.asarray(weights, dtype=float))
     return tau * (1 - tau) * sparsity ** 2 * _inverse(J, "X'X")
+
+
+def vertex(X, y, weights, tau: float, beta, zero_tol: float, box_tol: float = 1e-9,
+           max_pivots: int | None = None):
+    r"""The optimal vertex of the regression quantile LP found from a near-optimal ``beta`` (a
+    certified fit), proven optimal by its dual, or None.
+
+    R quantreg's ``rq`` (method "br", the default, also for the refits of ``summary.rq``) returns
+    a vertex: a :math:`\beta` that interpolates p rows h, :math:`X_h\beta = y_h`. A fit certified
+    to a relative gap is near the optimum, not at it (often at a neighbouring vertex), and the
+    local densities of ``nid`` divide by the difference of two fits. So this finishes the way
+    Barrodale & Roberts' simplex does, from a start near the end:
+
+    1. h: the p rows of positive weight nearest the hyperplane of ``beta``; :math:`\beta_h =
+       X_h^{-1} y_h`.
+    2. The dual: every other row has :math:`u_i = \tau s_i` (:math:`r_i > 0`) or
+       :math:`(\tau - 1) s_i` (:math:`r_i \le 0`), and :math:`X_h'u_h = -X_N'u_N` (then
+       :math:`X'u = 0`). When every :math:`u_j, j \in h`, is in its box
+       :math:`[(\tau - 1)s_j, \tau s_j]` (to ``box_tol`` :math:`\max_i s_i`), :math:`\beta_h` is
+       optimal: :math:`y'u` equals its objective (complementary slackness by construction).
+    3. Otherwise the most violated :math:`u_j` gives a descent edge: leave row j's hyperplane in
+       the direction d with :math:`x_k d = 0` (:math:`k \in h, k \ne j`) and
+       :math:`x_j d = \mp 1`, along which the objective falls at the rate of the violation; go
+       to the minimum along the edge (the breakpoint where the slope, raised by
+       :math:`s_i |x_i d|` at each row crossed, turns nonnegative), whose row replaces j in h.
+       Back to 2, at most ``max_pivots`` times (default 10 p).
+
+    A unique optimum is this vertex, and R's is the same.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix (n, p)
+    y, weights : ndarray (n,)
+    tau : float
+    beta : ndarray (p,)
+    zero_tol : float
+        Residuals within it count as zero (:func:`aidopt.decomposition.plugins.lad.sign_tolerance`).
+    box_tol : float, default 1e-9
+    max_pivots : int, optional
+
+    Returns
+    -------
+    (beta, u) : tuple of ndarrays (p,), (n,), or None
+        None: the p rows nearest the hyperplane are linearly dependent (also after a pivot), or
+        no proof within ``max_pivots``.
+    """
+    import scipy.sparse as sp
+
+    s = np.asarray(weights, dtype=float)
+    y = np.asarray(y, dtype=float)
+    p = np.asarray(beta).size
+    if np.count_nonzero(s > 0) <= p:
+        return None
+    h = _nearest_basis(X, np.abs(y - X @ beta), s, p)
+    if h is None:
+        return None
+    slack = box_tol * float(s.max())
+    for _ in range(10 * p if max_pivots is None else max_pivots + 1):
+        Xh = X[h].toarray() if sp.issparse(X) else np.asarray(X[h], dtype=float)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", linalg.LinAlgWarning)
+            factor = linalg.lu_factor(Xh, check_finite=True)
+        if not np.all(np.isfinite(factor[0])) or np.min(np.abs(np.diag(factor[0]))) <= (
+                1e-12 * max(float(np.abs(Xh).max()), np.finfo(float).tiny)):
+            return None  # the rows h are (nearly) linearly dependent: not a basis
+        beta_h = linalg.lu_solve(factor, y[h])
+        residual = y - X @ beta_h
+        u = np.where(residual > 0, tau * s, (tau - 1) * s)
+        u[h] = 0.0
+        u[h] = linalg.lu_solve(factor, -(X.T @ u), trans=1)
+        above = u[h] - tau * s[h]  # > 0: row j leaves below (x_j d = -1)
+        below = (tau - 1) * s[h] - u[h]  # > 0: row j leaves above (x_j d = +1)
+        violation = np.maximum(above, below)
+        j = int(np.argmax(violation))
+        if violation[j] <= slack:
+            return beta_h, u
+        sign = -1.0 if above[j] > below[j] else 1.0
+        unit = np.zeros(p)
+        unit[j] = sign
+        z = X @ linalg.lu_solve(factor, unit)  # x_i d; the residuals move by -t z_i
+        z[h] = 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where((z != 0) & (s > 0), residual / z, -1.0)
+        t[np.abs(residual) <= zero_tol] = 0.0
+        t[(z == 0) | (s <= 0)] = -1.0
+        ahead = np.flatnonzero(t >= 0)
+        if ahead.size == 0:
+            return None
+        nearest = min(ahead.size, 4 * p + 64)  # the breakpoints nearest first, more if needed
+        while True:
+            first = ahead if nearest == ahead.size else ahead[
+                np.argpartition(t[ahead], nearest - 1)[:nearest]]
+            first = first[np.argsort(t[first], kind="stable")]
+            rise = np.cumsum(s[first] * np.abs(z[first]))
+            stop = int(np.searchsorted(rise, violation[j], side="left"))
+            if stop < first.size:
+                break
+            if nearest == ahead.size:
+                return None  # unbounded along the edge: cannot happen for a bounded LP
+            nearest = min(ahead.size, 8 * nearest)
+        h = h.copy()
+        h[j] = first[stop]
+    return None
+
+
+def _nearest_basis(X, distance, s, p: int):
+    """p linearly independent rows of positive weight, taken in the order of ``distance`` (the
+    nearest first; a row in the span of those taken is passed over), or None."""
+    import scipy.sparse as sp
+
+    distance = distance.copy()
+    distance[s <= 0] = np.inf
+    count = min(int(np.count_nonzero(s > 0)), 8 * p + 64)
+    near = np.argpartition(distance, count - 1)[:count] if count < distance.size else np.arange(
+        distance.size)
+    near = near[np.argsort(distance[near], kind="stable")][:count]
+    rows = X[near].toarray() if sp.issparse(X) else np.asarray(X[near], dtype=float)
+    basis, taken = np.zeros((0, p)), []
+    for k, row in enumerate(rows):  # Gram-Schmidt on the candidates, twice for stability
+        rest = row - basis.T @ (basis @ row)
+        rest -= basis.T @ (basis @ rest)
+        norm = float(np.linalg.norm(rest))
+        if norm > 1e-10 * max(float(np.linalg.norm(row)), np.finfo(float).tiny):
+            basis = np.vstack([basis, rest / norm])
+            taken.append(near[k])
+            if len(taken) == p:
+                return np.asarray(taken)
+    return None
 
 
 def nid_density(fitted_difference, h: float) -> tuple[np.ndarray, int]:
