@@ -100,11 +100,11 @@ def estimator(method: str, name: str, C: float, time_limit: float):
     from sklearn.svm import LinearSVC
 
     if method == "liblinear-squared":
-        return LinearSVC(C=C)
+        return LinearSVC(C=C, random_state=seed)
     if method == "liblinear-hinge":
-        return LinearSVC(loss="hinge", C=C)
+        return LinearSVC(loss="hinge", C=C, random_state=seed)
     if method == "liblinear-hinge-long":
-        return LinearSVC(loss="hinge", C=C, max_iter=LONG_MAX_ITER[name])
+        return LinearSVC(loss="hinge", C=C, max_iter=LONG_MAX_ITER[name], random_state=seed)
     raise ValueError(f"unknown multiclass bench method {method!r}; choose from {METHODS}")
 
 
