@@ -88,8 +88,9 @@ def data(name: str, n_train: int | None = None, seed: int = 0):
     return scaler.transform(Xa), scaler.transform(Xb), ya, yb
 
 
-def estimator(method: str, name: str, C: float, time_limit: float):
-    """The unfitted estimator of ``method`` (module docstring)."""
+def estimator(method: str, name: str, C: float, time_limit: float, seed: int = 0):
+    """The unfitted estimator of ``method`` (module docstring); LIBLINEAR's row order is
+    ``random_state=seed``."""
     if method.startswith("aidopt"):
         from aidopt import SVMClassifier
 
@@ -115,7 +116,7 @@ def worker(name: str, n_train: int | None, method: str, seed: int, time_limit: f
     from sklearn.exceptions import ConvergenceWarning
 
     Xa, Xb, ya, yb = data(name, n_train, seed)
-    clf = estimator(method, name, C, time_limit)
+    clf = estimator(method, name, C, time_limit, seed)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         start = time.perf_counter()
