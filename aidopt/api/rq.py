@@ -136,7 +136,8 @@ class LADResult(AIDResult):
             the residuals near zero; ``"nid"``: Koenker's sandwich
             :math:`\tau(1-\tau) H^{-1} X'X H^{-1}`, :math:`H = X'\hat F X`, the local densities
             from the fits at :math:`\tau \pm h` (two more certified fits, each started from this
-            fit's partition); ``"boot"``: the xy-pair bootstrap (``B`` certified refits with
+            fit's partition and finished at the LP's vertex, as quantreg's "br" refits:
+            :func:`aidopt.numerics.rq.vertex`); ``"boot"``: the xy-pair bootstrap (``B`` certified refits with
             multinomial sample weights, each started from this fit's partition); ``"rank"``:
             no standard errors, the interval :math:`\{b : |T_j(b)| \le t_{n-p,1-\alpha/2}\}`
             of each coefficient, :math:`T_j(b)` the regression rankscore statistic of
@@ -379,7 +380,8 @@ class Inference:
         Residual degrees of freedom :math:`n - p`.
     alpha : float
     details : dict
-        ``bandwidth`` (h), ``sparsity`` and ``zeros`` (iid), ``crossing`` (nid), ``B`` (boot);
+        ``bandwidth`` (h), ``sparsity`` and ``zeros`` (iid), ``crossing`` and ``vertices`` (nid:
+        how many of the two refits at tau -/+ h ended at a proven vertex, 0-2), ``B`` (boot);
         ``scale``, ``cutoff`` (the critical value c) and ``solves`` (LPs) for rank.
     draws : ndarray (B, p) or None
         The bootstrap coefficients (boot).

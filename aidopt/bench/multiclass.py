@@ -84,7 +84,8 @@ def data(name: str, n_train: int | None = None, seed: int = 0):
     else:
         raise ValueError(f"unknown multiclass set {name!r}; choose from {SETS}")
     Xa, Xb, ya, yb = train_test_split(X, y, test_size=TEST_SIZE, random_state=0)
-    scaler = StandardScaler().fit(Xa)
+    del X  # the split holds copies; standardize them in place (no third copy at 5e5 x 54)
+    scaler = StandardScaler(copy=False).fit(Xa)
     return scaler.transform(Xa), scaler.transform(Xb), ya, yb
 
 
