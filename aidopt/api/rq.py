@@ -244,8 +244,7 @@ class LADResult(AIDResult):
         refit's coefficients, ``False``."""
         data = self._data
         beta = self._refit(quantile).solution["beta"]
-        found = rq.vertex(data.X, data.y, data.s, quantile, beta,
-                          sign_tolerance(data.y, data.X @ beta))
+        found = rq.vertex(data.X, data.y, data.s, quantile, beta)
         return (beta, False) if found is None else (found[0], True)
 
     def _rank_intervals(self, data, beta, alpha: float, bandwidth: str, scale: str,

@@ -165,7 +165,7 @@ def iid_covariance(X, weights, tau: float, sparsity: float) -> np.ndarray:
     return tau * (1 - tau) * sparsity ** 2 * _inverse(J, "X'X")
 
 
-def vertex(X, y, weights, tau: float, beta, zero_tol: float, box_tol: float = 1e-9,
+def vertex(X, y, weights, tau: float, beta, box_tol: float = 1e-9,
            max_pivots: int | None = None):
     r"""The optimal vertex of the regression quantile LP found from a near-optimal ``beta`` (a
     certified fit), proven optimal by its dual, or None.
@@ -176,8 +176,8 @@ def vertex(X, y, weights, tau: float, beta, zero_tol: float, box_tol: float = 1e
     local densities of ``nid`` divide by the difference of two fits. So this finishes the way
     Barrodale & Roberts' simplex does, from a start near the end:
 
-    1. h: the p rows of positive weight nearest the hyperplane of ``beta``; :math:`\beta_h =
-       X_h^{-1} y_h`.
+    1. h: p linearly independent rows of positive weight nearest the hyperplane of ``beta``
+       (nearest first); :math:`\beta_h = X_h^{-1} y_h`.
     2. The dual: every other row has :math:`u_i = \tau s_i` (:math:`r_i > 0`) or
        :math:`(\tau - 1) s_i` (:math:`r_i \le 0`), and :math:`X_h'u_h = -X_N'u_N` (then
        :math:`X'u = 0`). When every :math:`u_j, j \in h`, is in its box
@@ -188,7 +188,9 @@ def vertex(X, y, weights, tau: float, beta, zero_tol: float, box_tol: float = 1e
        :math:`x_j d = \mp 1`, along which the objective falls at the rate of the violation; go
        to the minimum along the edge (the breakpoint where the slope, raised by
        :math:`s_i |x_i d|` at each row crossed, turns nonnegative), whose row replaces j in h.
-       Back to 2, at most ``max_pivots`` times (default 10 p).
+       Back to 2, at most ``max_pivots`` times (default 10 p). A pivot updates
+       :math:`\beta_h`, the residuals and :math:`X_N'u_N` (one product with X); the proof in 2
+       is made on them computed afresh from the rows h.
 
     A unique optimum is this vertex, and R's is the same.
 
@@ -198,8 +200,6 @@ def vertex(X, y, weights, tau: float, beta, zero_tol: float, box_tol: float = 1e
     y, weights : ndarray (n,)
     tau : float
     beta : ndarray (p,)
-    zero_tol : float
-        Residuals within it count as zero (:func:`aidopt.decomposition.plugins.lad.sign_tolerance`).
     box_tol : float, default 1e-9
     max_pivots : int, optional
 
@@ -209,8 +209,6 @@ def vertex(X, y, weights, tau: float, beta, zero_tol: float, box_tol: float = 1e
         None: the p rows nearest the hyperplane are linearly dependent (also after a pivot), or
         no proof within ``max_pivots``.
     """
-    import scipy.sparse as sp
-
     s = np.asarray(weights, dtype=float)
     y = np.asarray(y, dtype=float)
     p = np.asarray(beta).size
@@ -220,52 +218,95 @@ def vertex(X, y, weights, tau: float, beta, zero_tol: float, box_tol: float = 1e
     if h is None:
         return None
     slack = box_tol * float(s.max())
+    state, exact = _basis_state(X, y, s, tau, h), True
     for _ in range(10 * p if max_pivots is None else max_pivots + 1):
-        Xh = X[h].toarray() if sp.issparse(X) else np.asarray(X[h], dtype=float)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", linalg.LinAlgWarning)
-            factor = linalg.lu_factor(Xh, check_finite=True)
-        if not np.all(np.isfinite(factor[0])) or np.min(np.abs(np.diag(factor[0]))) <= (
-                1e-12 * max(float(np.abs(Xh).max()), np.finfo(float).tiny)):
+        if state is None:
             return None  # the rows h are (nearly) linearly dependent: not a basis
-        beta_h = linalg.lu_solve(factor, y[h])
-        residual = y - X @ beta_h
-        u = np.where(residual > 0, tau * s, (tau - 1) * s)
-        u[h] = 0.0
-        u[h] = linalg.lu_solve(factor, -(X.T @ u), trans=1)
-        above = u[h] - tau * s[h]  # > 0: row j leaves below (x_j d = -1)
-        below = (tau - 1) * s[h] - u[h]  # > 0: row j leaves above (x_j d = +1)
+        factor, beta_h, residual, u, g = state
+        u_h = linalg.lu_solve(factor, -g, trans=1)  # X_h'u_h = -X_N'u_N
+        above = u_h - tau * s[h]  # > 0: row j leaves below (x_j d = -1)
+        below = (tau - 1) * s[h] - u_h  # > 0: row j leaves above (x_j d = +1)
         violation = np.maximum(above, below)
         j = int(np.argmax(violation))
         if violation[j] <= slack:
-            return beta_h, u
+            if exact:  # the proof, on a state computed afresh from the rows h
+                u[h] = u_h
+                return beta_h, u
+            state, exact = _basis_state(X, y, s, tau, h), True  # the updates drift: recompute
+            continue
         sign = -1.0 if above[j] > below[j] else 1.0
         unit = np.zeros(p)
         unit[j] = sign
-        z = X @ linalg.lu_solve(factor, unit)  # x_i d; the residuals move by -t z_i
-        z[h] = 0.0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where((z != 0) & (s > 0), residual / z, -1.0)
-        t[np.abs(residual) <= zero_tol] = 0.0
-        t[(z == 0) | (s <= 0)] = -1.0
-        ahead = np.flatnonzero(t >= 0)
+        d = linalg.lu_solve(factor, unit)
+        z = X @ d  # x_i d: along the edge the residuals move by -t z_i
+        # a nonbasic row's kink is ahead when its residual moves towards the other side
+        ahead = np.flatnonzero((s > 0) & np.where(u > 0, z > 0, z < 0))
+        ahead = ahead[~np.isin(ahead, h)]
         if ahead.size == 0:
-            return None
+            return None  # unbounded along the edge: cannot happen for a bounded LP
+        t = np.maximum(residual[ahead] / z[ahead], 0.0)
         nearest = min(ahead.size, 4 * p + 64)  # the breakpoints nearest first, more if needed
         while True:
-            first = ahead if nearest == ahead.size else ahead[
-                np.argpartition(t[ahead], nearest - 1)[:nearest]]
+            first = (np.arange(ahead.size) if nearest == ahead.size else
+                     np.argpartition(t, nearest - 1)[:nearest])
             first = first[np.argsort(t[first], kind="stable")]
-            rise = np.cumsum(s[first] * np.abs(z[first]))
+            rise = np.cumsum(s[ahead[first]] * np.abs(z[ahead[first]]))
             stop = int(np.searchsorted(rise, violation[j], side="left"))
             if stop < first.size:
                 break
             if nearest == ahead.size:
-                return None  # unbounded along the edge: cannot happen for a bounded LP
+                return None
             nearest = min(ahead.size, 8 * nearest)
+        step, enter, crossed = float(t[first[stop]]), ahead[first[stop]], ahead[first[:stop]]
+        # move to the breakpoint: the rows crossed change sides, `enter` joins the basis and
+        # row j leaves it on the side it moves to
+        beta_h = beta_h + step * d
+        residual = residual - step * z
+        flipped = np.where(u[crossed] > 0, (tau - 1) * s[crossed], tau * s[crossed])
+        g = g + _rows(X, crossed).T @ (flipped - u[crossed])
+        u[crossed] = flipped
+        g = g - _rows(X, [enter])[0] * u[enter]
+        u[enter] = 0.0
+        leave = h[j]
+        u[leave] = (tau - 1) * s[leave] if sign > 0 else tau * s[leave]
+        g = g + _rows(X, [leave])[0] * u[leave]
         h = h.copy()
-        h[j] = first[stop]
+        h[j] = enter
+        factor = _factor(_rows(X, h))
+        state, exact = (None if factor is None else (factor, beta_h, residual, u, g)), False
     return None
+
+
+def _rows(X, index) -> np.ndarray:
+    """The rows ``index`` of X as a dense array."""
+    import scipy.sparse as sp
+
+    return X[index].toarray() if sp.issparse(X) else np.asarray(X[index], dtype=float)
+
+
+def _factor(Xh):
+    """The LU factors of the p x p matrix of a basis's rows, or None when it is (nearly)
+    singular."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", linalg.LinAlgWarning)
+        factor = linalg.lu_factor(Xh, check_finite=True)
+    if not np.all(np.isfinite(factor[0])) or np.min(np.abs(np.diag(factor[0]))) <= (
+            1e-12 * max(float(np.abs(Xh).max()), np.finfo(float).tiny)):
+        return None
+    return factor
+
+
+def _basis_state(X, y, s, tau: float, h):
+    """The vertex of the basis rows h computed afresh: ``(factor, beta_h, residual, u, g)`` with
+    u the nonbasic rows' duals (0 on h) and :math:`g = X'u`; None when X_h is singular."""
+    factor = _factor(_rows(X, h))
+    if factor is None:
+        return None
+    beta_h = linalg.lu_solve(factor, y[h])
+    residual = y - X @ beta_h
+    u = np.where(residual > 0, tau * s, (tau - 1) * s)
+    u[h] = 0.0
+    return factor, beta_h, residual, u, np.asarray(X.T @ u, dtype=float).ravel()
 
 
 def _nearest_basis(X, distance, s, p: int):

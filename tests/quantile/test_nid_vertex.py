@@ -73,7 +73,7 @@ def test_vertex_from_a_perturbed_start_is_the_simplex_vertex(seed):
     exact = simplex_fit(X, y, s, tau)
     for scale in (1e-3, 0.3):  # near the optimum, and far: several pivots
         start = exact + scale * rng.normal(size=4)
-        found = rq.vertex(X, y, s, tau, start, zero_tol=1e-9)
+        found = rq.vertex(X, y, s, tau, start)
         assert found is not None
         beta, u = found
         np.testing.assert_allclose(beta, exact, rtol=1e-9, atol=1e-9)
@@ -84,7 +84,7 @@ def test_vertex_from_a_perturbed_start_is_the_simplex_vertex(seed):
     # a sparse X gives the same vertex
     import scipy.sparse as sp
 
-    found = rq.vertex(sp.csr_matrix(X), y, s, tau, exact + 1e-3, zero_tol=1e-9)
+    found = rq.vertex(sp.csr_matrix(X), y, s, tau, exact + 1e-3)
     np.testing.assert_allclose(found[0], exact, rtol=1e-9, atol=1e-9)
 
 
@@ -93,8 +93,8 @@ def test_vertex_gives_up_without_a_proof():
     X = np.column_stack([np.ones(200), rng.normal(size=(200, 2))])
     y = X @ [0.5, 1.0, -2.0] + rng.laplace(size=200)
     far = np.array([10.0, -10.0, 10.0])
-    assert rq.vertex(X, y, np.ones(200), 0.5, far, 1e-9, max_pivots=0) is None  # no pivots
-    assert rq.vertex(X, y, np.ones(200), 0.5, far, 1e-9) is not None
+    assert rq.vertex(X, y, np.ones(200), 0.5, far, max_pivots=0) is None  # no pivots
+    assert rq.vertex(X, y, np.ones(200), 0.5, far) is not None
     same = np.tile(X[:1], (200, 1))  # every row the same: no p independent rows
-    assert rq.vertex(same, y, np.ones(200), 0.5, np.zeros(3), 1e-9) is None
-    assert rq.vertex(X[:3], y[:3], np.ones(3), 0.5, np.zeros(3), 1e-9) is None  # n <= p
+    assert rq.vertex(same, y, np.ones(200), 0.5, np.zeros(3)) is None
+    assert rq.vertex(X[:3], y[:3], np.ones(3), 0.5, np.zeros(3)) is None  # n <= p
