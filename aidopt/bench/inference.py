@@ -35,16 +35,14 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
 
-from aidopt.bench.lad import emit_table, environment, run_json
+from aidopt.bench.lad import R_READ, emit_table, environment, run_json, run_r
 
 SETS = ("B", "hetero")
 KINDS = ("nid", "boot")
@@ -52,12 +50,7 @@ DEFAULT_SIZE = (100_000, 20)
 #: nid: the largest accepted relative difference of a standard error from R's
 NID_RTOL = 1e-6
 
-R_SUMMARY = r"""
-suppressMessages(library(quantreg))
-args <- commandArgs(trailingOnly = TRUE)
-n <- as.integer(args[2]); m <- as.integer(args[3])
-X <- matrix(readBin(args[1], "double", n * m), nrow = n, ncol = m, byrow = TRUE)
-y <- readBin(args[4], "double", n)
+R_SUMMARY = R_READ + r"""
 tau <- as.double(args[5]); se <- args[6]; R <- as.integer(args[7])
 set.seed(as.integer(args[8]))
 fit <- rq(y ~ X - 1, tau = tau)
@@ -100,23 +93,9 @@ def _aidopt(X, y, tau, kind, B, seed, time_limit) -> dict:
 
 
 def _quantreg(X, y, tau, kind, B, seed, time_limit) -> dict:
-    if shutil.which("Rscript") is None:
-        return {"skipped": "Rscript not installed (apt-get install r-cran-quantreg)"}
-    with tempfile.TemporaryDirectory() as tmp:
-        xf, yf, rf = (os.path.join(tmp, f) for f in ("X.bin", "y.bin", "summary.R"))
-        np.ascontiguousarray(X, dtype="<f8").tofile(xf)
-        np.asarray(y, dtype="<f8").tofile(yf)
-        with open(rf, "w") as fh:
-            fh.write(R_SUMMARY)
-        try:
-            proc = subprocess.run(["Rscript", rf, xf, str(X.shape[0]), str(X.shape[1]), yf,
-                                   repr(float(tau)), kind, str(B), str(seed)],
-                                  capture_output=True, text=True, timeout=time_limit)
-        except subprocess.TimeoutExpired:
-            return {"skipped": f"time limit ({time_limit:g} s)"}
-    if proc.returncode != 0:
-        return {"skipped": f"quantreg failed: {proc.stderr.strip()[-200:]}"}
-    values = [float(v) for v in proc.stdout.split()]
+    values = run_r(R_SUMMARY, X, y, [repr(float(tau)), kind, B, seed], time_limit)
+    if isinstance(values, dict):
+        return values
     return {"seconds": values[0], "bandwidth": values[1], "std_error": values[2:]}
 
 

@@ -1,6 +1,6 @@
 """``se="nid"`` at the default ``tol`` against R quantreg's numbers (recorded below: R is not on
 CI), and the vertex finish of its refits (:func:`aidopt.numerics.rq.vertex`) against an
-independent simplex (SciPy's HiGHS)."""
+independent simplex (SciPy's HiGHS, on the rows repeated as often as their weights)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from aidopt.instances import lad_instance
 import aidopt
 from aidopt.numerics import rq
 from tests.quantile.test_fit import rho
+from tests.quantile.test_inference import lp_fit
 
 # R 4.2.2, quantreg 5.94, on lad_instance("B", n=4000, m=6, seed=0) (column 0 the intercept),
 # X and y written as binary doubles and read with readBin:
@@ -49,20 +50,6 @@ def test_nid_at_the_default_tol_equals_quantreg(tau):
     np.testing.assert_allclose(bofinger.std_error, r["nid_bofinger"], rtol=1e-6)
 
 
-def simplex_fit(X, y, s, tau):
-    """The weighted quantile LP by HiGHS's dual simplex (a vertex), an independent solver."""
-    import scipy.sparse as sp
-    from scipy.optimize import linprog
-
-    n, m = X.shape
-    c = np.concatenate([np.zeros(m), tau * s, (1 - tau) * s])
-    A = sp.hstack([sp.csr_matrix(X), sp.eye(n), -sp.eye(n)]).tocsr()
-    res = linprog(c, A_eq=A, b_eq=y, bounds=[(None, None)] * m + [(0, None)] * (2 * n),
-                  method="highs-ds")
-    assert res.status == 0
-    return res.x[:m]
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_vertex_from_a_perturbed_start_is_the_simplex_vertex(seed):
     rng = np.random.default_rng(seed)
@@ -70,7 +57,8 @@ def test_vertex_from_a_perturbed_start_is_the_simplex_vertex(seed):
     X = np.column_stack([np.ones(n), rng.normal(size=(n, 3))])
     y = X @ [1.0, 2.0, -1.0, 0.5] + (1 + np.abs(X[:, 1])) * rng.standard_t(3, size=n)
     s = rng.integers(0, 4, size=n).astype(float)  # weights, some zero
-    exact = simplex_fit(X, y, s, tau)
+    k = s.astype(int)  # integer weights: the LP of the rows repeated k times
+    exact = lp_fit(np.repeat(X, k, axis=0), np.repeat(y, k), tau)
     for scale in (1e-3, 0.3):  # near the optimum, and far: several pivots
         start = exact + scale * rng.normal(size=4)
         found = rq.vertex(X, y, s, tau, start)
