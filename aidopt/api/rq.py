@@ -137,8 +137,9 @@ class LADResult(AIDResult):
             :math:`\tau(1-\tau) H^{-1} X'X H^{-1}`, :math:`H = X'\hat F X`, the local densities
             from the fits at :math:`\tau \pm h` (two more certified fits, each started from this
             fit's partition and finished at the LP's vertex, as quantreg's "br" refits:
-            :func:`aidopt.numerics.rq.vertex`); ``"boot"``: the xy-pair bootstrap (``B`` certified refits with
-            multinomial sample weights, each started from this fit's partition); ``"rank"``:
+            :func:`aidopt.numerics.rq.vertex`); ``"boot"``: the xy-pair bootstrap (``B``
+            certified refits with multinomial sample weights, each started from this fit's
+            partition); ``"rank"``:
             no standard errors, the interval :math:`\{b : |T_j(b)| \le t_{n-p,1-\alpha/2}\}`
             of each coefficient, :math:`T_j(b)` the regression rankscore statistic of
             :math:`H_0: \beta_j = b` (Gutenbrunner, Jurečková, Koenker & Portnoy 1993, eq.

@@ -312,15 +312,13 @@ def _basis_state(X, y, s, tau: float, h):
 def _nearest_basis(X, distance, s, p: int):
     """p linearly independent rows of positive weight, taken in the order of ``distance`` (the
     nearest first; a row in the span of those taken is passed over), or None."""
-    import scipy.sparse as sp
-
     distance = distance.copy()
     distance[s <= 0] = np.inf
     count = min(int(np.count_nonzero(s > 0)), 8 * p + 64)
     near = np.argpartition(distance, count - 1)[:count] if count < distance.size else np.arange(
         distance.size)
     near = near[np.argsort(distance[near], kind="stable")][:count]
-    rows = X[near].toarray() if sp.issparse(X) else np.asarray(X[near], dtype=float)
+    rows = _rows(X, near)
     basis, taken = np.zeros((0, p)), []
     for k, row in enumerate(rows):  # Gram-Schmidt on the candidates, twice for stability
         rest = row - basis.T @ (basis @ row)
