@@ -63,7 +63,8 @@ def test_the_agreement_column():
     bound = 3 * bench.boot_sigma(200)
     text = bench.compare("boot", ours, {"std_error": [1.0 / (1 + 0.9 * bound),
                                                       2.0 / (1 + 1.1 * bound)]}, 200)
-    assert f"1 of 2 within |ratio - 1| <= {bound:.3f}" in text
+    assert text == (f"1 of 2 SE ratios within |ratio - 1| <= {bound:.3f}: "
+                    f"{1 + 0.9 * bound:.3f} {1 + 1.1 * bound:.3f}")
 
 
 def test_the_command_writes_the_table(monkeypatch, tmp_path, capsys):
@@ -84,7 +85,8 @@ def test_the_command_writes_the_table(monkeypatch, tmp_path, capsys):
     text = out.read_text()
     assert ("| hetero | 5000 | 4 | 0.25 | nid | 1.00 | 4.00 | 0.25 | 0.05, 0.05 | max rel. SE diff "
             "0.00e+00 (meets 1e-6) |") in text
-    assert "| hetero | 5000 | 4 | 0.25 | boot (B = 50) | 1.00 | 4.00 | 0.25 |  | SE ratio" in text
+    assert ("| hetero | 5000 | 4 | 0.25 | boot (B = 50) | 1.00 | 4.00 | 0.25 |  | 2 of 2 SE ratios "
+            "within") in text
     assert main(["bench", "inference", "--sets", "A"]) == 2
     assert main(["bench", "inference", "--quantile", "1.5"]) == 2
     assert main(["bench", "inference", "--replicates", "1"]) == 2
