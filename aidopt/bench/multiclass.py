@@ -174,7 +174,8 @@ def bench_multiclass(sets=SETS, sizes=(DEFAULT_COVERTYPE_ROWS,), methods=METHODS
     """Run every method on each set (covertype at each of ``sizes`` training rows), ``repeat``
     rounds with the methods alternating; print (and append to ``output``) a markdown table.
 
-    ``aidopt`` (``SVMClassifier()``) runs first in each round: Γ and ρ are against it.
+    ``aidopt`` (``SVMClassifier()``) runs first in each round, and has its row, whether
+    ``methods`` names it or not: Γ and ρ are against it.
     """
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods:
@@ -197,8 +198,7 @@ def bench_multiclass(sets=SETS, sizes=(DEFAULT_COVERTYPE_ROWS,), methods=METHODS
                 out = _run(name, n, method, seed, time_limit, C)
                 if method == "aidopt":
                     reference = out
-                if method in methods:
-                    lines.append(_row(out, reference, name, method))
+                lines.append(_row(out, reference, name, method))
                 print(f"  {name} {n or ''} {method}: " + (
                     out["skipped"] if "skipped" in out else
                     f"{out['seconds']:.2f} s, {status(out)}"), flush=True)
