@@ -136,8 +136,10 @@ class LADResult(AIDResult):
             the residuals near zero; ``"nid"``: Koenker's sandwich
             :math:`\tau(1-\tau) H^{-1} X'X H^{-1}`, :math:`H = X'\hat F X`, the local densities
             from the fits at :math:`\tau \pm h` (two more certified fits, each started from this
-            fit's partition); ``"boot"``: the xy-pair bootstrap (``B`` certified refits with
-            multinomial sample weights, each started from this fit's partition); ``"rank"``:
+            fit's partition and finished at the LP's vertex, as quantreg's "br" refits:
+            :func:`aidopt.numerics.rq.vertex`); ``"boot"``: the xy-pair bootstrap (``B``
+            certified refits with multinomial sample weights, each started from this fit's
+            partition); ``"rank"``:
             no standard errors, the interval :math:`\{b : |T_j(b)| \le t_{n-p,1-\alpha/2}\}`
             of each coefficient, :math:`T_j(b)` the regression rankscore statistic of
             :math:`H_0: \beta_j = b` (Gutenbrunner, Jurečková, Koenker & Portnoy 1993, eq.
@@ -223,15 +225,28 @@ class LADResult(AIDResult):
         tau, data = self.tau, self._data
         while tau - h < 0 or tau + h > 1:
             h /= 2
-        upper, lower = self._refit(tau + h), self._refit(tau - h)
-        difference = data.X @ (upper.solution["beta"] - lower.solution["beta"])
+        (upper, exact_upper), (lower, exact_lower) = (self._vertex_refit(level)
+                                                      for level in (tau + h, tau - h))
+        difference = data.X @ (upper - lower)
         density, crossing = rq.nid_density(difference, h)
         if crossing:
             warnings.warn(f"se={what!r}: the fitted quantiles at tau -/+ h cross on "
                           f"{crossing} row(s); their local density is taken as 0",
                           RuntimeWarning, stacklevel=user_stacklevel())
-        details.update(bandwidth=float(h), crossing=crossing)
+        details.update(bandwidth=float(h), crossing=crossing,
+                       vertices=int(exact_upper) + int(exact_lower))
         return density, h
+
+    def _vertex_refit(self, quantile: float) -> tuple[np.ndarray, bool]:
+        """The coefficients at level ``quantile`` as quantreg's refits (method "br") give them:
+        the optimal vertex (:func:`aidopt.numerics.rq.vertex`, proven by its dual) reached from
+        the certified refit by a few simplex pivots, ``(beta, True)``; when no vertex is proven
+        (linearly dependent rows nearest the hyperplane, or too many pivots), the certified
+        refit's coefficients, ``False``."""
+        data = self._data
+        beta = self._refit(quantile).solution["beta"]
+        found = rq.vertex(data.X, data.y, data.s, quantile, beta)
+        return (beta, False) if found is None else (found[0], True)
 
     def _rank_intervals(self, data, beta, alpha: float, bandwidth: str, scale: str,
                         details: dict):
@@ -365,7 +380,8 @@ class Inference:
         Residual degrees of freedom :math:`n - p`.
     alpha : float
     details : dict
-        ``bandwidth`` (h), ``sparsity`` and ``zeros`` (iid), ``crossing`` (nid), ``B`` (boot);
+        ``bandwidth`` (h), ``sparsity`` and ``zeros`` (iid), ``crossing`` and ``vertices`` (nid:
+        how many of the two refits at tau -/+ h ended at a proven vertex, 0-2), ``B`` (boot);
         ``scale``, ``cutoff`` (the critical value c) and ``solves`` (LPs) for rank.
     draws : ndarray (B, p) or None
         The bootstrap coefficients (boot).

@@ -147,12 +147,17 @@ def _worker_sklearn(X, y, time_limit):
             "termination": "done"}
 
 
-R_SCRIPT = r"""
+#: the start of an R script run by :func:`run_r`: quantreg, and X (n x m) and y read from the
+#: binary files of the arguments ``X-file n m y-file`` (the script's own arguments follow)
+R_READ = r"""
 suppressMessages(library(quantreg))
 args <- commandArgs(trailingOnly = TRUE)
 n <- as.integer(args[2]); m <- as.integer(args[3])
 X <- matrix(readBin(args[1], "double", n * m), nrow = n, ncol = m, byrow = TRUE)
 y <- readBin(args[4], "double", n)
+"""
+
+R_SCRIPT = R_READ + r"""
 t <- system.time(fit <- rq.fit(X, y, tau = 0.5, method = args[5]))[["elapsed"]]
 cat(sprintf("%.6f\n", t)); cat(sprintf("%.17g\n", coef(fit)))
 """
@@ -237,22 +242,33 @@ def instance(instance_set: str, n: int, m: int, seed: int):
     return X, X @ rng.normal(size=m) + rng.laplace(size=n)
 
 
-def _worker_quantreg(X, y, time_limit, method="fn"):
+def run_r(script: str, X, y, extra, time_limit: float):
+    """Run the R ``script`` on dense X and y (written as binary doubles; its arguments are
+    ``X-file n m y-file *extra``) and return the numbers it prints, or ``{"skipped": why}``."""
     if shutil.which("Rscript") is None:
         return {"skipped": "Rscript not installed (apt-get install r-cran-quantreg)"}
     with tempfile.TemporaryDirectory() as tmp:
-        xf, yf, rf = (os.path.join(tmp, f) for f in ("X.bin", "y.bin", "fit.R"))
+        xf, yf, rf = (os.path.join(tmp, f) for f in ("X.bin", "y.bin", "script.R"))
         np.ascontiguousarray(X, dtype="<f8").tofile(xf)
         np.asarray(y, dtype="<f8").tofile(yf)
         with open(rf, "w") as fh:
-            fh.write(R_SCRIPT)
-        proc = subprocess.run(
-            ["Rscript", rf, xf, str(X.shape[0]), str(X.shape[1]), yf, method],
-            capture_output=True, text=True, timeout=time_limit,
-        )
+            fh.write(script)
+        try:
+            proc = subprocess.run(
+                ["Rscript", rf, xf, str(X.shape[0]), str(X.shape[1]), yf, *map(str, extra)],
+                capture_output=True, text=True, timeout=time_limit,
+            )
+        except subprocess.TimeoutExpired:
+            return {"skipped": f"time limit ({time_limit:g} s)"}
     if proc.returncode != 0:
         return {"skipped": f"quantreg failed: {proc.stderr.strip()[-200:]}"}
-    values = [float(v) for v in proc.stdout.split()]
+    return [float(v) for v in proc.stdout.split()]
+
+
+def _worker_quantreg(X, y, time_limit, method="fn"):
+    values = run_r(R_SCRIPT, X, y, [method], time_limit)
+    if isinstance(values, dict):
+        return values
     return {"seconds": values[0], "objective": _objective(X, y, values[1:]), "termination": "done"}
 
 
@@ -288,12 +304,13 @@ def _run(method, n, m, instance_set, seed, time_limit, module="aidopt.bench.lad"
                      str(time_limit), *map(str, extra)], time_limit)
 
 
-def run_json(cmd: list[str], time_limit: float) -> dict:
-    """Run a benchmark worker's command in a fresh process and read its last (JSON) line."""
+def run_json(cmd: list[str], time_limit: float, grace: float = 600.0) -> dict:
+    """Run a benchmark worker's command in a fresh process and read its last (JSON) line; the
+    process is stopped after ``time_limit + grace`` seconds."""
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=time_limit + 600)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=time_limit + grace)
     except subprocess.TimeoutExpired:
-        return {"skipped": f"no answer within {time_limit + 600:.0f} s"}
+        return {"skipped": f"no answer within {time_limit + grace:.0f} s"}
     if proc.returncode != 0:
         return {"skipped": f"failed: {proc.stderr.strip().splitlines()[-1:]}"}
     return json.loads(proc.stdout.strip().splitlines()[-1])

