@@ -37,6 +37,7 @@ import time
 import numpy as np
 
 from aidopt.api import _front
+from aidopt.api._fixed_open import FixedOpen, check_fixed_open
 from aidopt.api._params import Family, Param
 from aidopt.data.coverage import CoverageTimeLimit, aggregate_rows, coverage_sets, drop_dominated
 from aidopt.data.facility import FacilityData, _coords, _vector, as_facility_data, cost_matrix
@@ -224,6 +225,10 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
     if capacity is not None and config.aid:
         raise ValueError("capacitated facility location is solved directly: pass aid=False "
                          "(AID's lift does not handle capacities, docs/facility.md)")
+    original, forced = data, None
+    if fixed_open is not None:  # an exact reduction every method solves (docs/facility.md)
+        forced = FixedOpen(data, fixed_open)
+        data = forced.reduced
     mip_gap = min(1e-7, config.tol / 10.0) if opts.mip_gap is None else opts.mip_gap
     # every option is checked, also those the chosen method does not use: each plug-in's
     # constructor checks its own
@@ -263,10 +268,12 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
             break
         data = restored
         result = _front.run_problem(problem, data, _less_time(config, start))
-    result.solution["kind"] = data.kind
+    if forced is not None:
+        result = forced.lift(result, config.tol)
+    result.solution["kind"] = original.kind
     if customer_xy is not None or site_xy is not None:
-        result.solution["customer_xy"] = data.customer_xy
-        result.solution["site_xy"] = data.site_xy
+        result.solution["customer_xy"] = original.customer_xy
+        result.solution["site_xy"] = original.site_xy
     return result
 
 
@@ -289,9 +296,6 @@ def _model_kind(model, p, fixed_costs, radius, fixed_open):
         if p is None:
             raise ValueError(f"model={model!r} needs p, the number of sites to open")
         return model
-    if fixed_open is not None:
-        raise ValueError("fixed_open is offered by the covering models (model='mclp' or "
-                         "'lscp') and by model='p-center' and 'p-dispersion'")
     if model == "p-median" and p is None:
         raise ValueError("model='p-median' needs p")
     if model == "ufl" and fixed_costs is None:
@@ -306,20 +310,6 @@ def _check_radius(radius) -> float:
     if not (math.isfinite(radius) and radius > 0):
         raise ValueError(f"radius must be a positive finite number, got {radius!r}")
     return radius
-
-
-def _check_fixed_open(fixed_open, n_sites: int) -> np.ndarray:
-    if fixed_open is None:
-        return np.zeros(0, dtype=np.int64)
-    arr = np.asarray(fixed_open)
-    if arr.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    if arr.ndim != 1 or arr.dtype == bool or arr.dtype.kind not in "iu":
-        raise ValueError(f"fixed_open must be a list of site indices (integers), got {fixed_open!r}")
-    bad = arr[(arr < 0) | (arr >= n_sites)]
-    if bad.size:
-        raise ValueError(f"fixed_open: site index {int(bad[0])} is not in 0..{n_sites - 1}")
-    return np.unique(arr.astype(np.int64))
 
 
 def _check_p(p, s: int, open0, least: int = 1) -> int:
@@ -407,7 +397,7 @@ def _solve_levels(kind, costs, *, p, fixed_costs, demand, capacity, customer_xy,
             raise ValueError("model='p-dispersion' spreads the sites apart and takes no demand")
         dist = _site_distances(costs, site_xy)
         s = int(dist.shape[0])
-        open0 = _check_fixed_open(fixed_open, s)
+        open0 = check_fixed_open(fixed_open, s)
         p = _check_p(p, s, open0, least=2)
         sxy = _coords(site_xy, "site_xy", s)
         result = level_search(PDispersionTest(dist, p, open0, mip_gap), config)
@@ -423,7 +413,7 @@ def _solve_levels(kind, costs, *, p, fixed_costs, demand, capacity, customer_xy,
         costs = EuclideanCosts(customer_xy, site_xy)
     arr = cost_matrix(costs)
     n, s = (int(v) for v in arr.shape)
-    open0 = _check_fixed_open(fixed_open, s)
+    open0 = check_fixed_open(fixed_open, s)
     p = _check_p(p, s, open0)
     weight = np.ones(n) if demand is None else _vector(demand, "demand", n)
     if weight.sum() <= 0:
@@ -501,7 +491,7 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
     _refuse_aid_options(kind, opts, "solves one MIP after an exact aggregation")
     arr = cost_matrix(costs)
     n, s = (int(v) for v in arr.shape)
-    open0 = _check_fixed_open(fixed_open, s)
+    open0 = check_fixed_open(fixed_open, s)
     if kind == "mclp":
         if p is None:
             raise ValueError("model='mclp' needs p, the number of sites to open")
