@@ -41,6 +41,7 @@ from aidopt.api._fixed_open import FixedOpen, check_fixed_open
 from aidopt.api._params import Family, Param
 from aidopt.data.coverage import CoverageTimeLimit, aggregate_rows, coverage_sets, drop_dominated
 from aidopt.data.facility import FacilityData, _coords, _vector, as_facility_data, cost_matrix
+from aidopt.data.geo import geo_inputs
 from aidopt.decomposition.plugins.covering import CoveringData, CoveringProblem
 from aidopt.decomposition.plugins.facility import FacilityProblem, bounded
 from aidopt.decomposition.plugins.facility_benders import FacilityBendersProblem
@@ -201,14 +202,15 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
     >>> res.certified, len(res.solution["open"])
     (True, 4)
     """
+    customer_xy, site_xy, demand, fixed_costs, capacity = geo_inputs(  # GeoDataFrames: points
+        costs, customer_xy, site_xy, demand, fixed_costs, capacity)
     kind = _model_kind(model, p, fixed_costs, radius, fixed_open)
     if kind in LEVEL_MODELS:
         return _solve_levels(kind, costs, p=p, fixed_costs=fixed_costs, demand=demand,
                              capacity=capacity, customer_xy=customer_xy, site_xy=site_xy,
                              fixed_open=fixed_open, opts=opts, options=options)
     if costs is None:
-        raise ValueError("costs is required (an n_customers x n_sites matrix or a cost oracle); "
-                         "only model='p-center' and 'p-dispersion' take coordinates instead")
+        costs = _coordinate_costs(kind, customer_xy, site_xy)
     if kind in COVERING:
         return _solve_covering(kind, costs, p=p, fixed_costs=fixed_costs, demand=demand,
                                capacity=capacity, customer_xy=customer_xy, site_xy=site_xy,
@@ -301,6 +303,20 @@ def _model_kind(model, p, fixed_costs, radius, fixed_open):
     if model == "ufl" and fixed_costs is None:
         raise ValueError("model='ufl' needs fixed_costs")
     return model
+
+
+def _coordinate_costs(kind, customer_xy, site_xy):
+    """``costs=None``: the Euclidean distances between ``customer_xy`` and ``site_xy`` (a
+    covering model reads them from the coordinates' oracle, the p-median and UFL as a matrix,
+    which every method takes)."""
+    from aidopt.data.facility import EuclideanCosts, euclidean_costs
+
+    if customer_xy is None or site_xy is None:
+        raise ValueError("costs is required (an n_customers x n_sites matrix or a cost oracle), "
+                         "or both customer_xy and site_xy (Euclidean distances)")
+    if kind in COVERING:
+        return EuclideanCosts(customer_xy, site_xy)
+    return euclidean_costs(customer_xy, site_xy)
 
 
 def _check_radius(radius) -> float:
