@@ -39,6 +39,7 @@ import numpy as np
 from aidopt.api import _front
 from aidopt.api._fixed_open import FixedOpen, check_fixed_open
 from aidopt.api._params import Family, Param
+from aidopt.api.facility_plot import plot_facility
 from aidopt.data.coverage import CoverageTimeLimit, aggregate_rows, coverage_sets, drop_dominated
 from aidopt.data.facility import FacilityData, _coords, _vector, as_facility_data, cost_matrix
 from aidopt.data.geo import geo_inputs
@@ -563,7 +564,16 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
     if cxy is not None or sxy is not None:
         result.solution["customer_xy"] = cxy
         result.solution["site_xy"] = sxy
+        _coverage_for_map(result.solution, coverage, radius)
     return result
+
+
+def _coverage_for_map(solution, coverage, radius) -> None:
+    """What the map of a covering answer draws: the ``radius`` and which points the open sites
+    cover (on the costs)."""
+    solution["coverage_radius"] = radius
+    if coverage is not None and "open" in solution:
+        solution["covered_points"] = coverage.covered(np.asarray(solution["open"], dtype=np.int64))
 
 
 def _less_time(config, start):
@@ -597,63 +607,3 @@ def _restored(data, solution):
         fixed = np.where(opened, np.minimum(data.raw_fixed, RAISE * fixed), fixed)
     return FacilityData(costs, data.demand, fixed, data.p, data.capacity, data.customer_xy,
                         data.site_xy, data.name, raw_costs=data.raw_costs, raw_fixed=data.raw_fixed)
-
-
-# --------------------------------------------------------------------------- map plot
-def plot_facility(result_or_solution, customer_xy=None, site_xy=None, path=None, *, title=None,
-                  max_lines: int = 20_000):
-    """Map of a facility-location solution: customers (dots), candidate sites (small crosses),
-    open sites (large markers) and each customer's assignment (a line to its site).
-
-    Parameters
-    ----------
-    result_or_solution : AIDResult or dict
-        A result of :func:`solve_facility_location` (its ``solution`` holds the coordinates when
-        they were given) or a solution dict with ``open`` and ``assign``.
-    customer_xy, site_xy : array-like, optional
-        Coordinates, when the solution does not carry them.
-    path : str, optional
-        Write a PNG there.
-    max_lines : int
-        Draw at most this many assignment lines (a seeded sample beyond).
-    """
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.collections import LineCollection
-    except ImportError as exc:  # pragma: no cover - depends on the extra
-        raise ImportError("plotting needs matplotlib: pip install 'aidopt[plot]'") from exc
-    sol = getattr(result_or_solution, "solution", result_or_solution)
-    cxy = customer_xy if customer_xy is not None else sol.get("customer_xy")
-    sxy = site_xy if site_xy is not None else sol.get("site_xy")
-    if cxy is None or sxy is None:
-        raise ValueError("the map needs customer and site coordinates (customer_xy, site_xy)")
-    cxy, sxy = np.asarray(cxy, dtype=float), np.asarray(sxy, dtype=float)
-    open_sites = np.asarray(sol["open"], dtype=np.int64)
-    assign = np.asarray(sol["assign"], dtype=np.int64)
-    fig, ax = plt.subplots(figsize=(7, 7))
-    idx = np.arange(cxy.shape[0])
-    if idx.size > max_lines:
-        idx = np.sort(np.random.default_rng(0).choice(idx, max_lines, replace=False))
-    segments = np.stack([cxy[idx, :2], sxy[assign[idx], :2]], axis=1)
-    colours = plt.get_cmap("tab20")(np.searchsorted(open_sites, assign[idx]) % 20)
-    ax.add_collection(LineCollection(segments, colors=colours, linewidths=0.4, alpha=0.6))
-    ax.scatter(sxy[:, 0], sxy[:, 1], marker="+", s=12, c="0.6", label="candidate sites", zorder=2)
-    ax.scatter(cxy[:, 0], cxy[:, 1], s=4, c="0.2", label="customers", zorder=3)
-    ax.scatter(sxy[open_sites, 0], sxy[open_sites, 1], marker="s", s=60, c="red",
-               edgecolors="black", label=f"open sites ({open_sites.size})", zorder=4)
-    ax.set_aspect("equal", adjustable="datalim")
-    ax.legend(loc="upper right", fontsize=8)
-    if title is None and hasattr(result_or_solution, "objective"):
-        r = result_or_solution
-        title = (f"{sol.get('kind', 'facility')}: cost {r.objective:.10g}, gap {r.gap:.1e}, "
-                 f"{r.termination.value}")
-    if title:
-        ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-    return fig

@@ -20,10 +20,11 @@ or ``--model lscp --radius R`` (location set covering, ``--fixed-costs`` optiona
 ``--model p-center --p P`` (the least largest distance to the nearest open site, ``--demand``
 the weights) or ``--model p-dispersion --p P`` (the p sites farthest apart: with ``--coords``,
 ``--tsplib`` or ``--sites`` the sites' distances, with ``--costs`` a site x site matrix), with
-``--fixed-open 0,4,7`` for sites forced open.
+``--fixed-open 0,4,7`` for sites forced open (every model).
 Output: the summary, ``--assignments CSV`` (customer, site, cost), ``--map PNG`` (coordinate
-data), ``--output JSON``, ``--plot PNG`` (convergence). Exit codes as for every command: 0
-certified, 1 not certified, 2 error, 130 interrupted.
+data, every model: :func:`aidopt.api.facility_plot.plot_facility`), ``--output JSON``,
+``--plot PNG`` (convergence). Exit codes as for every command: 0 certified, 1 not certified,
+2 error, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -176,8 +177,8 @@ def add_arguments(p) -> None:
     prob.add_argument("--radius", type=float, default=None,
                       help="mclp / lscp: a point is covered by a site at cost at most RADIUS")
     prob.add_argument("--fixed-open", default=None, metavar="J,J,...",
-                      help="mclp / lscp / p-center / p-dispersion: comma-separated site "
-                           "indices forced open")
+                      help="comma-separated site indices forced open (every model; at most "
+                           "--p of them)")
     from aidopt.api.facility import FACILITY
 
     FACILITY.add_arguments(p)
@@ -185,7 +186,9 @@ def add_arguments(p) -> None:
     res.add_argument("--assignments", default=None, metavar="CSV",
                      help="write customer,site,cost per customer")
     res.add_argument("--map", default=None, metavar="PNG",
-                     help="map of sites and assignments (coordinate data)")
+                     help="map of the answer (coordinate data; every model): assignments, "
+                          "covered points and coverage circles, the p-center's reach, the "
+                          "p-dispersion's sites")
     _common_solve_args(p)
     p.set_defaults(func=cmd_facility)
     return p
@@ -205,9 +208,6 @@ def cmd_facility(args) -> int:
         covering["radius"] = args.radius
     if args.fixed_open is not None:
         covering["fixed_open"] = _site_list(args.fixed_open)
-    if args.model in ("mclp", "lscp", "p-dispersion") and args.map:
-        raise ValueError("--map draws assignments: the covering models (mclp, lscp) and the "
-                         "p-dispersion have none")
     if args.model == "p-dispersion" and args.customers:
         prob["costs"], prob["customer_xy"] = None, None  # the sites' own distances
     result = solve_facility_location(
