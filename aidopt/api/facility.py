@@ -144,8 +144,10 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
         ``tsplib_costs``); or :class:`~aidopt.data.facility.EuclideanCosts` (coordinates) or
         :class:`~aidopt.data.facility.GraphCosts` (shortest paths on a graph): the costs are
         computed when needed, never held as a matrix; ``solver="benders"``, the covering
-        models and the p-center only. ``model="p-center"`` also takes ``costs=None`` with
-        ``customer_xy`` and ``site_xy`` (Euclidean distances, computed in blocks).
+        models and the p-center only. ``costs=None`` with ``customer_xy`` and ``site_xy``:
+        their Euclidean distances (in the units of a GeoDataFrame's CRS): a matrix for the
+        p-median and UFL, computed in blocks from the coordinates for the covering models and
+        the p-center.
         ``model="p-dispersion"``: the site x site distances (square, symmetric, zero
         diagonal, finite, non-negative), or an ``EuclideanCosts`` (its sites' distances), or
         ``None`` with ``site_xy``.
@@ -155,14 +157,18 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
     fixed_costs : array-like (n_sites,), optional
         Opening costs (uncapacitated facility location). ``p`` and ``fixed_costs`` together: a
         p-median with opening costs.
-    demand : array-like (n_customers,), optional
-        Non-negative demand weights (default 1).
+    demand : array-like (n_customers,) or str, optional
+        Non-negative demand weights (default 1); a string names a column of the
+        ``customer_xy`` GeoDataFrame (as does a string ``fixed_costs`` or ``capacity`` of the
+        ``site_xy`` one).
     capacity : array-like (n_sites,), optional
         Capacities: capacitated facility location, solved directly only (``aid=False``); a
         customer's demand may then be split (``solution["shares"]``).
-    customer_xy, site_xy : array-like (., 2), optional
-        Coordinates: the initial clustering and the split use ``site_xy``; :func:`plot_facility`
-        draws both.
+    customer_xy, site_xy : array-like (., 2), GeoDataFrame or GeoSeries of points, optional
+        Coordinates: the initial clustering and the split use ``site_xy``; the map
+        (``result.plot(kind="map")``, :func:`plot_facility`) draws both. GeoDataFrames
+        (``pip install 'aidopt[geo]'``, :mod:`aidopt.data.geo`) must both be in one projected
+        CRS and hold points only.
     model : {None, "p-median", "ufl", "mclp", "lscp", "p-center", "p-dispersion"}
         The problem (None: the p-median when ``p`` is given, else UFL, as before). ``"mclp"``
         takes ``p``, ``radius`` and optionally ``demand`` (the points' weights) and
@@ -175,8 +181,11 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
         Covering models only: point i is covered by site j when ``costs[i, j] <= radius``
         (positive and finite).
     fixed_open : array-like of int, optional
-        Covering, p-center and p-dispersion models only: sites that are open whatever the
-        solution (at most ``p`` for MCLP, the p-center and the p-dispersion).
+        Distinct site indices open whatever the solution (at most ``p`` when there is a ``p``),
+        every model. The p-median and UFL solve an exact reduction with every method
+        (:mod:`aidopt.api._fixed_open`; with ``p`` the cost matrix is needed, not an oracle;
+        not with ``capacity``), ``solution["fixed_open"]`` lists them and the certificate
+        checks them open on the original data.
 
     Returns
     -------
