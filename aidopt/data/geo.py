@@ -23,13 +23,15 @@ GEO_HINT = "pip install 'aidopt[geo]' (geopandas)"
 
 def is_geo(obj) -> bool:
     """Whether ``obj`` looks like geographic data (a geopandas object, anything with
-    ``__geo_interface__``, or a frame with a ``geometry`` column) rather than coordinates."""
+    ``__geo_interface__``, or a pandas frame with a ``geometry`` column) rather than
+    coordinates."""
     if obj is None or isinstance(obj, np.ndarray | list | tuple):
         return False
     if type(obj).__module__.split(".")[0] == "geopandas" or hasattr(obj, "__geo_interface__"):
         return True
-    columns = getattr(obj, "columns", None)
-    return columns is not None and "geometry" in list(columns)
+    if type(obj).__module__.split(".")[0] != "pandas":  # e.g. a cost oracle's .columns()
+        return False
+    return "geometry" in list(getattr(obj, "columns", ()))
 
 
 def _geopandas(name: str):

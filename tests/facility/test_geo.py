@@ -167,3 +167,14 @@ def test_without_geopandas(monkeypatch):
     res = solve_facility_location(customer_xy=CXY, site_xy=SXY, p=2, log=False)
     ref = solve_facility_location(euclidean_costs(CXY, SXY), p=2, log=False)
     assert res.certified and res.objective == pytest.approx(ref.objective)
+
+
+def test_what_looks_geographic():
+    import pandas as pd
+
+    from aidopt.data.facility import EuclideanCosts
+    from aidopt.data.geo import is_geo
+
+    assert not is_geo(CXY) and not is_geo(EuclideanCosts(CXY, SXY)) and not is_geo(None)
+    assert not is_geo(pd.DataFrame(CXY, columns=["x", "y"]))
+    assert is_geo(pd.DataFrame({"geometry": [None, None]}))
