@@ -10,7 +10,8 @@ With forced sites :math:`F`, opening costs :math:`f` and :math:`d_i = \min_{k \i
 equals :math:`\sum_{j \in F} f_j` plus the unconstrained problem on the reduced data
 
 * opening cost :math:`f'_j = 0` for :math:`j \in F` (:math:`f_j` elsewhere);
-* with a ``p``: costs :math:`c'_{ij} = \min(c_{ij}, d_i)` and at most :math:`p' = p - |F|`
+* with a ``p``: costs :math:`c'_{ij} = \min(c_{ij}, d_i)` (:class:`CappedCosts` for a cost
+  oracle) and at most :math:`p' = p - |F|`
   further sites. For every :math:`S'` with :math:`|S'| \le p'`,
   :math:`\min_{j \in S'} c'_{ij} = \min_{j \in S' \cup F} c_{ij}`, so the cost of
   :math:`S'` in the reduced problem is the cost of :math:`S' \cup F` in the constrained one,
@@ -36,7 +37,7 @@ import numpy as np
 from aidopt.data.facility import FacilityData
 from aidopt.results import Termination
 
-__all__ = ["FixedOpen", "check_fixed_open"]
+__all__ = ["CappedCosts", "FixedOpen", "check_fixed_open"]
 
 
 def check_fixed_open(fixed_open, n_sites: int) -> np.ndarray:
@@ -64,6 +65,46 @@ def check_fixed_open(fixed_open, n_sites: int) -> np.ndarray:
     return sites
 
 
+class CappedCosts:
+    r"""A cost oracle (:class:`~aidopt.data.facility.EuclideanCosts`,
+    :class:`~aidopt.data.facility.GraphCosts`) with customer i's costs capped at ``cap[i]``:
+    :math:`\min(c_{ij}, \mathrm{cap}_i)`, read through the oracle's own methods (capping keeps
+    each customer's order of sites, so its nearest sites stay the nearest)."""
+
+    def __init__(self, costs, cap):
+        self.costs, self.cap = costs, np.asarray(cap, dtype=float)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.costs.shape
+
+    @property
+    def integral(self) -> bool:
+        return self.costs.integral  # every cap is one of the costs
+
+    def rows(self, customers) -> np.ndarray:
+        customers = np.asarray(customers, dtype=np.int64)
+        return np.minimum(self.costs.rows(customers), self.cap[customers, None])
+
+    def columns(self, sites) -> np.ndarray:
+        return np.minimum(self.costs.columns(sites), self.cap[:, None])
+
+    def pairs(self, customers, sites) -> np.ndarray:
+        customers = np.asarray(customers, dtype=np.int64)
+        return np.minimum(self.costs.pairs(customers, sites), self.cap[customers])
+
+    def row_extremes(self) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi = self.costs.row_extremes()
+        return np.minimum(lo, self.cap), np.minimum(hi, self.cap)
+
+    def nearest(self, customers, k: int) -> tuple[np.ndarray, np.ndarray]:
+        order, costs = self.costs.nearest(customers, k)
+        return order, np.minimum(costs, self.cap[np.asarray(customers, dtype=np.int64), None])
+
+    def with_sites(self, sites) -> CappedCosts:
+        return CappedCosts(self.costs.with_sites(sites), self.cap)
+
+
 class FixedOpen:
     """The p-median / UFL ``data`` with the sites ``fixed_open`` forced open, as the reduced
     problem of the module docstring (:attr:`reduced`), and the way back (:meth:`lift`).
@@ -78,8 +119,7 @@ class FixedOpen:
     Raises
     ------
     ValueError
-        Bad ``fixed_open``, more forced sites than ``p``, capacities, or a ``p`` with costs
-        given by an oracle (the capped costs need the matrix).
+        Bad ``fixed_open``, more forced sites than ``p``, or capacities.
     """
 
     def __init__(self, data: FacilityData, fixed_open):
@@ -101,18 +141,16 @@ class FixedOpen:
         self.site_map: np.ndarray | None = None
         costs, p, site_xy = data.costs, data.p, data.site_xy
         if p is not None:
-            if not data.dense:
-                raise ValueError("fixed_open with p needs the cost matrix (the forced sites cap "
-                                 "every customer's costs): pass costs as an array (e.g. "
-                                 "euclidean_costs(customer_xy, site_xy)), or use it with UFL")
-            near = data.costs[:, forced].min(axis=1)
-            costs = np.minimum(data.costs, near[:, None])
+            near = data.cost_columns(forced).min(axis=1)
             p = p - forced.size
             if p == 0:  # the forced sites are the answer: their columns, one site to open
-                self.site_map = forced
-                costs, p = np.ascontiguousarray(costs[:, forced]), 1
+                self.site_map, p = forced, 1
+                costs = (data.costs[:, forced] if data.dense
+                         else data.costs.with_sites(forced))
                 fixed = None if fixed is None else fixed[forced]
                 site_xy = None if site_xy is None else site_xy[forced]
+            costs = (np.minimum(costs, near[:, None]) if data.dense
+                     else CappedCosts(costs, near))
         self.reduced = FacilityData(costs, data.demand, fixed, p, None, data.customer_xy,
                                     site_xy, data.name)
 

@@ -183,9 +183,8 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
     fixed_open : array-like of int, optional
         Distinct site indices open whatever the solution (at most ``p`` when there is a ``p``),
         every model. The p-median and UFL solve an exact reduction with every method
-        (:mod:`aidopt.api._fixed_open`; with ``p`` the cost matrix is needed, not an oracle;
-        not with ``capacity``), ``solution["fixed_open"]`` lists them and the certificate
-        checks them open on the original data.
+        (:mod:`aidopt.api._fixed_open`; not with ``capacity``), ``solution["fixed_open"]``
+        lists them and the certificate checks them open on the original data.
 
     Returns
     -------

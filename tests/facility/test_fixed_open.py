@@ -115,6 +115,32 @@ def test_ufl_with_a_cost_oracle():
     check(res, dense, np.ones(40), fixed, None, [0, 5])
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_p_median_with_a_cost_oracle(seed):
+    """With a p the forced sites cap the costs: an oracle is read through CappedCosts by the
+    default branch-and-Benders-cut (also when p equals the number of forced sites)."""
+    rng = np.random.default_rng(seed)
+    cxy, sxy = rng.random((30, 2)), rng.random((9, 2))
+    w = rng.integers(1, 4, size=30).astype(float)
+    fixed = rng.uniform(0.2, 1.0, size=9) if seed % 2 else None
+    p = 2 + seed % 3
+    forced = sorted(rng.choice(9, size=p if seed == 4 else 1 + seed % 2, replace=False).tolist())
+    res = solve_facility_location(EuclideanCosts(cxy, sxy), p=p, fixed_costs=fixed, demand=w,
+                                  fixed_open=forced, log=False)
+    check(res, euclidean_costs(cxy, sxy), w, fixed, p, forced)
+
+
+def test_p_median_with_a_graph_oracle():
+    nx = pytest.importorskip("networkx")
+    from aidopt.data.facility import GraphCosts, graph_costs
+
+    g = nx.grid_2d_graph(4, 5)
+    for k, (u, v) in enumerate(g.edges):
+        g.edges[u, v]["weight"] = 1.0 + (k * 7) % 5
+    res = solve_facility_location(GraphCosts(g), p=3, fixed_open=[0, 19], log=False)
+    check(res, graph_costs(g), np.ones(20), None, 3, [0, 19])
+
+
 def test_history_and_solution_are_in_the_original_terms():
     costs, w, fixed, p, forced = instance(1, "ufl")
     res = solve_facility_location(costs, fixed_costs=fixed, demand=w, fixed_open=forced,
@@ -154,12 +180,6 @@ C0 = np.array([[1.0, 2.0, 3.0], [2.0, 1.0, 4.0], [5.0, 3.0, 1.0], [2.0, 2.0, 9.0
 def test_bad_fixed_open_refused_before_any_solve(no_solve, kwargs, message):
     with pytest.raises(ValueError, match=message):
         solve_facility_location(C0, log=False, **kwargs)
-
-
-def test_p_median_with_an_oracle_is_refused(no_solve):
-    xy = np.random.default_rng(0).random((6, 2))
-    with pytest.raises(ValueError, match="fixed_open with p needs the cost matrix"):
-        solve_facility_location(EuclideanCosts(xy), p=2, fixed_open=[0], log=False)
 
 
 def test_covering_refuses_duplicates_too(no_solve):
