@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 
 import numpy as np
 
@@ -40,14 +41,18 @@ from aidopt.results import Termination
 __all__ = ["CappedCosts", "FixedOpen", "check_fixed_open"]
 
 
-def check_fixed_open(fixed_open, n_sites: int) -> np.ndarray:
+def check_fixed_open(fixed_open, n_sites: int, *, repeats: str = "refuse") -> np.ndarray:
     """``fixed_open`` as a sorted int64 array of distinct site indices in ``0..n_sites - 1``
     (empty for ``None`` or ``[]``).
+
+    ``repeats="warn"``: a site given twice is dropped with a ``FutureWarning`` (the covering
+    models, the p-center and the p-dispersion accepted repeats before; refused from 0.3.0).
 
     Raises
     ------
     ValueError
-        Not a 1-d list of integers, an index out of range, or a site given twice.
+        Not a 1-d list of integers, an index out of range, or (``repeats="refuse"``) a site
+        given twice.
     """
     if fixed_open is None:
         return np.zeros(0, dtype=np.int64)
@@ -61,7 +66,11 @@ def check_fixed_open(fixed_open, n_sites: int) -> np.ndarray:
         raise ValueError(f"fixed_open: site index {int(bad[0])} is not in 0..{n_sites - 1}")
     sites, counts = np.unique(arr.astype(np.int64), return_counts=True)
     if (counts > 1).any():
-        raise ValueError(f"fixed_open: site {int(sites[counts > 1][0])} is given more than once")
+        message = f"fixed_open: site {int(sites[counts > 1][0])} is given more than once"
+        if repeats != "warn":
+            raise ValueError(message)
+        warnings.warn(f"{message}; a repeated site is dropped for now and refused from aidopt "
+                      "0.3.0: list each site once", FutureWarning, stacklevel=5)
     return sites
 
 

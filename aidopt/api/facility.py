@@ -422,7 +422,7 @@ def _solve_levels(kind, costs, *, p, fixed_costs, demand, capacity, customer_xy,
             raise ValueError("model='p-dispersion' spreads the sites apart and takes no demand")
         dist = _site_distances(costs, site_xy)
         s = int(dist.shape[0])
-        open0 = check_fixed_open(fixed_open, s)
+        open0 = check_fixed_open(fixed_open, s, repeats="warn")
         p = _check_p(p, s, open0, least=2)
         sxy = _coords(site_xy, "site_xy", s)
         result = level_search(PDispersionTest(dist, p, open0, mip_gap), config)
@@ -438,7 +438,7 @@ def _solve_levels(kind, costs, *, p, fixed_costs, demand, capacity, customer_xy,
         costs = EuclideanCosts(customer_xy, site_xy)
     arr = cost_matrix(costs)
     n, s = (int(v) for v in arr.shape)
-    open0 = check_fixed_open(fixed_open, s)
+    open0 = check_fixed_open(fixed_open, s, repeats="warn")
     p = _check_p(p, s, open0)
     weight = np.ones(n) if demand is None else _vector(demand, "demand", n)
     if weight.sum() <= 0:
@@ -516,7 +516,7 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
     _refuse_aid_options(kind, opts, "solves one MIP after an exact aggregation")
     arr = cost_matrix(costs)
     n, s = (int(v) for v in arr.shape)
-    open0 = check_fixed_open(fixed_open, s)
+    open0 = check_fixed_open(fixed_open, s, repeats="warn")
     if kind == "mclp":
         if p is None:
             raise ValueError("model='mclp' needs p, the number of sites to open")

@@ -182,9 +182,16 @@ def test_bad_fixed_open_refused_before_any_solve(no_solve, kwargs, message):
         solve_facility_location(C0, log=False, **kwargs)
 
 
-def test_covering_refuses_duplicates_too(no_solve):
-    with pytest.raises(ValueError, match="given more than once"):
-        solve_facility_location(C0, model="mclp", p=2, radius=2.0, fixed_open=[1, 1], log=False)
+@pytest.mark.parametrize("kwargs", [dict(model="mclp", p=2, radius=2.0),
+                                    dict(model="lscp", radius=9.0),
+                                    dict(model="p-center", p=2)])
+def test_other_models_warn_of_repeats(kwargs):
+    """The published models accepted a repeated site: dropped, with a FutureWarning."""
+    with pytest.warns(FutureWarning, match="site 1 is given more than once") as caught:
+        res = solve_facility_location(C0, fixed_open=[1, 1], log=False, **kwargs)
+    assert caught[0].filename == __file__  # points at the caller
+    ref = solve_facility_location(C0, fixed_open=[1], log=False, **kwargs)
+    assert res.objective == ref.objective and 1 in res.solution["open"]
 
 
 # --------------------------------------------------------------------------- CLI
