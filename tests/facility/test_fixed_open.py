@@ -9,7 +9,6 @@ import itertools
 import numpy as np
 import pytest
 
-from aidopt.api import _front
 from aidopt.api.facility import solve_facility_location
 from aidopt.data.facility import EuclideanCosts, euclidean_costs
 
@@ -152,15 +151,6 @@ def test_history_and_solution_are_in_the_original_terms():
 
 
 # --------------------------------------------------------------------------- bad input
-@pytest.fixture
-def no_solve(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("a solve was started")
-
-    monkeypatch.setattr(_front, "solve", refuse)
-    monkeypatch.setattr(_front, "solve_direct", refuse)
-
-
 C0 = np.array([[1.0, 2.0, 3.0], [2.0, 1.0, 4.0], [5.0, 3.0, 1.0], [2.0, 2.0, 9.0]])
 
 

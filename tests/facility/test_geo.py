@@ -8,7 +8,6 @@ import sys
 import numpy as np
 import pytest
 
-from aidopt.api import _front
 from aidopt.api.facility import solve_facility_location
 from aidopt.data.facility import euclidean_costs
 
@@ -72,15 +71,6 @@ def test_capacity_column():
     ref = solve_facility_location(euclidean_costs(CXY, SXY), fixed_costs=FIX, capacity=np.full(
         7, 60.0), demand=POP, aid=False, log=False)
     assert res.objective == pytest.approx(ref.objective, rel=1e-9)
-
-
-@pytest.fixture
-def no_solve(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("a solve was started")
-
-    monkeypatch.setattr(_front, "solve", refuse)
-    monkeypatch.setattr(_front, "solve_direct", refuse)
 
 
 def test_geographic_crs_refused(no_solve):
