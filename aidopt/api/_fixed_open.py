@@ -137,7 +137,7 @@ class FixedOpen:
                              "location): force a site open by giving it a zero opening cost")
         forced = check_fixed_open(fixed_open, data.n_sites)
         if forced.size == 0:
-            raise ValueError("fixed_open is empty: pass None, or the site indices to force open")
+            raise ValueError("fixed_open is empty: nothing to force open (pass None)")
         if data.p is not None and forced.size > data.p:
             raise ValueError(f"fixed_open forces {forced.size} sites open, more than p = {data.p}")
         self.original, self.forced = data, forced

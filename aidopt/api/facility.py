@@ -237,7 +237,7 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
         raise ValueError("capacitated facility location is solved directly: pass aid=False "
                          "(AID's lift does not handle capacities, docs/facility.md)")
     original, forced = data, None
-    if fixed_open is not None:  # an exact reduction every method solves (docs/facility.md)
+    if fixed_open is not None and np.size(fixed_open):  # an exact reduction (docs/facility.md)
         forced = FixedOpen(data, fixed_open)
         data = forced.reduced
     mip_gap = min(1e-7, config.tol / 10.0) if opts.mip_gap is None else opts.mip_gap

@@ -140,6 +140,14 @@ def test_p_median_with_a_graph_oracle():
     check(res, graph_costs(g), np.ones(20), None, 3, [0, 19])
 
 
+def test_an_empty_list_forces_nothing():
+    costs, w, fixed, p, _ = instance(2, "p-median+f")
+    res = solve_facility_location(costs, p=p, fixed_costs=fixed, demand=w, fixed_open=[],
+                                  log=False)
+    assert res.certified and "fixed_open" not in res.solution
+    assert res.objective == pytest.approx(brute_forced(costs, w, fixed, p, []))
+
+
 def test_history_and_solution_are_in_the_original_terms():
     costs, w, fixed, p, forced = instance(1, "ufl")
     res = solve_facility_location(costs, fixed_costs=fixed, demand=w, fixed_open=forced,
@@ -163,7 +171,6 @@ C0 = np.array([[1.0, 2.0, 3.0], [2.0, 1.0, 4.0], [5.0, 3.0, 1.0], [2.0, 2.0, 9.0
     (dict(p=2, fixed_open=[0.5]), "fixed_open must be a list of site indices"),
     (dict(p=2, fixed_open=[True]), "fixed_open must be a list of site indices"),
     (dict(p=2, fixed_open=[[0, 1]]), "fixed_open must be a list of site indices"),
-    (dict(p=2, fixed_open=[]), "fixed_open is empty"),
     (dict(fixed_costs=[1, 1, 1], capacity=[9, 9, 9], fixed_open=[0], aid=False),
      "not offered with capacity"),
 ])
