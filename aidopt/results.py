@@ -277,8 +277,19 @@ class AIDResult(RunResult):
             "message": self.message,
         }
 
-    def plot(self, path=None):
-        """Convergence plot: F_t and E_best (log scale), relative gap and r_t against t."""
+    def plot(self, path=None, kind: str = "convergence", **kwargs):
+        """Convergence plot: F_t and E_best (log scale), relative gap and r_t against t; or,
+        with ``kind="map"``, the map of a facility-location answer
+        (:func:`aidopt.api.facility_plot.plot_facility`, which takes ``kwargs``). Returns the
+        figure; ``path`` saves it (and closes it)."""
+        if kind == "map":
+            from aidopt.api.facility_plot import plot_facility
+
+            return plot_facility(self, path=path, **kwargs)
+        if kind != "convergence":
+            raise ValueError(f"kind must be 'convergence' or 'map', got {kind!r}")
+        if kwargs:
+            raise TypeError(f"the convergence plot takes no {', '.join(sorted(kwargs))}")
         plt = pyplot()
         frame = self.history_frame()
         fig, axes = plt.subplots(1, 3, figsize=(12, 3.5))

@@ -39,9 +39,12 @@ import time
 import numpy as np
 
 from aidopt.api import _front
+from aidopt.api._fixed_open import FixedOpen, check_fixed_open
 from aidopt.api._params import Family, Param
+from aidopt.api.facility_plot import plot_facility
 from aidopt.data.coverage import CoverageTimeLimit, aggregate_rows, coverage_sets, drop_dominated
 from aidopt.data.facility import FacilityData, _coords, _vector, as_facility_data, cost_matrix
+from aidopt.data.geo import geo_inputs
 from aidopt.decomposition.plugins.covering import CoveringData, CoveringProblem
 from aidopt.decomposition.plugins.facility import FacilityProblem, bounded
 from aidopt.decomposition.plugins.facility_benders import FacilityBendersProblem
@@ -147,8 +150,10 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
         ``tsplib_costs``); or :class:`~aidopt.data.facility.EuclideanCosts` (coordinates) or
         :class:`~aidopt.data.facility.GraphCosts` (shortest paths on a graph): the costs are
         computed when needed, never held as a matrix; ``solver="benders"``, the covering
-        models and the p-center only. ``model="p-center"`` also takes ``costs=None`` with
-        ``customer_xy`` and ``site_xy`` (Euclidean distances, computed in blocks).
+        models and the p-center only. ``costs=None`` with ``customer_xy`` and ``site_xy``:
+        their Euclidean distances (in the units of a GeoDataFrame's CRS): a matrix for the
+        p-median and UFL, computed in blocks from the coordinates for the covering models and
+        the p-center.
         ``model="p-dispersion"``: the site x site distances (square, symmetric, zero
         diagonal, finite, non-negative), or an ``EuclideanCosts`` (its sites' distances), or
         ``None`` with ``site_xy``.
@@ -158,16 +163,20 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
     fixed_costs : array-like (n_sites,), optional
         Opening costs (uncapacitated facility location). ``p`` and ``fixed_costs`` together: a
         p-median with opening costs.
-    demand : array-like (n_customers,), optional
-        Non-negative demand weights (default 1).
+    demand : array-like (n_customers,) or str, optional
+        Non-negative demand weights (default 1); a string names a column of the
+        ``customer_xy`` GeoDataFrame (as does a string ``fixed_costs`` or ``capacity`` of the
+        ``site_xy`` one).
     capacity : array-like (n_sites,), optional
         Capacities: capacitated facility location, solved directly only (``aid=False``); a
         customer's demand may then be split (``solution["shares"]``). With
         ``model="lscp"``: the capacitated LSCP (``demand`` the quantities, default 1;
         ``solution["shares"]`` a sparse n_customers x n_sites matrix of the shares served).
-    customer_xy, site_xy : array-like (., 2), optional
-        Coordinates: the initial clustering and the split use ``site_xy``; :func:`plot_facility`
-        draws both.
+    customer_xy, site_xy : array-like (., 2), GeoDataFrame or GeoSeries of points, optional
+        Coordinates: the initial clustering and the split use ``site_xy``; the map
+        (``result.plot(kind="map")``, :func:`plot_facility`) draws both. GeoDataFrames
+        (``pip install 'aidopt[geo]'``, :mod:`aidopt.data.geo`) must both be in one projected
+        CRS and hold points only.
     model : {None, "p-median", "ufl", "mclp", "lscp", "lscp-b", "p-center", "p-dispersion"}
         The problem (None: the p-median when ``p`` is given, else UFL, as before). ``"mclp"``
         takes ``p``, ``radius`` and optionally ``demand`` (the points' weights) and
@@ -181,8 +190,10 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
         Covering models only: point i is covered by site j when ``costs[i, j] <= radius``
         (positive and finite).
     fixed_open : array-like of int, optional
-        Covering, p-center and p-dispersion models only: sites that are open whatever the
-        solution (at most ``p`` for MCLP, the p-center and the p-dispersion).
+        Distinct site indices open whatever the solution (at most ``p`` when there is a ``p``),
+        every model. The p-median and UFL solve an exact reduction with every method
+        (:mod:`aidopt.api._fixed_open`; not with ``capacity``), ``solution["fixed_open"]``
+        lists them and the certificate checks them open on the original data.
 
     Returns
     -------
@@ -211,14 +222,15 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
     >>> res.certified, len(res.solution["open"])
     (True, 4)
     """
+    customer_xy, site_xy, demand, fixed_costs, capacity = geo_inputs(  # GeoDataFrames: points
+        costs, customer_xy, site_xy, demand, fixed_costs, capacity)
     kind = _model_kind(model, p, fixed_costs, radius, fixed_open)
     if kind in LEVEL_MODELS:
         return _solve_levels(kind, costs, p=p, fixed_costs=fixed_costs, demand=demand,
                              capacity=capacity, customer_xy=customer_xy, site_xy=site_xy,
                              fixed_open=fixed_open, opts=opts, options=options)
     if costs is None:
-        raise ValueError("costs is required (an n_customers x n_sites matrix or a cost oracle); "
-                         "only model='p-center' and 'p-dispersion' take coordinates instead")
+        costs = _coordinate_costs(kind, customer_xy, site_xy)
     if kind in COVERING:
         return _solve_covering(kind, costs, p=p, fixed_costs=fixed_costs, demand=demand,
                                capacity=capacity, customer_xy=customer_xy, site_xy=site_xy,
@@ -235,6 +247,10 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
     if capacity is not None and config.aid:
         raise ValueError("capacitated facility location is solved directly: pass aid=False "
                          "(AID's lift does not handle capacities, docs/facility.md)")
+    original, forced = data, None
+    if fixed_open is not None and np.size(fixed_open):  # an exact reduction (docs/facility.md)
+        forced = FixedOpen(data, fixed_open)
+        data = forced.reduced
     mip_gap = min(1e-7, config.tol / 10.0) if opts.mip_gap is None else opts.mip_gap
     # every option is checked, also those the chosen method does not use: each plug-in's
     # constructor checks its own
@@ -274,10 +290,12 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
             break
         data = restored
         result = _front.run_problem(problem, data, _less_time(config, start))
-    result.solution["kind"] = data.kind
+    if forced is not None:
+        result = forced.lift(result, config.tol)
+    result.solution["kind"] = original.kind
     if customer_xy is not None or site_xy is not None:
-        result.solution["customer_xy"] = data.customer_xy
-        result.solution["site_xy"] = data.site_xy
+        result.solution["customer_xy"] = original.customer_xy
+        result.solution["site_xy"] = original.site_xy
     return result
 
 
@@ -300,14 +318,25 @@ def _model_kind(model, p, fixed_costs, radius, fixed_open):
         if p is None:
             raise ValueError(f"model={model!r} needs p, the number of sites to open")
         return model
-    if fixed_open is not None:
-        raise ValueError("fixed_open is offered by the covering models (model='mclp' or "
-                         "'lscp') and by model='p-center' and 'p-dispersion'")
     if model == "p-median" and p is None:
         raise ValueError("model='p-median' needs p")
     if model == "ufl" and fixed_costs is None:
         raise ValueError("model='ufl' needs fixed_costs")
     return model
+
+
+def _coordinate_costs(kind, customer_xy, site_xy):
+    """``costs=None``: the Euclidean distances between ``customer_xy`` and ``site_xy`` (a
+    covering model reads them from the coordinates' oracle, the p-median and UFL as a matrix,
+    which every method takes)."""
+    from aidopt.data.facility import EuclideanCosts, euclidean_costs
+
+    if customer_xy is None or site_xy is None:
+        raise ValueError("costs is required (an n_customers x n_sites matrix or a cost oracle), "
+                         "or both customer_xy and site_xy (Euclidean distances)")
+    if kind in COVERING:
+        return EuclideanCosts(customer_xy, site_xy)
+    return euclidean_costs(customer_xy, site_xy)
 
 
 def _check_radius(radius) -> float:
@@ -317,20 +346,6 @@ def _check_radius(radius) -> float:
     if not (math.isfinite(radius) and radius > 0):
         raise ValueError(f"radius must be a positive finite number, got {radius!r}")
     return radius
-
-
-def _check_fixed_open(fixed_open, n_sites: int) -> np.ndarray:
-    if fixed_open is None:
-        return np.zeros(0, dtype=np.int64)
-    arr = np.asarray(fixed_open)
-    if arr.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    if arr.ndim != 1 or arr.dtype == bool or arr.dtype.kind not in "iu":
-        raise ValueError(f"fixed_open must be a list of site indices (integers), got {fixed_open!r}")
-    bad = arr[(arr < 0) | (arr >= n_sites)]
-    if bad.size:
-        raise ValueError(f"fixed_open: site index {int(bad[0])} is not in 0..{n_sites - 1}")
-    return np.unique(arr.astype(np.int64))
 
 
 def _check_p(p, s: int, open0, least: int = 1) -> int:
@@ -418,7 +433,7 @@ def _solve_levels(kind, costs, *, p, fixed_costs, demand, capacity, customer_xy,
             raise ValueError("model='p-dispersion' spreads the sites apart and takes no demand")
         dist = _site_distances(costs, site_xy)
         s = int(dist.shape[0])
-        open0 = _check_fixed_open(fixed_open, s)
+        open0 = check_fixed_open(fixed_open, s, repeats="warn")
         p = _check_p(p, s, open0, least=2)
         sxy = _coords(site_xy, "site_xy", s)
         result = level_search(PDispersionTest(dist, p, open0, mip_gap), config)
@@ -434,7 +449,7 @@ def _solve_levels(kind, costs, *, p, fixed_costs, demand, capacity, customer_xy,
         costs = EuclideanCosts(customer_xy, site_xy)
     arr = cost_matrix(costs)
     n, s = (int(v) for v in arr.shape)
-    open0 = _check_fixed_open(fixed_open, s)
+    open0 = check_fixed_open(fixed_open, s, repeats="warn")
     p = _check_p(p, s, open0)
     weight = np.ones(n) if demand is None else _vector(demand, "demand", n)
     if weight.sum() <= 0:
@@ -512,7 +527,7 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
     _refuse_aid_options(kind, opts, "solves one MIP after an exact aggregation")
     arr = cost_matrix(costs)
     n, s = (int(v) for v in arr.shape)
-    open0 = _check_fixed_open(fixed_open, s)
+    open0 = check_fixed_open(fixed_open, s, repeats="warn")
     if kind == "lscp-b" or capacity is not None:  # the LSCP variants: aidopt/api/_lscp.py
         from aidopt.api._lscp import solve_lscp_variant
 
@@ -581,7 +596,16 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
     if cxy is not None or sxy is not None:
         result.solution["customer_xy"] = cxy
         result.solution["site_xy"] = sxy
+        _coverage_for_map(result.solution, coverage, radius)
     return result
+
+
+def _coverage_for_map(solution, coverage, radius) -> None:
+    """What the map of a covering answer draws: the ``radius`` and which points the open sites
+    cover (on the costs)."""
+    solution["coverage_radius"] = radius
+    if coverage is not None and "open" in solution:
+        solution["covered_points"] = coverage.covered(np.asarray(solution["open"], dtype=np.int64))
 
 
 def _less_time(config, start):
@@ -615,63 +639,3 @@ def _restored(data, solution):
         fixed = np.where(opened, np.minimum(data.raw_fixed, RAISE * fixed), fixed)
     return FacilityData(costs, data.demand, fixed, data.p, data.capacity, data.customer_xy,
                         data.site_xy, data.name, raw_costs=data.raw_costs, raw_fixed=data.raw_fixed)
-
-
-# --------------------------------------------------------------------------- map plot
-def plot_facility(result_or_solution, customer_xy=None, site_xy=None, path=None, *, title=None,
-                  max_lines: int = 20_000):
-    """Map of a facility-location solution: customers (dots), candidate sites (small crosses),
-    open sites (large markers) and each customer's assignment (a line to its site).
-
-    Parameters
-    ----------
-    result_or_solution : AIDResult or dict
-        A result of :func:`solve_facility_location` (its ``solution`` holds the coordinates when
-        they were given) or a solution dict with ``open`` and ``assign``.
-    customer_xy, site_xy : array-like, optional
-        Coordinates, when the solution does not carry them.
-    path : str, optional
-        Write a PNG there.
-    max_lines : int
-        Draw at most this many assignment lines (a seeded sample beyond).
-    """
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.collections import LineCollection
-    except ImportError as exc:  # pragma: no cover - depends on the extra
-        raise ImportError("plotting needs matplotlib: pip install 'aidopt[plot]'") from exc
-    sol = getattr(result_or_solution, "solution", result_or_solution)
-    cxy = customer_xy if customer_xy is not None else sol.get("customer_xy")
-    sxy = site_xy if site_xy is not None else sol.get("site_xy")
-    if cxy is None or sxy is None:
-        raise ValueError("the map needs customer and site coordinates (customer_xy, site_xy)")
-    cxy, sxy = np.asarray(cxy, dtype=float), np.asarray(sxy, dtype=float)
-    open_sites = np.asarray(sol["open"], dtype=np.int64)
-    assign = np.asarray(sol["assign"], dtype=np.int64)
-    fig, ax = plt.subplots(figsize=(7, 7))
-    idx = np.arange(cxy.shape[0])
-    if idx.size > max_lines:
-        idx = np.sort(np.random.default_rng(0).choice(idx, max_lines, replace=False))
-    segments = np.stack([cxy[idx, :2], sxy[assign[idx], :2]], axis=1)
-    colours = plt.get_cmap("tab20")(np.searchsorted(open_sites, assign[idx]) % 20)
-    ax.add_collection(LineCollection(segments, colors=colours, linewidths=0.4, alpha=0.6))
-    ax.scatter(sxy[:, 0], sxy[:, 1], marker="+", s=12, c="0.6", label="candidate sites", zorder=2)
-    ax.scatter(cxy[:, 0], cxy[:, 1], s=4, c="0.2", label="customers", zorder=3)
-    ax.scatter(sxy[open_sites, 0], sxy[open_sites, 1], marker="s", s=60, c="red",
-               edgecolors="black", label=f"open sites ({open_sites.size})", zorder=4)
-    ax.set_aspect("equal", adjustable="datalim")
-    ax.legend(loc="upper right", fontsize=8)
-    if title is None and hasattr(result_or_solution, "objective"):
-        r = result_or_solution
-        title = (f"{sol.get('kind', 'facility')}: cost {r.objective:.10g}, gap {r.gap:.1e}, "
-                 f"{r.termination.value}")
-    if title:
-        ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-    return fig

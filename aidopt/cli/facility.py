@@ -20,10 +20,11 @@ or ``--model lscp --radius R`` (location set covering, ``--fixed-costs`` optiona
 ``--model p-center --p P`` (the least largest distance to the nearest open site, ``--demand``
 the weights) or ``--model p-dispersion --p P`` (the p sites farthest apart: with ``--coords``,
 ``--tsplib`` or ``--sites`` the sites' distances, with ``--costs`` a site x site matrix), with
-``--fixed-open 0,4,7`` for sites forced open.
+``--fixed-open 0,4,7`` for sites forced open (every model).
 Output: the summary, ``--assignments CSV`` (customer, site, cost), ``--map PNG`` (coordinate
-data), ``--output JSON``, ``--plot PNG`` (convergence). Exit codes as for every command: 0
-certified, 1 not certified, 2 error, 130 interrupted.
+data, every model: :func:`aidopt.api.facility_plot.plot_facility`), ``--output JSON``,
+``--plot PNG`` (convergence). Exit codes as for every command: 0 certified, 1 not certified,
+2 error, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -183,8 +184,8 @@ def add_arguments(p) -> None:
                       help="site capacities: a number (every site) or a CSV file (one per site); "
                            "--model lscp: the capacitated LSCP")
     prob.add_argument("--fixed-open", default=None, metavar="J,J,...",
-                      help="mclp / lscp / p-center / p-dispersion: comma-separated site "
-                           "indices forced open")
+                      help="comma-separated site indices forced open (every model; at most "
+                           "--p of them)")
     from aidopt.api.facility import FACILITY
 
     FACILITY.add_arguments(p)
@@ -192,7 +193,9 @@ def add_arguments(p) -> None:
     res.add_argument("--assignments", default=None, metavar="CSV",
                      help="write customer,site,cost per customer")
     res.add_argument("--map", default=None, metavar="PNG",
-                     help="map of sites and assignments (coordinate data)")
+                     help="map of the answer (coordinate data; every model): assignments, "
+                          "covered points and coverage circles, the p-center's reach, the "
+                          "p-dispersion's sites")
     _common_solve_args(p)
     p.set_defaults(func=cmd_facility)
     return p
@@ -214,9 +217,6 @@ def cmd_facility(args) -> int:
         covering["fixed_open"] = _site_list(args.fixed_open)
     if args.capacity is not None:
         covering["capacity"] = _capacity(args.capacity, prob["costs"].shape[1], args.header)
-    if args.model in ("mclp", "lscp", "lscp-b", "p-dispersion") and args.map:
-        raise ValueError("--map draws assignments: the covering models (mclp, lscp) and the "
-                         "p-dispersion have none")
     if args.model == "p-dispersion" and args.customers:
         prob["costs"], prob["customer_xy"] = None, None  # the sites' own distances
     result = solve_facility_location(

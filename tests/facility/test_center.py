@@ -332,7 +332,8 @@ def test_cli_p_center_and_p_dispersion(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"smallest distance between chosen sites: {brute_dispersion(C[:4, :4], 2):.10g}" in out
     assert main(["facility", "--coords", str(path), "--model", "p-dispersion", "--p", "2",
-                 "--map", str(tmp_path / "m.png"), "--quiet"]) == 2
+                 "--map", str(tmp_path / "m.png"), "--quiet"]) == 0
+    assert (tmp_path / "m.png").read_bytes()[:4] == b"\x89PNG"
     assert main(["facility", "--coords", str(path), "--model", "p-center", "--quiet"]) == 2
 
 

@@ -229,7 +229,7 @@ C0 = np.array([[1.0, 2.0, 3.0], [2.0, 1.0, 4.0], [5.0, 3.0, 1.0], [2.0, 2.0, 9.0
     (dict(model="lscp"), "needs a coverage radius"),
     (dict(p=1, radius=2.0), "radius is the coverage radius of the covering models"),
     (dict(p=1, model="p-median", radius=2.0), "radius is the coverage radius"),
-    (dict(p=1, fixed_open=[0]), "fixed_open is offered by the covering models"),
+    (dict(p=1, fixed_open=[0, 1]), "more than p = 1"),
     (dict(p=1, model="pmedian"), "model must be one of"),
     (dict(model="ufl", p=1), "model='ufl' needs fixed_costs"),
     (dict(model="p-median", fixed_costs=[1, 1, 1]), "model='p-median' needs p"),
