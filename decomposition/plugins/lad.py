@@ -417,12 +417,15 @@ def spread_ratio(data, residual, spread) -> np.ndarray:
 
 
 def _sample_least_squares(data, size: int, rng) -> np.ndarray:
-    """Weighted least squares on a random sample of ``size`` rows (at least 5m)."""
+    """Weighted least squares on a random sample of ``size`` rows (at least 5m), by LAPACK's
+    QR-based ``gelsy`` (rank-revealing; a third of the SVD's ``gelsd`` time)."""
+    from scipy import linalg
+
     idx = sample_rows(data.n, max(size, 5 * data.m), rng)
     X = data.X[idx]
     X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
     root = np.sqrt(data.s[idx])
-    return np.linalg.lstsq(X * root[:, None], data.y[idx] * root, rcond=None)[0]
+    return linalg.lstsq(X * root[:, None], data.y[idx] * root, lapack_driver="gelsy")[0]
 
 
 def gap_floor(data, quantile: float | None = None) -> float:
