@@ -4,7 +4,9 @@ quantiles (the same LP with Koenker's check function :math:`\rho_\tau` as the lo
 * **Aggregate**: cluster centroids :math:`\bar x_k, \bar y_k` (sample-weighted means) and weights
   :math:`W_k = \sum_{i \in C_k} s_i` (= |C_k| for unit sample weights).
 * **Initial partition**: LAD on a random sample gives :math:`\beta^0`; one k-means iteration on
-  :math:`(y_i - x_i\beta^0, y_i)` groups the rows (paper section 3.1).
+  :math:`(y_i - x_i\beta^0, y_i)` groups the rows (paper section 3.1). Or (``start="band"``,
+  a sequence of quantile levels' default) Portnoy & Koenker's band: the rows near the fit
+  alone, the rows above and below it in two clusters (:meth:`LADProblem.band_partition`).
 * **Split**: a cluster whose residuals :math:`r_i = y_i - x_i\beta^t` take both signs is split into
   :math:`\{r_i > \epsilon\}` and :math:`\{r_i \le \epsilon\}`; when no cluster is mixed,
   :math:`F_t = E_t` and :math:`\beta^t` is optimal (the paper's Proposition 3).
@@ -51,8 +53,8 @@ SIGN_TOL = 1e-9
 #: the initial partitions of :class:`LADProblem` (``start=``)
 STARTS = ("kmeans", "band")
 #: a band start's random sample, times :math:`((m+1) n)^{2/3}` rows (quantreg pfn's sample size
-#: times this factor: half pfn's rows halved the cold start's fit and its band still held the
-#: optimum's sign changes on set B, 2e5 x 50)
+#: times this factor: with half pfn's rows the cold start's fit is cheaper, and its band still
+#: held the optimum's sign changes on set B, 2e5 x 50: one AID iteration)
 SAMPLE_FACTOR = 0.5
 #: a cold band start's band, times the sample's rows (quantreg pfn's ``Mm.factor``)
 BAND_COLD = 0.8
