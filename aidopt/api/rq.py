@@ -347,7 +347,8 @@ def fit_sequence(data, quantiles, config: RunConfig, form: str = "auto",
         warm = results[-1] if results and results[-1].solution.get("beta") is not None else None
         with run_logging(config.log) as log:
             log.info("regression quantile %d of %d: tau = %g%s", i + 1, len(quantiles), tau,
-                     "" if warm is None else f", started from the fit at tau = {warm.quantile:g}")
+                     "" if warm is None else f", started from {'a band around ' if start == 'band' else ''}"
+                     f"the fit at tau = {warm.quantile:g}")
         previous = None  # the level before the neighbour, for the band start's spread
         if start == "band" and warm is not None and len(results) >= 2:
             previous = results[-2].solution.get("beta")
