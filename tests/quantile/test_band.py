@@ -132,3 +132,15 @@ def test_bad_starts_are_refused():
     problem = LADProblem(start="band", start_beta=np.zeros(4), start_previous=np.zeros(3))
     with pytest.raises(ValueError, match="start_previous has shape"):
         problem.initial_partition(d, 10, np.random.default_rng(0), None)
+
+
+def test_the_dask_engine_starts_a_sequence_from_the_band(tmp_path):
+    pytest.importorskip("dask")
+    X, y, _ = data("plain", seed=25, n=1200)
+    path = tmp_path / "X.npy"
+    np.save(path, X)
+    levels = [0.25, 0.5, 0.75]
+    streamed = aidopt.solve_lad(str(path), y, engine="dask", quantile=levels, tol=1e-9, log=False)
+    for tau, fit in zip(levels, streamed, strict=True):
+        assert fit.certified and fit.history[0].n_clusters < 600
+        assert fit.objective == pytest.approx(reference(X, y, np.ones(1200), tau), rel=1e-8)
