@@ -147,12 +147,16 @@ def _worker_sklearn(X, y, time_limit):
             "termination": "done"}
 
 
-R_SCRIPT = r"""
+#: the start of an R script run by :func:`run_r`: quantreg, and X and y read from their files
+R_READ = r"""
 suppressMessages(library(quantreg))
 args <- commandArgs(trailingOnly = TRUE)
 n <- as.integer(args[2]); m <- as.integer(args[3])
 X <- matrix(readBin(args[1], "double", n * m), nrow = n, ncol = m, byrow = TRUE)
 y <- readBin(args[4], "double", n)
+"""
+
+R_SCRIPT = R_READ + r"""
 t <- system.time(fit <- rq.fit(X, y, tau = 0.5, method = args[5]))[["elapsed"]]
 cat(sprintf("%.6f\n", t)); cat(sprintf("%.17g\n", coef(fit)))
 """
@@ -237,19 +241,25 @@ def instance(instance_set: str, n: int, m: int, seed: int):
     return X, X @ rng.normal(size=m) + rng.laplace(size=n)
 
 
-def _worker_quantreg(X, y, time_limit, method="fn"):
-    if shutil.which("Rscript") is None:
-        return {"skipped": "Rscript not installed (apt-get install r-cran-quantreg)"}
+def run_r(script: str, X, y, args, time_limit: float) -> subprocess.CompletedProcess:
+    """``Rscript script X.bin n m y.bin *args`` on dense ``X`` and ``y`` written as
+    little-endian doubles (X by rows) to a temporary directory."""
     with tempfile.TemporaryDirectory() as tmp:
         xf, yf, rf = (os.path.join(tmp, f) for f in ("X.bin", "y.bin", "fit.R"))
         np.ascontiguousarray(X, dtype="<f8").tofile(xf)
         np.asarray(y, dtype="<f8").tofile(yf)
         with open(rf, "w") as fh:
-            fh.write(R_SCRIPT)
-        proc = subprocess.run(
-            ["Rscript", rf, xf, str(X.shape[0]), str(X.shape[1]), yf, method],
+            fh.write(script)
+        return subprocess.run(
+            ["Rscript", rf, xf, str(X.shape[0]), str(X.shape[1]), yf, *args],
             capture_output=True, text=True, timeout=time_limit,
         )
+
+
+def _worker_quantreg(X, y, time_limit, method="fn"):
+    if shutil.which("Rscript") is None:
+        return {"skipped": "Rscript not installed (apt-get install r-cran-quantreg)"}
+    proc = run_r(R_SCRIPT, X, y, [method], time_limit)
     if proc.returncode != 0:
         return {"skipped": f"quantreg failed: {proc.stderr.strip()[-200:]}"}
     values = [float(v) for v in proc.stdout.split()]

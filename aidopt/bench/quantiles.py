@@ -33,16 +33,13 @@ CPU and wall ratios against quantreg's reference: per level the faster of ``fn``
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
 
-from aidopt.bench.lad import emit_table, environment, run_json
+from aidopt.bench.lad import R_READ, emit_table, environment, run_json, run_r
 
 #: the levels of the issue's target
 DEFAULT_LEVELS = (0.1, 0.25, 0.5, 0.75, 0.9)
@@ -126,12 +123,8 @@ def _worker_single(X, y, levels, time_limit) -> dict:
     return {"levels": out}
 
 
-R_SCRIPT = r"""
-suppressMessages(library(quantreg))
-args <- commandArgs(trailingOnly = TRUE)
-n <- as.integer(args[2]); m <- as.integer(args[3])
-X <- matrix(readBin(args[1], "double", n * m), nrow = n, ncol = m, byrow = TRUE)
-y <- readBin(args[4], "double", n)
+#: one ``rq.fit`` per level, each timed (elapsed, user + system CPU) and its coefficients
+R_SCRIPT = R_READ + r"""
 taus <- as.numeric(strsplit(args[6], ",")[[1]])
 for (tau in taus) {
   t <- system.time(fit <- rq.fit(X, y, tau = tau, method = args[5]))
@@ -147,17 +140,7 @@ def _worker_quantreg(X, y, levels, time_limit, method) -> dict:
         return {"skipped": "Rscript not installed (apt-get install r-cran-quantreg)"}
     if method == "br" and X.shape[0] > BR_MAX_ROWS:
         return {"skipped": f"br (simplex) only up to n = {BR_MAX_ROWS}"}
-    with tempfile.TemporaryDirectory() as tmp:
-        xf, yf, rf = (os.path.join(tmp, f) for f in ("X.bin", "y.bin", "fit.R"))
-        np.ascontiguousarray(X, dtype="<f8").tofile(xf)
-        np.asarray(y, dtype="<f8").tofile(yf)
-        with open(rf, "w") as fh:
-            fh.write(R_SCRIPT)
-        proc = subprocess.run(
-            ["Rscript", rf, xf, str(X.shape[0]), str(X.shape[1]), yf, method,
-             ",".join(repr(float(t)) for t in levels)],
-            capture_output=True, text=True, timeout=time_limit,
-        )
+    proc = run_r(R_SCRIPT, X, y, [method, ",".join(repr(float(t)) for t in levels)], time_limit)
     if proc.returncode != 0:
         return {"skipped": f"quantreg {method} failed: {proc.stderr.strip()[-200:]}"}
     out = []
