@@ -210,6 +210,17 @@ class IterationRecord:
     (``""``: not recorded)."""
 
 
+#: the plots of :meth:`AIDResult.plot` besides the convergence plot, by ``kind``: registered by
+#: the layers above that draw them (:func:`register_plot`; ``"map"``:
+#: :func:`aidopt.api.facility_plot.plot_facility`), so this foundation imports none of them
+PLOTS: dict = {}
+
+
+def register_plot(kind: str, draw) -> None:
+    """Make ``result.plot(kind=kind, path=..., **kwargs)`` call ``draw(result, path=..., **kwargs)``."""
+    PLOTS[kind] = draw
+
+
 @dataclass
 class AIDResult(RunResult):
     """What ``solve_*`` returns (the attributes are described in README.md and docs/design.md).
@@ -282,12 +293,13 @@ class AIDResult(RunResult):
         with ``kind="map"``, the map of a facility-location answer
         (:func:`aidopt.api.facility_plot.plot_facility`, which takes ``kwargs``). Returns the
         figure; ``path`` saves it (and closes it)."""
-        if kind == "map":
-            from aidopt.api.facility_plot import plot_facility
-
-            return plot_facility(self, path=path, **kwargs)
+        if kind in PLOTS:
+            return PLOTS[kind](self, path=path, **kwargs)
         if kind != "convergence":
-            raise ValueError(f"kind must be 'convergence' or 'map', got {kind!r}")
+            raise ValueError(f"kind must be {' or '.join(repr(k) for k in ['convergence', *PLOTS])}, "
+                             f"got {kind!r}"
+                             + ("; kind='map' draws facility-location answers (import "
+                                "aidopt.api.facility)" if kind == "map" else ""))
         if kwargs:
             raise TypeError(f"the convergence plot takes no {', '.join(sorted(kwargs))}")
         plt = pyplot()

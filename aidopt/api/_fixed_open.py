@@ -35,7 +35,7 @@ import warnings
 
 import numpy as np
 
-from aidopt.data.facility import FacilityData
+from aidopt.data.facility import FacilityData, nearest_sites
 from aidopt.results import Termination
 
 __all__ = ["CappedCosts", "FixedOpen", "check_fixed_open"]
@@ -169,7 +169,6 @@ class FixedOpen:
         open site, ``objective`` priced on the original data, ``lower_bound`` the reduced
         problem's plus the forced sites' opening costs, and the certificate checked again (forced
         sites open, at most ``p`` sites, gap within ``tol``)."""
-        from aidopt.api.facility import _nearest_sites
         from aidopt.decomposition.plugins.facility import FacilityProblem
 
         data, forced, shift = self.original, self.forced, self.constant
@@ -183,7 +182,7 @@ class FixedOpen:
         if self.site_map is not None:
             opened = self.site_map[opened]
         open_ = np.union1d(opened, forced)
-        assign = _nearest_sites(data.costs, open_)
+        assign = nearest_sites(data.costs, open_)
         objective = data.objective(open_, assign)
         cert = result.certificate
         bound = result.lower_bound if cert is None else cert.dual_objective

@@ -43,7 +43,7 @@ from aidopt.api._fixed_open import FixedOpen, check_fixed_open
 from aidopt.api._params import Family, Param
 from aidopt.api.facility_plot import plot_facility
 from aidopt.data.coverage import CoverageTimeLimit, aggregate_rows, coverage_sets, drop_dominated
-from aidopt.data.facility import FacilityData, _coords, _vector, as_facility_data, cost_matrix
+from aidopt.data.facility import FacilityData, _coords, _vector, as_facility_data, cost_matrix, nearest_sites
 from aidopt.data.geo import geo_inputs
 from aidopt.decomposition.plugins.covering import CoveringData, CoveringProblem
 from aidopt.decomposition.plugins.facility import FacilityProblem, bounded
@@ -460,7 +460,7 @@ def _solve_levels(kind, costs, *, p, fixed_costs, demand, capacity, customer_xy,
     result = level_search(PCenterTest(sub, weight[kept], p, open0, mip_gap), config)
     if result.solution:
         open_ = np.asarray(result.solution["open"], dtype=np.int64)
-        result.solution["assign"] = _nearest_sites(arr, open_)
+        result.solution["assign"] = nearest_sites(arr, open_)
         if kept.size < n:
             note = f"{n - kept.size} point(s) of weight 0 left out of the search"
             result.message = f"{result.message}; {note}" if result.message else note
@@ -498,19 +498,6 @@ def _points(costs, kept):
         return EuclideanCosts(costs.customer_xy[kept], costs.site_xy, round_to=costs.round_to,
                               rounding=costs.rounding, block=costs.block)
     return _PointSubset(costs, kept)
-
-
-def _nearest_sites(costs, open_) -> np.ndarray:
-    """Each point's nearest site of ``open_`` (read a block of points at a time)."""
-    n = int(costs.shape[0])
-    out = np.empty(n, dtype=np.int64)
-    for start in range(0, n, 4096):
-        rows = np.arange(start, min(n, start + 4096))
-        d = costs[rows][:, open_] if isinstance(costs, np.ndarray) else \
-            costs.pairs(np.repeat(rows, open_.size), np.tile(open_, rows.size)).reshape(
-                rows.size, open_.size)
-        out[rows] = open_[np.argmin(d, axis=1)]
-    return out
 
 
 def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_xy, site_xy,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from aidopt.results import pyplot
+from aidopt.results import pyplot, register_plot
 
 __all__ = ["plot_facility", "MAP_KINDS"]
 
@@ -193,3 +193,6 @@ def _dispersion(plt, ax, sxy, open_sites):
         ax.add_patch(plt.Circle(point, half, fill=True, alpha=0.1, color="tab:purple"))
     ax.plot(chosen[[a, b], 0], chosen[[a, b], 1], color="tab:purple", lw=1.2,
             label=f"closest pair ({2 * half:.6g})")
+
+
+register_plot("map", plot_facility)  # result.plot(kind="map")

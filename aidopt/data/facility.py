@@ -956,3 +956,16 @@ def auto_fixed_costs(costs, demand=None) -> np.ndarray:
     w = np.ones(n) if demand is None else np.asarray(demand, dtype=float)
     value = float(costs.mean()) * n * float(w.mean()) / (2.0 * math.sqrt(s))
     return np.full(s, float(np.round(value)))
+
+
+def nearest_sites(costs, open_) -> np.ndarray:
+    """Each point's nearest site of ``open_`` (read a block of points at a time)."""
+    n = int(costs.shape[0])
+    out = np.empty(n, dtype=np.int64)
+    for start in range(0, n, 4096):
+        rows = np.arange(start, min(n, start + 4096))
+        d = costs[rows][:, open_] if isinstance(costs, np.ndarray) else \
+            costs.pairs(np.repeat(rows, open_.size), np.tile(open_, rows.size)).reshape(
+                rows.size, open_.size)
+        out[rows] = open_[np.argmin(d, axis=1)]
+    return out
