@@ -75,27 +75,41 @@ class NormalEquations:
         from cvxopt import cholmod
 
         self._cvxopt, self._cholmod = cvxopt, cholmod
-        X = sparse.csr_matrix(X, dtype=float, copy=True)
-        X.eliminate_zeros()  # stored zeros: no entry of the pattern, no empty diagonal
-        counts = np.bincount(X.indices, minlength=X.shape[1])
-        self.used = np.flatnonzero(counts)  # columns with a stored entry
-        if self.used.size < X.shape[1]:
-            X = X[:, self.used]
-        if not X.has_sorted_indices:
-            X = X.sorted_indices()
+        self.X, self.used = _used_columns(X)
+        X = self.X
         Xt = X.T.tocsr()
         Xt.sort_indices()
-        self.X, self.Xt = X, Xt
+        self.Xt = Xt
         m = X.shape[1]
-        U = sparse.triu(abs(Xt) @ abs(X), format="csr")
-        U.sort_indices()
-        self._pattern = (U.indptr.astype(np.int64), U.indices.astype(np.int64))
-        self._values = np.zeros(U.nnz)
+        # the upper triangle's pattern, built row by row (no full product, no temporaries of
+        # its size); column indices int32, row pointers int64
+        counts = np.zeros(m + 1, dtype=np.int64)
+        mark = np.full(m, -1, dtype=np.int64)
+        _upper_pattern()(Xt.indptr, Xt.indices, X.indptr, X.indices, mark, counts, counts,
+                         np.zeros(0, dtype=np.int32), False)
+        indptr = np.zeros(m + 1, dtype=np.int64)
+        np.cumsum(counts[:m], out=indptr[1:])
+        indices = np.empty(int(indptr[-1]), dtype=np.int32)
+        mark[:] = -1
+        _upper_pattern()(Xt.indptr, Xt.indices, X.indptr, X.indices, mark, counts, indptr,
+                         indices, True)
+        del counts, mark
+        self._pattern = (indptr, indices)
+        nnz = indices.size
+        # CHOLMOD's lower triangle, column by column: the upper triangle's rows. The triplets
+        # go straight into cvxopt's own integer matrices (numpy views), no numpy copies
+        rows = cvxopt.matrix(0, (nnz, 1), "i")
+        np.asarray(rows)[:, 0] = indices
+        columns = cvxopt.matrix(0, (nnz, 1), "i")
+        _row_numbers()(indptr, np.asarray(columns)[:, 0])
+        self._matrix = cvxopt.spmatrix(0.0, rows, columns, (m, m))
+        del rows, columns
+        # the values, computed in place in a cvxopt matrix's buffer and copied into the sparse
+        # matrix at each factor
+        self._value_matrix = cvxopt.matrix(0.0, (nnz, 1))
+        self._values = np.asarray(self._value_matrix)[:, 0]
         self._acc = np.zeros(m)
-        # CHOLMOD's lower triangle, column by column: the upper triangle's rows
-        columns = np.repeat(np.arange(m, dtype=np.int64), np.diff(U.indptr))
-        self._matrix = cvxopt.spmatrix(U.data, U.indices.astype(np.int64), columns, (m, m))
-        self._diagonal = U.indptr[:-1].astype(np.int64)  # the first entry of a row is its diagonal
+        self._diagonal = indptr[:-1]  # the first entry of a row is its diagonal
         self._symbolic = cholmod.symbolic(self._matrix, uplo="L")
 
     def factor(self, d) -> None:
@@ -108,17 +122,16 @@ class NormalEquations:
         _upper_values()(Xt.indptr, Xt.indices, Xt.data, X.indptr, X.indices, X.data,
                       np.ascontiguousarray(d, dtype=float), *self._pattern, self._values,
                       self._acc)
-        cvxopt, cholmod = self._cvxopt, self._cholmod
-        self._matrix.V = cvxopt.matrix(self._values)
+        cholmod = self._cholmod
+        self._matrix.V = self._value_matrix
         try:
             cholmod.numeric(self._matrix, self._symbolic)
             return
         except ArithmeticError:
             pass
         ridge = RIDGE * max(float(self._values[self._diagonal].max()), 1e-300)
-        values = self._values.copy()
-        values[self._diagonal] += ridge
-        self._matrix.V = cvxopt.matrix(values)
+        self._values[self._diagonal] += ridge  # recomputed from X at the next factor
+        self._matrix.V = self._value_matrix
         try:
             cholmod.numeric(self._matrix, self._symbolic)
         except ArithmeticError as exc:
@@ -137,13 +150,82 @@ class NormalEquations:
         return out
 
 
+def _used_columns(X):
+    """``(X', used)``: X as CSR float64 with sorted indices and no stored zeros, restricted to
+    its columns with a stored entry ``used`` (renumbered in order). The caller's arrays are
+    shared where nothing changes: a canonical CSR float64 X without stored zeros is used as it
+    is, and when columns are dropped only the column indices are new."""
+    X = sparse.csr_matrix(X, dtype=float)
+    if not X.has_canonical_format or (X.data == 0).any():
+        X = X.copy()
+        X.sum_duplicates()  # sorts the indices too
+        X.eliminate_zeros()  # stored zeros: no entry of the pattern, no empty diagonal
+    m = X.shape[1]
+    counts = np.bincount(X.indices, minlength=m)
+    used = np.flatnonzero(counts)
+    if used.size < m:
+        position = np.zeros(m, dtype=np.int32)
+        position[used] = np.arange(used.size, dtype=np.int32)
+        X = sparse.csr_matrix((X.data, position[X.indices], X.indptr),
+                              shape=(X.shape[0], used.size))  # sorted still: the order is kept
+    return X, used
+
+
+def _jit(kernel):
+    import numba
+
+    return numba.njit(cache=True)(kernel)
+
+
+@functools.cache
+def _upper_pattern():
+    """The numba kernel :func:`_upper_pattern_kernel`, compiled on first use."""
+    return _jit(_upper_pattern_kernel)
+
+
+@functools.cache
+def _row_numbers():
+    """The numba kernel :func:`_row_numbers_kernel`, compiled on first use."""
+    return _jit(_row_numbers_kernel)
+
+
+def _upper_pattern_kernel(tp, ti, xp, xi, mark, counts, up, ui, fill):
+    r"""The pattern of the upper triangle of :math:`|X|^\top |X|` (row j: the columns
+    :math:`k \ge j` that share a row with column j), without its values: with ``fill`` False,
+    the entries of each row j into ``counts[j]``; with ``fill`` True, the sorted column
+    indices of row j into ``ui[up[j]:up[j + 1]]``. ``(tp, ti)`` is X' as CSR (X by columns),
+    ``(xp, xi)`` X as CSR with sorted indices, ``mark`` (length m) holds -1 on entry."""
+    m = tp.size - 1
+    for j in range(m):
+        c = up[j] if fill else 0
+        for a in range(tp[j], tp[j + 1]):
+            i = ti[a]
+            lo, hi = xp[i], xp[i + 1]
+            for b in range(lo + np.searchsorted(xi[lo:hi], j), hi):
+                k = xi[b]
+                if mark[k] != j:
+                    mark[k] = j
+                    if fill:
+                        ui[c] = k
+                    c += 1
+        if fill:
+            ui[up[j]:c].sort()
+        else:
+            counts[j] = c
+
+
+def _row_numbers_kernel(up, out):
+    """``out[c] = j`` for the entries c of row j of the CSR row pointers ``up``."""
+    for j in range(up.size - 1):
+        for c in range(up[j], up[j + 1]):
+            out[c] = j
+
+
 @functools.cache
 def _upper_values():
     """The numba kernel :func:`_upper_values_kernel`, compiled on first use (``import aidopt``
     loads no numba)."""
-    import numba
-
-    return numba.njit(cache=True)(_upper_values_kernel)
+    return _jit(_upper_values_kernel)
 
 
 def _upper_values_kernel(tp, ti, tv, xp, xi, xv, d, up, ui, out, acc):
