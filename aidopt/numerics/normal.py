@@ -59,10 +59,15 @@ class NormalEquations:
     ``numpy.linalg.LinAlgError`` when even the ridged matrix cannot be factored.
 
     For a sparse X the pattern of the upper triangle of :math:`X^\top X` (as CSR: column by
-    column the lower triangle CHOLMOD reads) is computed once from :math:`|X|^\top |X|` (no
-    cancellation can drop an entry) and held in a CHOLMOD matrix; each ``factor`` computes the
-    values of :math:`X^\top D X` in that pattern (:func:`_upper_values`, a numba kernel) and
-    assigns them in place.
+    column the lower triangle CHOLMOD reads) is that of :math:`|X|^\top |X|` (no cancellation
+    can drop an entry), built once row by row (:func:`_upper_pattern_kernel`, a numba kernel:
+    no full product and no copies of it, int32 column indices) and held in a CHOLMOD matrix;
+    each ``factor`` computes the values of :math:`X^\top D X` in that pattern
+    (:func:`_upper_values_kernel`) into a new buffer, assigns them, and frees the buffer before
+    CHOLMOD factors. At a factor, per entry of the pattern: 4 bytes (the column indices kept
+    here), 16 (cvxopt's matrix) and twice 16 more (the lower triangle ``cholmod.numeric``
+    copies out of it, and the permuted matrix CHOLMOD's factorize makes), then the factor.
+    Measured in docs/sparse.md ("Peak memory").
     """
 
     def __init__(self, X):
@@ -104,10 +109,6 @@ class NormalEquations:
         _row_numbers()(indptr, np.asarray(columns)[:, 0])
         self._matrix = cvxopt.spmatrix(0.0, rows, columns, (m, m))
         del rows, columns
-        # the values, computed in place in a cvxopt matrix's buffer and copied into the sparse
-        # matrix at each factor
-        self._value_matrix = cvxopt.matrix(0.0, (nnz, 1))
-        self._values = np.asarray(self._value_matrix)[:, 0]
         self._acc = np.zeros(m)
         self._diagonal = indptr[:-1]  # the first entry of a row is its diagonal
         self._symbolic = cholmod.symbolic(self._matrix, uplo="L")
@@ -118,24 +119,32 @@ class NormalEquations:
             self._factor = linalg.cho_factor((self.X * d[:, None]).T @ self.X, lower=True,
                                              check_finite=False)
             return
-        X, Xt = self.X, self.Xt
-        _upper_values()(Xt.indptr, Xt.indices, Xt.data, X.indptr, X.indices, X.data,
-                      np.ascontiguousarray(d, dtype=float), *self._pattern, self._values,
-                      self._acc)
         cholmod = self._cholmod
-        self._matrix.V = self._value_matrix
+        self._matrix.V = self._values(d)  # the buffer is freed before CHOLMOD copies the matrix
         try:
             cholmod.numeric(self._matrix, self._symbolic)
             return
         except ArithmeticError:
             pass
-        ridge = RIDGE * max(float(self._values[self._diagonal].max()), 1e-300)
-        self._values[self._diagonal] += ridge  # recomputed from X at the next factor
-        self._matrix.V = self._value_matrix
+        values = self._values(d)
+        view = np.asarray(values)[:, 0]
+        view[self._diagonal] += RIDGE * max(float(view[self._diagonal].max()), 1e-300)
+        self._matrix.V = values
+        del values, view
         try:
             cholmod.numeric(self._matrix, self._symbolic)
         except ArithmeticError as exc:
             raise np.linalg.LinAlgError(f"X'DX is not positive definite: {exc}") from None
+
+    def _values(self, d):
+        r"""The values of :math:`X^\top \mathrm{diag}(d) X` in the pattern, in a new cvxopt
+        matrix (filled through a numpy view of its buffer)."""
+        X, Xt = self.X, self.Xt
+        values = self._cvxopt.matrix(0.0, (self._pattern[1].size, 1))
+        _upper_values()(Xt.indptr, Xt.indices, Xt.data, X.indptr, X.indices, X.data,
+                        np.ascontiguousarray(d, dtype=float), *self._pattern,
+                        np.asarray(values)[:, 0], self._acc)
+        return values
 
     def solve(self, r) -> np.ndarray:
         r"""The solution of :math:`X^\top D X \Delta = r` with the last factor (``r`` of length
