@@ -86,8 +86,8 @@ class NormalEquations:
         Xt.sort_indices()
         self.Xt = Xt
         m = X.shape[1]
-        # the upper triangle's pattern, built row by row (no full product, no temporaries of
-        # its size); column indices int32, row pointers int64
+        # the upper triangle's pattern column by column (no full product, no temporaries of
+        # its size): row indices int32, column pointers int64
         counts = np.zeros(m + 1, dtype=np.int64)
         mark = np.full(m, -1, dtype=np.int64)
         _upper_pattern()(Xt.indptr, Xt.indices, X.indptr, X.indices, mark, counts, counts,
@@ -101,17 +101,18 @@ class NormalEquations:
         del counts, mark
         self._pattern = (indptr, indices)
         nnz = indices.size
-        # CHOLMOD's lower triangle, column by column: the upper triangle's rows. The triplets
-        # go straight into cvxopt's own integer matrices (numpy views), no numpy copies
+        # the triplets go straight into cvxopt's own integer matrices (numpy views of them)
         rows = cvxopt.matrix(0, (nnz, 1), "i")
         np.asarray(rows)[:, 0] = indices
         columns = cvxopt.matrix(0, (nnz, 1), "i")
-        _row_numbers()(indptr, np.asarray(columns)[:, 0])
+        _column_numbers()(indptr, np.asarray(columns)[:, 0])
         self._matrix = cvxopt.spmatrix(0.0, rows, columns, (m, m))
         del rows, columns
         self._acc = np.zeros(m)
-        self._diagonal = indptr[:-1]  # the first entry of a row is its diagonal
-        self._symbolic = cholmod.symbolic(self._matrix, uplo="L")
+        self._diagonal = indptr[1:] - 1  # the last entry of a column is its diagonal
+        # the upper triangle: CHOLMOD's factorize permutes it with one transpose (the lower
+        # one takes two, both held at once)
+        self._symbolic = cholmod.symbolic(self._matrix, uplo="U")
 
     def factor(self, d) -> None:
         r"""Factor :math:`X^\top \mathrm{diag}(d) X` (``d`` > 0, one entry per row of X)."""
@@ -193,24 +194,25 @@ def _upper_pattern():
 
 
 @functools.cache
-def _row_numbers():
-    """The numba kernel :func:`_row_numbers_kernel`, compiled on first use."""
-    return _jit(_row_numbers_kernel)
+def _column_numbers():
+    """The numba kernel :func:`_column_numbers_kernel`, compiled on first use."""
+    return _jit(_column_numbers_kernel)
 
 
 def _upper_pattern_kernel(tp, ti, xp, xi, mark, counts, up, ui, fill):
-    r"""The pattern of the upper triangle of :math:`|X|^\top |X|` (row j: the columns
-    :math:`k \ge j` that share a row with column j), without its values: with ``fill`` False,
-    the entries of each row j into ``counts[j]``; with ``fill`` True, the sorted column
-    indices of row j into ``ui[up[j]:up[j + 1]]``. ``(tp, ti)`` is X' as CSR (X by columns),
-    ``(xp, xi)`` X as CSR with sorted indices, ``mark`` (length m) holds -1 on entry."""
+    r"""The pattern of the upper triangle of :math:`|X|^\top |X|` by columns (column j: the
+    rows :math:`k \le j` whose column of X shares a row with column j), without its values:
+    with ``fill`` False, the entries of each column j into ``counts[j]``; with ``fill`` True,
+    the sorted row indices of column j into ``ui[up[j]:up[j + 1]]``. ``(tp, ti)`` is X' as CSR
+    (X by columns), ``(xp, xi)`` X as CSR with sorted indices, ``mark`` (length m) holds -1 on
+    entry."""
     m = tp.size - 1
     for j in range(m):
         c = up[j] if fill else 0
         for a in range(tp[j], tp[j + 1]):
             i = ti[a]
             lo, hi = xp[i], xp[i + 1]
-            for b in range(lo + np.searchsorted(xi[lo:hi], j), hi):
+            for b in range(lo, lo + np.searchsorted(xi[lo:hi], j, side="right")):
                 k = xi[b]
                 if mark[k] != j:
                     mark[k] = j
@@ -223,8 +225,8 @@ def _upper_pattern_kernel(tp, ti, xp, xi, mark, counts, up, ui, fill):
             counts[j] = c
 
 
-def _row_numbers_kernel(up, out):
-    """``out[c] = j`` for the entries c of row j of the CSR row pointers ``up``."""
+def _column_numbers_kernel(up, out):
+    """``out[c] = j`` for the entries c of column j of the CSC column pointers ``up``."""
     for j in range(up.size - 1):
         for c in range(up[j], up[j + 1]):
             out[c] = j
@@ -239,18 +241,20 @@ def _upper_values():
 
 def _upper_values_kernel(tp, ti, tv, xp, xi, xv, d, up, ui, out, acc):
     r"""The values of the upper triangle of :math:`X^\top D X` in the pattern ``(up, ui)``
-    (CSR, sorted), into ``out``: for each column j of X (row j of ``(tp, ti, tv)``, X'), the
-    rows i holding it add :math:`d_i x_{ij} x_{ik}` for their columns :math:`k \ge j` (X's
-    CSR ``(xp, xi, xv)``, sorted) to the accumulator ``acc`` (zero on entry and on exit)."""
+    (CSC, sorted), into ``out``: for each column j of X (row j of ``(tp, ti, tv)``, X'), the
+    rows i holding it add :math:`(x_{ik} d_i) x_{ij}` for their columns :math:`k \le j` (X's
+    CSR ``(xp, xi, xv)``, sorted) to the accumulator ``acc`` (zero on entry and on exit): the
+    rows of an entry in increasing order, each product rounded as :math:`(x_{ik} d_i) x_{ij}`
+    (the sums a row-by-row computation of the lower triangle made, to the last bit)."""
     m = tp.size - 1
     for j in range(m):
         for a in range(tp[j], tp[j + 1]):
             i = ti[a]
-            f = tv[a] * d[i]
+            x = tv[a]
+            di = d[i]
             lo, hi = xp[i], xp[i + 1]
-            start = lo + np.searchsorted(xi[lo:hi], j)
-            for b in range(start, hi):
-                acc[xi[b]] += f * xv[b]
+            for b in range(lo, lo + np.searchsorted(xi[lo:hi], j, side="right")):
+                acc[xi[b]] += (xv[b] * di) * x
         for c in range(up[j], up[j + 1]):
             k = ui[c]
             out[c] = acc[k]

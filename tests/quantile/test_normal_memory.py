@@ -1,5 +1,5 @@
 """The sparse normal equations of Frisch-Newton (:class:`aidopt.numerics.normal.NormalEquations`):
-the pattern of the upper triangle of :math:`|X|^\\top |X|` built row by row equals scipy's
+the pattern of the upper triangle of :math:`|X|^\\top |X|` built column by column equals scipy's
 (``triu`` of the full product), on inputs with stored zeros, duplicates, unsorted indices and
 empty columns; the solves equal a dense Cholesky's; and the traced peak of building, factoring
 and solving stays below a small multiple of X's CSR bytes plus the bytes of the matrix handed
@@ -48,7 +48,7 @@ def test_the_pattern_and_the_solves_equal_scipy_and_dense_cholesky(seed):
     ne = normal.NormalEquations(X)
     assert np.array_equal(ne.used, used)
     Xu = sparse.csr_matrix(dense[:, used])
-    U = sparse.triu(abs(Xu.T) @ abs(Xu), format="csr")
+    U = sparse.triu(abs(Xu.T) @ abs(Xu), format="csc")  # the upper triangle by columns
     U.sort_indices()
     indptr, indices = ne._pattern
     assert indices.dtype == np.int32
