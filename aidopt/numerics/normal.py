@@ -33,6 +33,13 @@ __all__ = ["NormalEquations", "sparse_cholesky_available"]
 
 #: relative ridge added when the matrix is numerically not positive definite
 RIDGE = 1e-12
+#: a sparse X whose :math:`X^\top X` stores at least this share of its upper triangle, with at
+#: least :data:`DENSE_COLUMNS` columns, is factored as a dense matrix (module docstring)
+DENSE_SHARE = 0.1
+#: the fewest columns (of X with a stored entry) for the dense factor of a sparse X
+DENSE_COLUMNS = 2000
+#: nor when the m x m matrix would take more than this share of the physical memory
+DENSE_MEMORY = 0.25
 
 
 def sparse_cholesky_available() -> bool:
@@ -72,6 +79,7 @@ class NormalEquations:
 
     def __init__(self, X):
         self.sparse = sparse.issparse(X)
+        self.dense_factor = False  # a sparse X factored as a dense matrix
         if not self.sparse:
             self.X = np.asarray(X, dtype=float)
             self._factor = None
@@ -92,6 +100,10 @@ class NormalEquations:
         mark = np.full(m, -1, dtype=np.int64)
         _upper_pattern()(Xt.indptr, Xt.indices, X.indptr, X.indices, mark, counts, counts,
                          np.zeros(0, dtype=np.int32), False)
+        self.dense_factor = _dense_factor(m, int(counts.sum()))
+        if self.dense_factor:  # the factor is about as dense: LAPACK in place, no CHOLMOD copies
+            self._dense = np.zeros((m, m))
+            return
         indptr = np.zeros(m + 1, dtype=np.int64)
         np.cumsum(counts[:m], out=indptr[1:])
         indices = np.empty(int(indptr[-1]), dtype=np.int32)
@@ -120,6 +132,9 @@ class NormalEquations:
             self._factor = linalg.cho_factor((self.X * d[:, None]).T @ self.X, lower=True,
                                              check_finite=False)
             return
+        if self.dense_factor:
+            self._factor_dense(d)
+            return
         cholmod = self._cholmod
         self._matrix.V = self._values(d)  # the buffer is freed before CHOLMOD copies the matrix
         try:
@@ -137,6 +152,24 @@ class NormalEquations:
         except ArithmeticError as exc:
             raise np.linalg.LinAlgError(f"X'DX is not positive definite: {exc}") from None
 
+    def _factor_dense(self, d) -> None:
+        """The dense factor of a sparse X: the upper triangle of X'DX (C order) filled in
+        place, factored in place by LAPACK as the lower triangle of its (Fortran) transpose."""
+        from scipy.linalg import lapack
+
+        X, Xt, M = self.X, self.Xt, self._dense
+        d = np.ascontiguousarray(d, dtype=float)
+        _dense_values()(Xt.indptr, Xt.indices, Xt.data, X.indptr, X.indices, X.data, d, M)
+        top = float(M.diagonal().max())
+        _, info = lapack.dpotrf(M.T, lower=1, overwrite_a=1, clean=0)
+        if info == 0:
+            return
+        _dense_values()(Xt.indptr, Xt.indices, Xt.data, X.indptr, X.indices, X.data, d, M)
+        M.flat[::M.shape[0] + 1] += RIDGE * max(top, 1e-300)
+        _, info = lapack.dpotrf(M.T, lower=1, overwrite_a=1, clean=0)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"X'DX is not positive definite (LAPACK info {info})")
+
     def _values(self, d):
         r"""The values of :math:`X^\top \mathrm{diag}(d) X` in the pattern, in a new cvxopt
         matrix (filled through a numpy view of its buffer)."""
@@ -153,11 +186,27 @@ class NormalEquations:
         if not self.sparse:
             return linalg.cho_solve(self._factor, r, check_finite=False)
         full = np.asarray(r, dtype=float)
+        out = np.zeros_like(full)
+        if self.dense_factor:
+            from scipy.linalg import lapack
+
+            out[self.used] = lapack.dpotrs(self._dense.T, full[self.used], lower=1)[0]
+            return out
         b = self._cvxopt.matrix(np.ascontiguousarray(full[self.used]))
         self._cholmod.solve(self._symbolic, b)
-        out = np.zeros_like(full)
         out[self.used] = np.asarray(b).ravel()
         return out
+
+
+def _dense_factor(m: int, entries: int) -> bool:
+    """Whether the normal equations of m columns whose upper triangle stores ``entries`` are
+    factored as a dense matrix (:data:`DENSE_SHARE`, :data:`DENSE_COLUMNS`,
+    :data:`DENSE_MEMORY`)."""
+    if m < DENSE_COLUMNS or entries < DENSE_SHARE * m * (m + 1) / 2:
+        return False
+    from aidopt.decomposition.plugins.kernel_svm import physical_memory
+
+    return 8.0 * m * m <= DENSE_MEMORY * physical_memory()
 
 
 def _used_columns(X):
@@ -237,6 +286,28 @@ def _upper_values():
     """The numba kernel :func:`_upper_values_kernel`, compiled on first use (``import aidopt``
     loads no numba)."""
     return _jit(_upper_values_kernel)
+
+
+@functools.cache
+def _dense_values():
+    """The numba kernel :func:`_dense_values_kernel`, compiled on first use."""
+    return _jit(_dense_values_kernel)
+
+
+def _dense_values_kernel(tp, ti, tv, xp, xi, xv, d, M):
+    r"""The upper triangle of :math:`X^\top D X` into the C-ordered m x m array ``M`` (row j,
+    columns :math:`k \ge j`; the rest is left as it is): for each column j of X (row j of
+    ``(tp, ti, tv)``, X'), the rows i holding it add :math:`(x_{ij} d_i) x_{ik}` for their
+    columns :math:`k \ge j` (X's CSR ``(xp, xi, xv)``, sorted)."""
+    m = tp.size - 1
+    for j in range(m):
+        M[j, j:] = 0.0
+        for a in range(tp[j], tp[j + 1]):
+            i = ti[a]
+            f = tv[a] * d[i]
+            lo, hi = xp[i], xp[i + 1]
+            for b in range(lo + np.searchsorted(xi[lo:hi], j), hi):
+                M[j, xi[b]] += f * xv[b]
 
 
 def _upper_values_kernel(tp, ti, tv, xp, xi, xv, d, up, ui, out, acc):
