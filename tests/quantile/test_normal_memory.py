@@ -91,3 +91,70 @@ def test_the_traced_peak_is_a_small_multiple_of_the_inputs():
     csr = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
     matrix = 8 * ne._pattern[1].size
     assert peak < 1.5 * (csr + matrix), (peak, csr, matrix)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_dense_factor_of_a_sparse_x_solves_as_the_sparse_one(seed, monkeypatch):
+    """Above DENSE_SHARE of the triangle (here with DENSE_COLUMNS lowered): the m x m matrix
+    factored by LAPACK in place gives the solves of CHOLMOD's factor, and of a dense Cholesky."""
+    X, rng = _awkward(seed)
+    d = rng.uniform(0.1, 10.0, X.shape[0])
+    r = rng.normal(size=X.shape[1])
+    sparse_ne = normal.NormalEquations(X)
+    assert not sparse_ne.dense_factor  # fewer than DENSE_COLUMNS columns
+    sparse_ne.factor(d)
+    monkeypatch.setattr(normal, "DENSE_COLUMNS", 1)
+    dense_ne = normal.NormalEquations(X)
+    assert dense_ne.dense_factor
+    dense_ne.factor(d)
+    np.testing.assert_allclose(dense_ne.solve(r), sparse_ne.solve(r), rtol=1e-9, atol=1e-12)
+    dense_ne.factor(2.0 * d)  # the buffer refilled: half the solution
+    np.testing.assert_allclose(dense_ne.solve(r), 0.5 * sparse_ne.solve(r), rtol=1e-9,
+                               atol=1e-12)
+
+
+def test_a_singular_dense_factor_gets_the_ridge(monkeypatch):
+    """Two equal columns: X'DX is singular; the ridged dense factor still solves a consistent
+    system (as the sparse path's ridge)."""
+    X, rng = _rows(200, 12, 4, 5)
+    X = sparse.hstack([np.ones((200, 1)), X, X[:, [3]]], format="csr")
+    monkeypatch.setattr(normal, "DENSE_COLUMNS", 1)
+    ne = normal.NormalEquations(X)
+    assert ne.dense_factor
+    ne.factor(np.ones(200))
+    r = X.T @ rng.normal(size=200)  # in the range of X'X
+    x = ne.solve(r)
+    np.testing.assert_allclose(X.T @ (X @ x), r, rtol=1e-5, atol=1e-6)
+
+
+def test_frisch_newton_with_the_dense_factor_equals_the_sparse_one(monkeypatch):
+    from aidopt.bench.lad import instance
+    from aidopt.numerics.fn import frisch_newton
+
+    X, y = instance("text:40", 1000, 100, 0)
+    reference = frisch_newton(X, y, tol=1e-8)
+    monkeypatch.setattr(normal, "DENSE_COLUMNS", 1)
+    assert normal.NormalEquations(X).dense_factor
+    res = frisch_newton(X, y, tol=1e-8)
+    assert res.status == reference.status == "optimal"
+    assert res.objective == pytest.approx(reference.objective, rel=1e-10)
+    np.testing.assert_allclose(res.beta, reference.beta, rtol=1e-6, atol=1e-8)
+
+
+def test_the_dense_factor_traces_the_m_by_m_matrix_only(monkeypatch):
+    """The dense factor's traced peak is its m x m matrix (8 m^2 bytes) and little more."""
+    X, rng = _rows(3000, 1000, 20, 3)
+    X.sum_duplicates()
+    monkeypatch.setattr(normal, "DENSE_COLUMNS", 1)
+    normal.NormalEquations(X[:60]).factor(np.ones(60))  # numba's compilations outside
+    tracemalloc.start()
+    try:
+        ne = normal.NormalEquations(X)
+        ne.factor(rng.uniform(0.5, 2.0, X.shape[0]))
+        ne.solve(np.ones(X.shape[1]))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert ne.dense_factor
+    csr = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    assert peak < 8 * X.shape[1] ** 2 + 2 * csr, (peak, csr)
