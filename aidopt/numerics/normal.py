@@ -89,7 +89,9 @@ class NormalEquations:
     CHOLMOD factors. At a factor, per entry of the pattern: 4 bytes (the column indices kept
     here), 16 (cvxopt's matrix) and twice 16 more (the lower triangle ``cholmod.numeric``
     copies out of it, and the permuted matrix CHOLMOD's factorize makes), then the factor.
-    Measured in docs/sparse.md ("Peak memory").
+    Where that pattern holds :data:`DENSE_SHARE` of the triangle (``dense_factor`` True, module
+    docstring) none of this is built: one m x m array, filled and factored in place at every
+    step. Measured in docs/sparse.md ("Sparse Frisch–Newton's memory").
     """
 
     def __init__(self, X):
