@@ -21,8 +21,7 @@ import logging
 from aidopt.decomposition.run import RunConfig
 from aidopt.log import run_logging
 
-__all__ = ["Choice", "linear_method", "lad_method", "SMALL", "DENSITY", "WIDE", "MEMORY",
-           "DENSE_METHODS", "prepare",
+__all__ = ["Choice", "linear_method", "lad_method", "SMALL", "DENSITY", "WIDE", "MEMORY", "prepare",
            "prepare_fsv", "prepare_lad", "prepare_lp_svm", "LAD_LP_SOLVER"]
 
 #: AID (today's path) when n m is at most this: the interior point solves such problems in
