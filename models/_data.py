@@ -12,7 +12,8 @@ import time
 import numpy as np
 import pyomo.environ as pyo
 
-__all__ = ["abstract_rows", "add_l1_rows", "build_deadline", "column_entries", "deadline_in_force",
+__all__ = ["abstract_rows", "add_l1_rows", "build_deadline", "column_entries", "column_terms",
+           "deadline_in_force",
            "as_matrix", "past_deadline", "regularizer", "row_array", "row_data", "row_entries",
            "row_terms", "var_list"]
 
@@ -145,6 +146,19 @@ def column_entries(model, name: str, j) -> tuple[list, list]:
     C = cache[name]
     start, stop = C.indptr[c], C.indptr[c + 1]
     return C.indices[start:stop].tolist(), C.data[start:stop].tolist()
+
+
+def column_terms(model, name: str, j, weights: str, var: str) -> tuple[list, list]:
+    """``sum_k weights_k x_kj var_k`` as ``(coefficients, variables)`` for a
+    ``LinearExpression``: column ``j`` of the matrix ``Param`` ``name``
+    (:func:`column_entries`), scaled by the row-indexed ``Param`` ``weights``, against the
+    ``Var`` ``var`` over ``model.K``; a sparse matrix gives its stored entries only (empty lists
+    for a column of zeros)."""
+    where, values = column_entries(model, name, j)
+    d, v = row_array(model, weights), var_list(model, var)
+    if where is None:
+        return (np.asarray(values) * d).tolist(), v
+    return [d[k] * a for k, a in zip(where, values, strict=True)], [v[k] for k in where]
 
 
 def row_array(model, name: str) -> np.ndarray:

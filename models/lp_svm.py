@@ -44,7 +44,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ._data import abstract_rows, column_entries, past_deadline, row_array, row_data, row_terms, var_list
+from ._data import abstract_rows, column_terms, past_deadline, row_array, row_data, row_terms, var_list
 
 __all__ = ["REGULARIZERS", "FORMS", "MODELS", "create_instance", "solution_from"]
 
@@ -133,11 +133,7 @@ def _abstract_dual(regularizer: str) -> pyo.AbstractModel:
     def column(m, j):
         """sum_k d_k A_kj u_k as coefficient and variable lists (a sparse A: its stored
         entries; an empty list for a column of zeros)."""
-        where, values = column_entries(m, "A", j)
-        d, u = row_array(m, "d"), var_list(m, "u")
-        if where is None:
-            return (np.asarray(values) * d).tolist(), u
-        return [d[k] * a for k, a in zip(where, values, strict=True)], [u[k] for k in where]
+        return column_terms(m, "A", j, "d", "u")
 
     if regularizer == "l1":
         def norm_rule(m, j):

@@ -40,7 +40,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ._data import abstract_rows, past_deadline, row_array, row_data, var_list
+from ._data import abstract_rows, column_terms, past_deadline, row_array, row_data, row_terms, var_list
 
 __all__ = ["PRIMAL", "DUAL", "FORMS", "REGULARIZED_FORMS", "BIASES", "create_instance", "solution_from"]
 
@@ -48,7 +48,7 @@ __all__ = ["PRIMAL", "DUAL", "FORMS", "REGULARIZED_FORMS", "BIASES", "create_ins
 def _data_declarations(name: str) -> pyo.AbstractModel:
     """Sets and data both forms share: rows K, features J, x, y, weights c and the cost M."""
     return abstract_rows(
-        name, ("x", "feature matrix, numpy array |K| x |J|"),
+        name, ("x", "feature matrix: numpy array |K| x |J|, or CSR (its stored entries only)"),
         {"y": "label in {-1, +1}", "c": "row weight (cluster size |C_k| under AID)"},
         {"M": "misclassification cost"},
     )
@@ -68,11 +68,11 @@ def _abstract_primal(regularized: bool) -> pyo.AbstractModel:
         if past_deadline():
             return pyo.Constraint.Skip
         yk = m.y[k]
-        row = m.x.value[m.K.ord(k) - 1] * yk
+        coefs, variables = row_terms(m, "x", k, yk)  # a sparse x: its stored entries
         body = LinearExpression(
             constant=0.0,
-            linear_coefs=[*row.tolist(), float(yk), 1.0],
-            linear_vars=[*var_list(m, "w"), m.b, m.xi[k]],
+            linear_coefs=[*coefs, float(yk), 1.0],
+            linear_vars=[*variables, m.b, m.xi[k]],
         )
         return body >= 1.0
 
@@ -99,11 +99,11 @@ def _abstract_dual(regularized: bool) -> pyo.AbstractModel:
     def weights_rule(m, j):
         if past_deadline():
             return pyo.Constraint.Skip
-        column = m.x.value[:, m.J.ord(j) - 1] * row_array(m, "y")
+        coefs, variables = column_terms(m, "x", j, "y", "alpha")  # a sparse x: stored entries
         body = LinearExpression(
             constant=0.0,
-            linear_coefs=[1.0, *(-column).tolist()],
-            linear_vars=[m.w[j], *var_list(m, "alpha")],
+            linear_coefs=[1.0, *(-c for c in coefs)],
+            linear_vars=[m.w[j], *variables],
         )
         return body == 0.0
 
@@ -148,7 +148,9 @@ def create_instance(X, y, c=None, M: float = 1.0, form: str = "dual",
 
     Parameters
     ----------
-    X : ndarray of shape (K, m)
+    X : ndarray or scipy sparse matrix of shape (K, m)
+        A sparse X (any format, held as CSR) gives rows and columns of its stored entries only:
+        no K x m array is made.
     y : ndarray of shape (K,)
         Labels in {-1, +1}.
     c : ndarray of shape (K,), optional

@@ -34,6 +34,9 @@ DENSITY = 0.1
 WIDE = 0.1
 #: DCD for a sparse X whose dense copy would take more than this share of the physical memory
 MEMORY = 0.25
+#: the 2-norm SVM's native methods that :func:`prepare` hands a dense X (a sparse X densified,
+#: as before): the Ferris-Munson interior point (dense m x m systems) and SOR through this door
+DENSE_METHODS = ("fm", "sor")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,9 +80,12 @@ def prepare(data, options: dict, config: RunConfig, *, what: str = "linear 2-nor
     (:func:`aidopt.numerics.dcd.dcd`'s ``bias``), the run's problem says which.
 
     ``solver="dcd"`` runs DCD whatever the shape; another solver runs today's path (AID, or the
-    direct solve with ``aid=False``, on dense X); no solver: :func:`linear_method`. DCD gets X as
-    CSR (a dense X is converted once) and ``aid=False`` (it works on the full data); the other
-    methods get a sparse X densified, as before. ``note`` (also logged) says which and why.
+    direct solve with ``aid=False``); no solver: :func:`linear_method`. DCD gets X as CSR (a
+    dense X is converted once) and ``aid=False`` (it works on the full data). AID (its
+    centroids) and the native dense methods :data:`DENSE_METHODS` get a sparse X densified; the
+    direct solve with a QP solver (Clarabel, HiGHS, Gurobi, ...) keeps it sparse: its Pyomo QP
+    holds the stored entries only (:mod:`aidopt.models.svm`). ``note`` (also logged) says which
+    and why.
     """
     from scipy import sparse
 
@@ -103,7 +109,8 @@ def prepare(data, options: dict, config: RunConfig, *, what: str = "linear 2-nor
         config = dataclasses.replace(config, solver="dcd", aid=False)
         note = f"dual coordinate descent on the full data: {choice.reason}"
     else:
-        X = X.toarray() if sparse.issparse(X) else X  # AID's centroids and the QP solvers
+        if sparse.issparse(X) and (config.aid or str(config.solver).lower() in DENSE_METHODS):
+            X = X.toarray()  # AID's centroids, the dense interior point (fm) and SOR
         what = "AID" if config.aid else "the direct solve"
         note = f"{what} with {config.solver}: {choice.reason}"
     if X is not data.X:

@@ -233,9 +233,7 @@ class SVMProblem(AIDProblem):
         return AggregatedSVM(Xbar, np.sign(ybar), W)
 
     def build(self, aggregated: AggregatedSVM, form: str | None = None):
-        if self.norm == "l2":
-            if sparse.issparse(aggregated.X):  # the QP's model holds every coefficient
-                aggregated = AggregatedSVM(aggregated.X.toarray(), aggregated.y, aggregated.w)
+        if self.norm == "l2":  # a sparse X (the direct solve): rows of its stored entries
             return svm.create_instance(
                 aggregated.X, aggregated.y, aggregated.w, self.C, form=form or self.form,
                 bias=self.bias,

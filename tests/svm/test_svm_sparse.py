@@ -153,7 +153,7 @@ def test_the_door_dispatches_by_shape_and_says_why(capsys):
     dense = np.random.default_rng(0).standard_normal((40_000, 30)) + 0.3 * labels[:, None]
     res = aidopt.solve_svm(dense, labels, C=1.0, log=False)
     assert res.solver == "fm" and res.aid and "AID with fm: tall, narrow, dense X" in res.message
-    # another solver named: the sparse X is densified for it, as before
+    # another solver named: its Pyomo QP from the stored entries (tests/svm/test_svm_qp_sparse.py)
     small, labels = random_rows(200, 20, 0.2, 1)
     res = aidopt.solve_svm(small, labels, solver="clarabel", aid=False, log=False)
     assert res.solver == "clarabel" and res.certified and "solver='clarabel' given" in res.message
