@@ -95,7 +95,7 @@ def prepare(data, options: dict, config: RunConfig, *, what: str = "linear 2-nor
     if given is None:
         memory = None
         if sparse.issparse(data.X):
-            from aidopt.decomposition.plugins.kernel_svm import physical_memory
+            from aidopt.data.machine import physical_memory
 
             memory = physical_memory()
         choice = linear_method(n, m, nnz, memory=memory)
@@ -128,7 +128,7 @@ def _entries_and_memory(X) -> tuple[int, float | None]:
 
     if not sparse.issparse(X):
         return int(_count_nonzero(X)), None
-    from aidopt.decomposition.plugins.kernel_svm import physical_memory
+    from aidopt.data.machine import physical_memory
 
     return int(X.nnz), physical_memory()
 

@@ -237,7 +237,7 @@ def versions(problems) -> str:
     import scipy
     import sklearn
 
-    from aidopt.decomposition.plugins.kernel_svm import physical_memory
+    from aidopt.data.machine import physical_memory
 
     text = (f"{physical_memory() / 2**30:.0f} GB, scipy {scipy.__version__}, scikit-learn "
             f"{sklearn.__version__}, Clarabel {clarabel.__version__}")

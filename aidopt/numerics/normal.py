@@ -221,7 +221,7 @@ def _dense_factor(m: int, entries: int) -> bool:
     :data:`DENSE_MEMORY`)."""
     if m < DENSE_COLUMNS or entries < DENSE_SHARE * m * (m + 1) / 2:
         return False
-    from aidopt.decomposition.plugins.kernel_svm import physical_memory
+    from aidopt.data.machine import physical_memory
 
     return 8.0 * m * m <= DENSE_MEMORY * physical_memory()
 

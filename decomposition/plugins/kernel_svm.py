@@ -33,7 +33,6 @@ dense K x m centroids (:func:`_near_other_class`). Those are the only pieces mad
 from __future__ import annotations
 
 import numbers
-import os
 import time
 import warnings
 from collections.abc import Callable
@@ -50,6 +49,7 @@ from scipy import sparse
 from scipy.spatial.distance import cdist
 
 from aidopt import solvers
+from aidopt.data.machine import physical_memory
 from aidopt.numerics.fm import FMResult, ferris_munson_kernel, gap_of
 from aidopt.numerics.kernels import SVC_KERNELS, svc_kernel
 from aidopt.numerics.smo import smo
@@ -489,14 +489,6 @@ def libsvm_kernel(Kbar, y, W, C, *, tol, time_limit, options) -> tuple[FMResult,
         f"{iterations} SMO iterations, relative gap {res.gap:.2e} "
         f"({'within' if ok else 'above'} tol / 4 = {tol / 4:.1e})",
         extra={"iterations": iterations}, bound=res.dual)
-
-
-def physical_memory() -> float:
-    """Bytes of physical memory (16 GB assumed where the system does not say)."""
-    try:
-        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):  # no sysconf (Windows)
-        return 16.0 * 2**30
 
 
 def _near_other_class(data, partition: Partition, y) -> np.ndarray:
