@@ -18,10 +18,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Coverage", "CoverageTimeLimit", "CoverRows", "coverage_sets", "aggregate_rows", "drop_dominated"]
+__all__ = ["Coverage", "CoverageTimeLimit", "CoverRows", "coverage_sets", "aggregate_rows",
+           "drop_dominated", "group_rows", "merge_rows"]
 
-#: rows of a cost oracle (or points of a k-d tree query) handled at a time
+#: rows of a cost oracle (or points of a per-point-radius k-d tree query) handled at a time
 BLOCK = 4096
+
+#: points of coordinates that get one k-d tree against the sites' tree at a time
+#: (:func:`coverage_sets`; the candidate pairs of a block are held at once)
+POINT_BLOCK = 65536
+
+#: seed of the two random tables whose sums over a row's sites are its hash keys
+#: (:func:`group_rows`)
+HASH_SEED = 0x5EED_C0FE
 
 #: most pair products ``sum_j deg_j^2`` :func:`drop_dominated` spends on the subset test
 DOMINANCE_BUDGET = 20_000_000
@@ -58,6 +67,18 @@ class Coverage:
         is_open[np.asarray(open_sites, dtype=np.int64)] = True
         hits = is_open[self.sites].astype(np.int64)
         return np.add.reduceat(np.append(hits, 0), self.indptr[:-1]) * (self.sizes() > 0) > 0
+
+    def uncovered(self, open_sites, weight=None) -> tuple[int, float]:
+        """``(count, weight)`` of the points that no site of ``open_sites`` covers (``weight``:
+        the points' weights, default 1 each)."""
+        miss = ~self.covered(open_sites)
+        count = int(miss.sum())
+        return count, float(count if weight is None else np.asarray(weight)[miss].sum())
+
+    def uncoverable(self, weight=None) -> float:
+        """The weight of the points with an empty set (default 1 each)."""
+        empty = self.sizes() == 0
+        return float(empty.sum() if weight is None else np.asarray(weight)[empty].sum())
 
 
 @dataclass
@@ -161,31 +182,65 @@ def coverage_sets(costs, radius: float, *, scale=None, deadline: float | None = 
 
 
 def _euclidean(costs, radius: float, deadline: float | None, scale=None) -> Coverage:
-    """:func:`coverage_sets` of coordinates by a k-d tree over the sites (a radius per point
-    with ``scale``: ``radius / w_i``)."""
+    """:func:`coverage_sets` of coordinates by k-d trees (a radius per point with ``scale``:
+    ``radius / w_i``).
+
+    Without ``scale``, a block of :data:`POINT_BLOCK` points gets a k-d tree of its own and
+    :meth:`scipy.spatial.cKDTree.sparse_distance_matrix` against the sites' tree returns the
+    candidate pairs as arrays (no Python object per point); the oracle's own distance then
+    decides, vectorized, and the kept pairs are sorted by point and site in one ``argsort``.
+    """
     from scipy.spatial import cKDTree
 
     # a rounded distance <= R may come from an exact one up to one unit of the rounding above R
     slack = 0.0 if costs.round_to is None else 10.0 ** (-costs.round_to)
-    reach = (radius + slack) * (1.0 + 1e-9) if scale is None else \
-        (radius / scale + slack) * (1.0 + 1e-9)
-    tree = cKDTree(costs.site_xy)
+    n, s = costs.shape
+    site_tree = cKDTree(costs.site_xy)
+    if scale is not None:
+        return _euclidean_scaled(costs, site_tree, (radius / scale + slack) * (1.0 + 1e-9),
+                                 radius, scale, deadline)
+    reach = (radius + slack) * (1.0 + 1e-9)
+    # a pair the tree puts below this is within R by the oracle too (the two distances differ
+    # by a few units in the last place, the rounding raises one by at most a unit)
+    sure = (radius - slack) * (1.0 - 1e-9)
+    parts = []
+    for start in range(0, n, POINT_BLOCK):
+        _check_clock(deadline)
+        stop = min(n, start + POINT_BLOCK)
+        pairs = cKDTree(costs.customer_xy[start:stop]).sparse_distance_matrix(
+            site_tree, reach, output_type="ndarray")
+        key = pairs["i"].astype(np.int64)
+        key += start
+        key *= s
+        key += pairs["j"]  # point * s + site: one sort orders the pairs by point, then site
+        check = np.flatnonzero(pairs["v"] > sure)
+        del pairs
+        if check.size:  # the oracle's own distance decides the others
+            far = costs.pairs(key[check] // s, key[check] % s) > radius
+            key = np.delete(key, check[far])
+        parts.append(np.sort(key))
+    key = np.concatenate(parts)
+    del parts
+    rows, cols = np.divmod(key, s)
+    return _from_pairs(rows, cols, n, s)
+
+
+def _euclidean_scaled(costs, site_tree, reach, radius, scale, deadline) -> Coverage:
+    """:func:`_euclidean` with a radius per point (``query_ball_point`` with a radius each)."""
     n, s = costs.shape
     parts_r, parts_c = [], []
     for start in range(0, n, BLOCK):
         _check_clock(deadline)
         stop = min(n, start + BLOCK)
-        found = tree.query_ball_point(costs.customer_xy[start:stop],
-                                      r=reach if scale is None else reach[start:stop])
+        found = site_tree.query_ball_point(costs.customer_xy[start:stop], r=reach[start:stop])
         counts = np.fromiter((len(f) for f in found), dtype=np.int64, count=stop - start)
         if not counts.sum():
             continue
         r = np.repeat(np.arange(start, stop, dtype=np.int64), counts)
         c = np.concatenate([np.asarray(f, dtype=np.int64) for f in found if f])
-        d = costs.pairs(r, c)  # the oracle's own distance decides
-        keep = (d if scale is None else d * scale[r]) <= radius
+        keep = costs.pairs(r, c) * scale[r] <= radius
         r, c = r[keep], c[keep]
-        order = np.lexsort((c, r))
+        order = np.argsort(r * s + c)
         parts_r.append(r[order])
         parts_c.append(c[order])
     if not parts_r:
@@ -193,9 +248,109 @@ def _euclidean(costs, radius: float, deadline: float | None, scale=None) -> Cove
     return _from_pairs(np.concatenate(parts_r), np.concatenate(parts_c), n, s)
 
 
+def _hash_tables(n_sites: int) -> np.ndarray:
+    """Two independent tables of random 64-bit values, one per site (the hash keys of
+    :func:`group_rows`)."""
+    rng = np.random.default_rng(HASH_SEED)
+    return rng.integers(0, np.iinfo(np.uint64).max, size=(2, max(1, n_sites)), dtype=np.uint64,
+                        endpoint=True)
+
+
+def _take_rows(indptr: np.ndarray, sites: np.ndarray, rows: np.ndarray):
+    """The compressed rows ``rows`` (sorted indices) of ``(indptr, sites)``."""
+    sizes = np.diff(indptr)
+    mask = np.zeros(sizes.size, dtype=bool)
+    mask[rows] = True
+    out = np.zeros(rows.size + 1, dtype=np.int64)
+    np.cumsum(sizes[rows], out=out[1:])
+    return out, sites[np.repeat(mask, sizes)]
+
+
+def group_rows(indptr: np.ndarray, sites: np.ndarray, n_sites: int, *,
+               tables: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Equal rows of a compressed row set, found by hashing and checked exactly.
+
+    Row r's key is its length and two sums, modulo :math:`2^{64}`, of random 64-bit values
+    of its sites (one table each; a row is a set: its sites are distinct, so this is a hash of
+    the set). Rows with equal keys are compared site by site with the first of them; the rare
+    rows that differ (a collision) are grouped again exactly, by their site lists. Unequal rows
+    are therefore never one group, whatever the tables.
+
+    Parameters
+    ----------
+    indptr, sites : ndarray of int64
+        Row r's sites are ``sites[indptr[r]:indptr[r + 1]]``, sorted.
+    n_sites : int
+        Sites are ``0..n_sites-1``.
+    tables : ndarray of uint64 (2, n_sites), optional
+        The hash tables (default: seeded random values); for tests.
+
+    Returns
+    -------
+    (group, first) : ndarray of int64
+        ``group[r]`` is row r's group, numbered in order of their first row; ``first[g]`` is
+        the first row of group g (increasing).
+    """
+    n_rows = int(indptr.size - 1)
+    if n_rows == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    sizes = np.diff(indptr)
+    tables = _hash_tables(n_sites) if tables is None else tables
+    keys = []
+    for table in tables:
+        acc = np.zeros(sites.size + 1, dtype=np.uint64)
+        np.cumsum(table[sites], out=acc[1:])  # wraps modulo 2**64
+        keys.append(acc[indptr[1:]] - acc[indptr[:-1]])
+    order = np.lexsort((keys[1], keys[0], sizes))  # stable: each group's rows in row order
+    k0, k1, sz = keys[0][order], keys[1][order], sizes[order]
+    new = np.empty(n_rows, dtype=bool)
+    new[0] = True
+    new[1:] = (k0[1:] != k0[:-1]) | (k1[1:] != k1[:-1]) | (sz[1:] != sz[:-1])
+    group = np.empty(n_rows, dtype=np.int64)
+    group[order] = np.cumsum(new) - 1
+    first = order[new]  # the first row of every group (sorted stably)
+    # exact check: every row equals its group's first row, site by site
+    leader = first[group]
+    offset = np.arange(sites.size, dtype=np.int64) - np.repeat(indptr[:-1], sizes)
+    differs = sites != sites[np.repeat(indptr[leader], sizes) + offset]
+    if differs.any():
+        group, first = _split_collisions(indptr, sites, group, first,
+                                         np.unique(np.repeat(np.arange(n_rows), sizes)[differs]))
+    # number the groups in order of their first row
+    rank = np.argsort(first, kind="stable")
+    renumber = np.empty(rank.size, dtype=np.int64)
+    renumber[rank] = np.arange(rank.size)
+    return renumber[group], first[rank]
+
+
+def _split_collisions(indptr, sites, group, first, bad_rows):
+    """Regroup exactly, by their site lists, the rows of every group that holds a row unequal to
+    its first (hash collisions: never expected with the default tables)."""
+    bad_groups = np.unique(group[bad_rows])
+    rows = np.flatnonzero(np.isin(group, bad_groups))
+    first = list(first)
+    seen: dict[bytes, int] = {}
+    for r in rows.tolist():  # in row order: a new group's first row is its smallest
+        key = sites[indptr[r]:indptr[r + 1]].tobytes()
+        g = seen.get(key)
+        if g is None:
+            old = int(group[r])
+            if first[old] == r:
+                g = old  # the group keeps its number for its first row's set
+            else:
+                g = len(first)
+                first.append(r)
+            seen[key] = g
+        group[r] = g
+    return group, np.asarray(first, dtype=np.int64)
+
+
 def aggregate_rows(coverage: Coverage, weight=None, keep=None, *,
                    deadline: float | None = None) -> CoverRows:
     """Points with the same coverage set as one row with their summed weight.
+
+    Equal sets are found by :func:`group_rows` (hash keys, then an exact check), the weights
+    summed by ``np.bincount``: no Python loop over the points.
 
     Parameters
     ----------
@@ -206,40 +361,59 @@ def aggregate_rows(coverage: Coverage, weight=None, keep=None, *,
         The points that go into the model (default: every point with a non-empty set).
         Points with an empty set are always left out (no row can cover them).
     deadline : float, optional
-        As in :func:`coverage_sets` (checked every ``BLOCK`` points).
+        As in :func:`coverage_sets` (checked before and after the grouping).
 
     Returns
     -------
     CoverRows
         The rows in order of their first point.
     """
+    _check_clock(deadline)
     n = coverage.n_points
     w = np.ones(n) if weight is None else np.asarray(weight, dtype=float)
     use = coverage.sizes() > 0
     if keep is not None:
         use &= np.asarray(keep, dtype=bool)
+    points = np.flatnonzero(use)
+    indptr, sites = _take_rows(coverage.indptr, coverage.sites, points)
+    group, first = group_rows(indptr, sites, coverage.n_sites)
+    _check_clock(deadline)
     members = np.full(n, -1, dtype=np.int64)
-    first: dict[bytes, int] = {}
-    starts = []
-    indptr, sites = coverage.indptr, coverage.sites
-    for i in np.flatnonzero(use).tolist():
-        if i % BLOCK == 0:
-            _check_clock(deadline)
-        key = sites[indptr[i]:indptr[i + 1]].tobytes()
-        r = first.get(key)
-        if r is None:
-            r = first[key] = len(starts)
-            starts.append(i)
-        members[i] = r
-    starts = np.asarray(starts, dtype=np.int64)
-    lengths = coverage.sizes()[starts]
-    row_ptr = np.zeros(starts.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=row_ptr[1:])
-    row_sites = (np.concatenate([sites[indptr[i]:indptr[i + 1]] for i in starts])
-                 if starts.size else np.zeros(0, dtype=np.int64))
-    inside = members >= 0
-    summed = np.bincount(members[inside], weights=w[inside], minlength=starts.size)
+    members[points] = group
+    row_ptr, row_sites = _take_rows(indptr, sites, first)
+    summed = np.bincount(group, weights=w[points], minlength=first.size)
     return CoverRows(row_ptr, row_sites, summed, members)
+
+
+def merge_rows(parts, n_sites: int) -> CoverRows:
+    """Aggregated rows of several sets of points (e.g. chunks) as one: equal rows across the
+    parts are one row with the summed weight.
+
+    Parameters
+    ----------
+    parts : sequence of CoverRows
+        In the order of their points; ``members`` is not read.
+    n_sites : int
+
+    Returns
+    -------
+    CoverRows
+        The rows in order of their first appearance (the rows of the points taken together
+        in :func:`aggregate_rows`' order, when every part is in it); ``members`` is empty.
+    """
+    parts = [p for p in parts if p.n_rows]
+    if not parts:
+        return CoverRows(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                         np.zeros(0), np.zeros(0, dtype=np.int64))
+    sizes = np.concatenate([np.diff(p.indptr) for p in parts])
+    indptr = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    sites = np.concatenate([p.sites for p in parts])
+    group, first = group_rows(indptr, sites, n_sites)
+    row_ptr, row_sites = _take_rows(indptr, sites, first)
+    summed = np.bincount(group, weights=np.concatenate([p.weight for p in parts]),
+                         minlength=first.size)
+    return CoverRows(row_ptr, row_sites, summed, np.zeros(0, dtype=np.int64))
 
 
 def drop_dominated(rows: CoverRows, budget: float | None = None) -> tuple[CoverRows, int]:
@@ -278,9 +452,6 @@ def drop_dominated(rows: CoverRows, budget: float | None = None) -> tuple[CoverR
     kept = np.flatnonzero(~dominated)
     new_index = np.full(n_rows, -1, dtype=np.int64)
     new_index[kept] = np.arange(kept.size)
-    lengths = sizes[kept]
-    indptr = np.zeros(kept.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    sites = np.concatenate([rows.row(r) for r in kept])
+    indptr, sites = _take_rows(rows.indptr, rows.sites, kept)
     members = np.where(rows.members >= 0, new_index[np.maximum(rows.members, 0)], -1)
     return CoverRows(indptr, sites, rows.weight[kept], members), int(dominated.sum())
