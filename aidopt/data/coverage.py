@@ -455,3 +455,233 @@ def drop_dominated(rows: CoverRows, budget: float | None = None) -> tuple[CoverR
     indptr, sites = _take_rows(rows.indptr, rows.sites, kept)
     members = np.where(rows.members >= 0, new_index[np.maximum(rows.members, 0)], -1)
     return CoverRows(indptr, sites, rows.weight[kept], members), int(dominated.sum())
+
+
+# ----------------------------------------------------------------------------- out of core
+#: points per chunk when the dask engine chooses the chunking (a path or numpy input): a chunk's
+#: candidate pairs (tens per point) are held at once by each worker thread
+CHUNK_POINTS = 1 << 18
+
+#: most first indices of points without a site that a chunk reports (the LSCP error names them)
+LONELY_SHOWN = 10
+
+
+def _block_oracle(block, site_xy):
+    """The Euclidean cost oracle of a chunk's points (it checks their coordinates)."""
+    from aidopt.data.facility import EuclideanCosts
+
+    return EuclideanCosts(block, site_xy)
+
+
+def _chunk_rows(block, *weight, site_xy, radius, fixed_open, mclp, weight_column):
+    """One chunk of points: its aggregated rows and what the door checks of its points.
+
+    ``block`` holds the coordinates (and, with ``weight_column``, the weights as its last
+    column); ``weight`` is the chunk's slice of an in-memory weight vector, if any. Module
+    level, so that a distributed cluster pickles it by reference.
+    """
+    if weight_column:
+        w, block = block[:, -1], block[:, :-1]
+    else:
+        w = weight[0] if weight else np.ones(block.shape[0])
+    bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
+    if bad.size:  # the door names the first one
+        return None, {"bad": (int(bad[0]), float(w[bad[0]]))}
+    cov = coverage_sets(_block_oracle(block, site_xy), radius)
+    empty = cov.sizes() == 0
+    keep = ~cov.covered(fixed_open) if fixed_open.size else np.ones(cov.n_points, dtype=bool)
+    if mclp:
+        keep &= w > 0
+    rows = aggregate_rows(cov, w, keep)
+    lonely = np.flatnonzero(empty)
+    stats = {"points": int(cov.n_points), "weight": float(w.sum()),
+             "uncoverable": float(w[empty].sum()), "integral": bool(np.array_equal(w, np.round(w))),
+             "lonely": int(lonely.size), "lonely_first": lonely[:LONELY_SHOWN]}
+    return CoverRows(rows.indptr, rows.sites, rows.weight, np.zeros(0, dtype=np.int64)), stats
+
+
+def _chunk_uncovered(block, *weight, site_xy, radius, weight_column):
+    """``(count, weight)`` of a chunk's points that no site of ``site_xy`` covers."""
+    if weight_column:
+        w, block = block[:, -1], block[:, :-1]
+    else:
+        w = weight[0] if weight else None
+    if not len(site_xy):
+        miss = np.ones(block.shape[0], dtype=bool)
+    else:
+        miss = coverage_sets(_block_oracle(block, site_xy), radius).sizes() == 0
+    return int(miss.sum()), float(miss.sum() if w is None else w[miss].sum())
+
+
+class StreamedCoverage:
+    """The coverage sets of points read chunk by chunk (the dask engine): never held, computed
+    again chunk by chunk whenever open sites are evaluated on the original points.
+
+    Made by :func:`stream_rows`. Offers what the covering plug-in asks of :class:`Coverage`:
+    :meth:`uncovered` (one pass over the points per new set of open sites) and
+    :meth:`uncoverable`, plus the points' total weight and whether every weight is an integer
+    (the weights travel with the points: the ``weight`` arguments are not read).
+
+    Attributes
+    ----------
+    points : aidopt.data.chunked.ChunkedMatrix
+        The points' coordinates (and weights as a last column when ``weight_column``).
+    n_points, n_sites : int
+    total_weight, uncoverable_weight : float
+    integral : bool
+    """
+
+    def __init__(self, points, site_xy, radius, weight, weight_column, stats):
+        self.points, self.site_xy, self.radius = points, site_xy, float(radius)
+        self.weight, self.weight_column = weight, bool(weight_column)
+        self.n_points, self.n_sites = int(points.shape[0]), int(len(site_xy))
+        self.total_weight = stats["weight"]
+        self.uncoverable_weight = stats["uncoverable"]
+        self.integral = stats["integral"]
+        self._last = None
+
+    def uncovered(self, open_sites, weight=None) -> tuple[int, float]:
+        """``(count, weight)`` of the original points no site of ``open_sites`` covers: one pass
+        over the points (the last answer is kept: the certificate asks again)."""
+        open_sites = np.unique(np.asarray(open_sites, dtype=np.int64))
+        key = open_sites.tobytes()
+        if self._last is None or self._last[0] != key:
+            import functools
+
+            task = functools.partial(_chunk_uncovered, site_xy=self.site_xy[open_sites],
+                                     radius=self.radius, weight_column=self.weight_column)
+            args = () if self.weight is None else (self.weight,)
+            count, total = 0, 0.0
+            for c, w in self.points.iter_blocks(task, *args, kind="uncovered"):
+                count, total = count + c, total + w
+            self._last = (key, (count, total))
+        return self._last[1]
+
+    def uncoverable(self, weight=None) -> float:
+        """The weight of the points with an empty set (found while aggregating)."""
+        return self.uncoverable_weight
+
+
+def stream_rows(points, site_xy, radius: float, *, weight=None, weight_column: bool = False,
+                fixed_open=(), mclp: bool = True, deadline: float | None = None):
+    """Coverage sets of out-of-core points, aggregated chunk by chunk and merged: memory holds
+    the distinct rows (and a few chunks), never a row per point.
+
+    Every chunk's sets are computed as :func:`coverage_sets` computes them (a k-d tree over the
+    sites, the Euclidean oracle's own distance deciding), aggregated (:func:`aggregate_rows`,
+    leaving out the points a site of ``fixed_open`` covers and, for MCLP, points of weight 0),
+    and the chunks' rows are merged (:func:`merge_rows`, equal sets across chunks summed) as
+    they arrive, so the rows are those of the points taken together, in the same order.
+
+    Parameters
+    ----------
+    points : aidopt.data.chunked.ChunkedMatrix
+        n x d coordinates, or n x (d + 1) with the weights as the last column
+        (``weight_column``).
+    site_xy : ndarray (s, d)
+    radius : float
+    weight : ndarray (n,), optional
+        In-memory weights (sliced per chunk); default 1 each (or the weight column).
+    fixed_open : ndarray of int64
+    mclp : bool
+        Leave out points of weight 0.
+    deadline : float, optional
+        ``time.perf_counter()`` value after which the computation stops (checked as each
+        chunk's rows arrive).
+
+    Returns
+    -------
+    (StreamedCoverage, CoverRows, dict)
+        The coverage (to evaluate open sites on the original points), the merged rows and the
+        points' checks: ``lonely`` (points without a site) and ``lonely_first`` (the first
+        :data:`LONELY_SHOWN` of them, global indices).
+
+    Raises
+    ------
+    CoverageTimeLimit
+        ``deadline`` passed.
+    ValueError
+        Non-finite coordinates or a negative / non-finite weight (the first such index).
+    """
+    import functools
+
+    fixed_open = np.asarray(fixed_open, dtype=np.int64)
+    task = functools.partial(_chunk_rows, site_xy=site_xy, radius=float(radius),
+                             fixed_open=fixed_open, mclp=bool(mclp),
+                             weight_column=bool(weight_column))
+    starts = np.concatenate([[0], np.cumsum(points.chunks)])
+    merged, pending, pending_rows = None, [], 0
+    stats = {"weight": 0.0, "uncoverable": 0.0, "integral": True, "lonely": 0}
+    lonely_first: list[int] = []
+    _check_clock(deadline)
+    args = () if weight is None else (weight,)
+    for i, (rows, st) in enumerate(points.iter_blocks(task, *args, kind="coverage")):
+        if "bad" in st:
+            j, value = st["bad"]
+            raise ValueError(f"demand must be finite and non-negative; demand[{starts[i] + j}] "
+                             f"= {value!r}")
+        _check_clock(deadline)
+        for name in ("weight", "uncoverable", "lonely"):
+            stats[name] += st[name]
+        stats["integral"] &= st["integral"]
+        if len(lonely_first) < LONELY_SHOWN:
+            lonely_first.extend((st["lonely_first"] + starts[i]).tolist())
+        pending.append(rows)
+        pending_rows += rows.n_rows
+        # merge when the new rows outnumber the merged ones: each row is merged O(log) times
+        if merged is None or pending_rows >= merged.n_rows:
+            merged = merge_rows(([merged] if merged is not None else []) + pending,
+                                int(len(site_xy)))
+            pending, pending_rows = [], 0
+    if pending or merged is None:
+        merged = merge_rows(([merged] if merged is not None else []) + pending, int(len(site_xy)))
+    stats["lonely_first"] = np.asarray(lonely_first[:LONELY_SHOWN], dtype=np.int64)
+    coverage = StreamedCoverage(points, site_xy, radius, weight, weight_column, stats)
+    return coverage, merged, stats
+
+
+def open_points(customer_xy, demand=None, *, chunk_rows: int | None = None):
+    """Demand points for :func:`stream_rows`, from a dask array, a
+    :class:`~aidopt.data.chunked.ChunkedMatrix`, a path (``.npy`` file or Zarr store, opened
+    as :func:`aidopt.data.chunked.open_store` opens them) or an in-memory array (n x d).
+
+    Parameters
+    ----------
+    customer_xy : dask array, ChunkedMatrix, str / PathLike or array-like (n, d)
+    demand : ndarray (n,) or dask array (n,), optional
+        Weights: an in-memory vector is checked here and sliced per chunk; a dask array is read
+        with the points, as their last column (checked chunk by chunk).
+    chunk_rows : int, optional
+        Points per chunk for a path or in-memory input (default :data:`CHUNK_POINTS`); a dask
+        array keeps its chunks.
+
+    Returns
+    -------
+    (ChunkedMatrix, ndarray or None, bool)
+        The points, the in-memory weights, and whether the weights are the last column.
+    """
+    from aidopt.data import chunked
+    from aidopt.data.facility import _vector
+
+    rows = CHUNK_POINTS if chunk_rows is None else int(chunk_rows)
+    if chunked.is_path(customer_xy):
+        array = chunked.open_store(customer_xy, chunk_rows=rows).array
+    elif isinstance(customer_xy, chunked.ChunkedMatrix) or chunked.is_dask_array(customer_xy):
+        array = customer_xy.array if isinstance(customer_xy, chunked.ChunkedMatrix) else customer_xy
+        if array.ndim != 2:
+            raise ValueError(f"customer_xy must be an (n, d) array, got shape {array.shape}")
+        if array.numblocks[1] != 1:
+            array = array.rechunk({1: -1})
+    else:
+        array = chunked.to_dask(np.asarray(customer_xy, dtype=float)
+                                if not chunked.is_file_map(customer_xy) else customer_xy, rows)
+    if array.ndim != 2 or array.shape[0] == 0:
+        raise ValueError(f"customer_xy must be a non-empty (n, d) array, got shape {array.shape}")
+    n = int(array.shape[0])
+    if chunked.is_dask_array(demand):
+        da = chunked._require_dask()
+        if demand.shape != (n,):
+            raise ValueError(f"demand must have {n} entries, got shape {demand.shape}")
+        w = demand.astype(float).rechunk((array.chunks[0],))[:, None]
+        return chunked.ChunkedMatrix(da.concatenate([array.astype(float), w], axis=1)), None, True
+    return chunked.ChunkedMatrix(array), _vector(demand, "demand", n), False
