@@ -28,8 +28,11 @@ thread, the figure to read on a shared machine), wall seconds, distinct rows aft
 dominated rows dropped (LSCP), objective, termination, gap, and the peak resident memory of the
 solve (``VmHWM`` after a reset, :class:`aidopt.bench.dask.PeakMemory`).
 
-    aidopt bench covering --points 1000000 --kinds uniform clustered --models mclp lscp
-    aidopt bench covering --points 10000000 --engine dask --store /data/cover.npy
+    aidopt bench covering --points 1000000 --sites 1000 --p 50 --kinds uniform clustered
+    aidopt bench covering --points 10000000 --sites 1000 --p 50 --engine dask --store /data/p.npy
+
+(``--points``, ``--sites``, ``--p`` and ``--models`` are shared with ``aidopt bench location``
+and default to its small sizes: 1,000 points, 100 sites, p = 5.)
 """
 
 from __future__ import annotations
@@ -157,11 +160,12 @@ def write_points(path, n: int, kind: str = "uniform", seed: int = 0) -> str:
 
 
 # ----------------------------------------------------------------------------- the bench
-def _solve(points, sites, model, radius, p, engine, chunk_rows):
+def _solve(points, sites, model, radius, p, engine, chunk_rows, time_limit):
     import aidopt
     from aidopt.data.facility import EuclideanCosts
 
     kw = dict(p=p) if model == "mclp" else {}
+    kw["time_limit"] = time_limit
     if engine == "dask":
         from aidopt.data.chunked import to_dask
 
@@ -173,8 +177,10 @@ def _solve(points, sites, model, radius, p, engine, chunk_rows):
 
 
 def bench_covering(*, points=(10**6,), kinds=KINDS, models=("mclp", "lscp"), p: int = 50,
-                   share: float = 0.5, seed: int = 0, engine: str = "numpy", store=None,
-                   chunk_rows: int | None = None, output=None, raw=None) -> list[dict]:
+                   share: float = 0.5, n_sites: int = N_SITES, seed: int = 0,
+                   engine: str = "numpy", store=None,
+                   chunk_rows: int | None = None, time_limit: float | None = None, output=None,
+                   raw=None) -> list[dict]:
     """Solve every (size, kind, model) and print a markdown table (see the module docstring).
 
     ``engine="dask"`` writes the points to ``store`` (a ``.npy`` path, default a temporary
@@ -187,7 +193,7 @@ def bench_covering(*, points=(10**6,), kinds=KINDS, models=("mclp", "lscp"), p: 
     rows = []
     for n in points:
         for kind in kinds:
-            sites = covering_sites(kind, seed)
+            sites = covering_sites(kind, seed, n_sites)
             tmp = None
             if engine == "dask":
                 path = store or str(Path(tmp := tempfile.mkdtemp()) / f"{kind}.npy")
@@ -201,7 +207,7 @@ def bench_covering(*, points=(10**6,), kinds=KINDS, models=("mclp", "lscp"), p: 
                     radius = lscp_radius(pts, sites, least=radius)
                 cpu, wall = time.process_time(), time.perf_counter()
                 with PeakMemory() as mem:
-                    res = _solve(pts, sites, model, radius, p, engine, chunk_rows)
+                    res = _solve(pts, sites, model, radius, p, engine, chunk_rows, time_limit)
                 row = {"n": n, "kind": kind, "model": model, "engine": engine,
                        "radius": round(radius, 6), "cpu_s": round(time.process_time() - cpu, 2),
                        "wall_s": round(time.perf_counter() - wall, 2),
@@ -236,20 +242,17 @@ def _table(rows: list[dict]) -> str:
 
 
 def add_bench_arguments(p) -> None:
-    """The arguments of ``aidopt bench covering``."""
-    g = p.add_argument_group("covering (aidopt bench covering)")
-    g.add_argument("--points", nargs="+", type=int, default=None,
-                   help="covering: demand points per instance (default 1000000)")
+    """The flags of ``aidopt bench covering`` of its own; ``--points``, ``--sites``, ``--p`` and
+    ``--models`` are those of ``aidopt bench location`` (shared), ``--seed``,
+    ``--time-limit``, ``--output`` and ``--raw`` those of ``aidopt bench``."""
+    g = p.add_argument_group("covering (aidopt bench covering; also --points, --sites, --p, "
+                             "--models mclp lscp)")
     g.add_argument("--kinds", nargs="+", choices=KINDS, default=None,
-                   help="covering: uniform and/or clustered (default both)")
-    g.add_argument("--models", nargs="+", choices=["mclp", "lscp"], default=None,
-                   help="covering: the models (default both)")
-    g.add_argument("--cover-p", type=int, default=50,
-                   help="covering: MCLP's p, also in the radius rule (default 50)")
+                   help="covering: uniform and/or clustered points (default both)")
     g.add_argument("--share", type=float, default=0.5,
-                   help="covering: the radius at which p disjoint discs cover this share of "
-                        "the square (default 0.5)")
-    g.add_argument("--engine", choices=["numpy", "dask"], default="numpy",
+                   help="covering: MCLP's radius is the one at which p disjoint discs cover "
+                        "this share of the square (default 0.5)")
+    g.add_argument("--engine", dest="cover_engine", choices=["numpy", "dask"], default="numpy",
                    help="covering: points in memory, or written to --store and streamed")
     g.add_argument("--store", default=None,
                    help="covering --engine dask: the .npy file of the points (default a "
@@ -259,9 +262,13 @@ def add_bench_arguments(p) -> None:
 
 
 def run_bench(args) -> int:
-    """``aidopt bench covering``."""
-    bench_covering(points=args.points or [10**6], kinds=args.kinds or KINDS,
-                   models=args.models or ("mclp", "lscp"), p=args.cover_p, share=args.share,
-                   seed=args.seed, engine=args.engine, store=args.store,
-                   chunk_rows=args.chunk_rows, output=args.output, raw=args.raw)
+    """``aidopt bench covering`` (the issue's sizes: ``--points 1000000 --sites 1000 --p 50``)."""
+    models = args.models or ["mclp", "lscp"]
+    bad = [m for m in models if m not in ("mclp", "lscp")]
+    if bad:
+        raise ValueError(f"bench covering runs the models mclp and lscp, got {bad}")
+    bench_covering(points=args.points, kinds=args.kinds or KINDS, models=models, p=args.p,
+                   share=args.share, n_sites=args.location_sites, seed=args.seed,
+                   engine=args.cover_engine, store=args.store, chunk_rows=args.chunk_rows,
+                   time_limit=args.time_limit, output=args.output, raw=args.raw)
     return 0
