@@ -135,3 +135,21 @@ def test_bench_covering_cli(tmp_path, capsys):
     assert "| 3000 | uniform | mclp | numpy |" in table and "certified_optimal" in table
     with pytest.raises(ValueError, match="runs the models mclp and lscp"):
         main(["bench", "covering", "--models", "p-center"])
+
+
+@pytest.mark.parametrize("block", [1, 50, 10**9])
+def test_dominance_in_blocks_against_pairwise_subsets(monkeypatch, block):
+    """The rows kept are exactly those containing no other row (checked pair by pair), whatever
+    the block of the sparse product."""
+    from aidopt.data.coverage import drop_dominated
+
+    monkeypatch.setattr(cov_mod, "DOMINANCE_BLOCK", block)
+    pts, sites = bench.covering_points(1500, "uniform", 6), bench.covering_sites("uniform", 6, 25)
+    rows = aggregate_rows(coverage_sets(EuclideanCosts(pts, sites), 0.25))
+    sets = [set(rows.row(r).tolist()) for r in range(rows.n_rows)]
+    minimal = [r for r in range(rows.n_rows) if not any(o < sets[r] for o in sets)]
+    kept, dropped = drop_dominated(rows)
+    assert dropped == rows.n_rows - len(minimal) > 0
+    assert [set(kept.row(r).tolist()) for r in range(kept.n_rows)] == [sets[r] for r in minimal]
+    assert all(kept.members[i] == -1 or set(kept.row(kept.members[i]).tolist()) == sets[m]
+               for i, m in enumerate(rows.members) if m >= 0)
