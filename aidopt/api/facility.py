@@ -161,7 +161,7 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
         models and the p-center only. ``costs=None`` with ``customer_xy`` and ``site_xy``:
         their Euclidean distances (in the units of a GeoDataFrame's CRS): a matrix for the
         p-median and UFL, computed in blocks from the coordinates for the covering models and
-        the p-center.
+        the p-center (the covering models' points also out of core, ``engine="dask"``).
         ``model="p-dispersion"``: the site x site distances (square, symmetric, zero
         diagonal, finite, non-negative), or an ``EuclideanCosts`` (its sites' distances), or
         ``None`` with ``site_xy``.
@@ -184,7 +184,9 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
         Coordinates: the initial clustering and the split use ``site_xy``; the map
         (``result.plot(kind="map")``, :func:`plot_facility`) draws both. GeoDataFrames
         (``pip install 'aidopt[geo]'``, :mod:`aidopt.data.geo`) must both be in one projected
-        CRS and hold points only.
+        CRS and hold points only. With ``engine="dask"`` (MCLP, LSCP): ``customer_xy`` a dask
+        array, a :class:`~aidopt.data.chunked.ChunkedMatrix`, a ``.npy`` / Zarr path or an
+        array, read chunk by chunk (docs/facility.md, "Covering models at scale").
     model : {None, "p-median", "ufl", "mclp", "lscp", "lscp-b", "p-center", "p-dispersion"}
         The problem (None: the p-median when ``p`` is given, else UFL, as before). ``"mclp"``
         takes ``p``, ``radius`` and optionally ``demand`` (the points' weights) and
