@@ -7,8 +7,14 @@ Demand point i is covered by candidate site j when :math:`d_{ij} \le R`;
 a k-d tree, no n x s matrix) or from another cost oracle (row blocks).
 
 Both covering models see a demand point only through :math:`N_i` (and its weight), so points
-with the same set are one row (:func:`aggregate_rows`: MCLP sums their weights, LSCP keeps one);
-for LSCP a row whose set contains another row's set is implied by it (:func:`drop_dominated`).
+with the same set are one row (:func:`aggregate_rows`: MCLP sums their weights, LSCP keeps one;
+equal sets found by hashing and checked exactly, :func:`group_rows`); for LSCP a row whose set
+contains another row's set is implied by it (:func:`drop_dominated`).
+
+Out of core (the dask engine, docs/facility.md "Covering models at scale"): :func:`open_points`
+opens the points, :func:`stream_rows` aggregates them chunk by chunk and merges the chunks'
+rows (:func:`merge_rows`), and :class:`StreamedCoverage` evaluates open sites on them pass by
+pass.
 """
 
 from __future__ import annotations
@@ -18,8 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Coverage", "CoverageTimeLimit", "CoverRows", "coverage_sets", "aggregate_rows",
-           "drop_dominated", "group_rows", "merge_rows"]
+__all__ = ["Coverage", "CoverageTimeLimit", "CoverRows", "StreamedCoverage", "coverage_sets",
+           "aggregate_rows", "drop_dominated", "group_rows", "merge_rows", "open_points",
+           "stream_rows"]
 
 #: rows of a cost oracle (or points of a per-point-radius k-d tree query) handled at a time
 BLOCK = 4096
