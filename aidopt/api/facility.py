@@ -42,7 +42,7 @@ from aidopt.api import _front
 from aidopt.api._fixed_open import FixedOpen, check_fixed_open
 from aidopt.api._params import Family, Param
 from aidopt.api.facility_plot import plot_facility
-from aidopt.data.coverage import CoverageTimeLimit, aggregate_rows, coverage_sets, drop_dominated
+from aidopt.data.coverage import CoverageTimeLimit, aggregate_rows, coverage_sets, drop_dominated, stream_rows
 from aidopt.data.facility import FacilityData, _coords, _vector, as_facility_data, cost_matrix, nearest_sites
 from aidopt.data.geo import geo_inputs
 from aidopt.decomposition.plugins.covering import CoveringData, CoveringProblem
@@ -109,6 +109,14 @@ FACILITY = Family(
                     "solution."),
     Param("far", False,
           "``aggregation=\"sites\"``: also split clusters by the customers' far sites."),
+    Param("engine", None,
+          "Covering models (``model=\"mclp\"`` / ``\"lscp\"``) only: ``\"dask\"`` reads the "
+          "demand points ``customer_xy`` (a dask array, a ``.npy`` / Zarr path or an array) chunk "
+          "by chunk, aggregates each chunk's coverage sets and merges them, so memory holds the "
+          "distinct rows, not the points (docs/facility.md, docs/dask.md); ``\"numpy\"`` holds "
+          "them. Default: ``\"dask\"`` when ``customer_xy`` is a dask array, a ChunkedMatrix "
+          "or a path, else ``\"numpy\"``.",
+          choices=("numpy", "dask"), flag="", estimator=False),
     Param("far_factor", 1.5,
           "``aggregation=\"sites\", far=True``: a customer's near clusters are those within "
           "this factor of its reference cost (and at least its 4 cheapest); the others are "
@@ -153,7 +161,7 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
         models and the p-center only. ``costs=None`` with ``customer_xy`` and ``site_xy``:
         their Euclidean distances (in the units of a GeoDataFrame's CRS): a matrix for the
         p-median and UFL, computed in blocks from the coordinates for the covering models and
-        the p-center.
+        the p-center (the covering models' points also out of core, ``engine="dask"``).
         ``model="p-dispersion"``: the site x site distances (square, symmetric, zero
         diagonal, finite, non-negative), or an ``EuclideanCosts`` (its sites' distances), or
         ``None`` with ``site_xy``.
@@ -176,7 +184,9 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
         Coordinates: the initial clustering and the split use ``site_xy``; the map
         (``result.plot(kind="map")``, :func:`plot_facility`) draws both. GeoDataFrames
         (``pip install 'aidopt[geo]'``, :mod:`aidopt.data.geo`) must both be in one projected
-        CRS and hold points only.
+        CRS and hold points only. With ``engine="dask"`` (MCLP, LSCP): ``customer_xy`` a dask
+        array, a :class:`~aidopt.data.chunked.ChunkedMatrix`, a ``.npy`` / Zarr path or an
+        array, read chunk by chunk (docs/facility.md, "Covering models at scale").
     model : {None, "p-median", "ufl", "mclp", "lscp", "lscp-b", "p-center", "p-dispersion"}
         The problem (None: the p-median when ``p`` is given, else UFL, as before). ``"mclp"``
         takes ``p``, ``radius`` and optionally ``demand`` (the points' weights) and
@@ -225,6 +235,12 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
     customer_xy, site_xy, demand, fixed_costs, capacity = geo_inputs(  # GeoDataFrames: points
         costs, customer_xy, site_xy, demand, fixed_costs, capacity)
     kind = _model_kind(model, p, fixed_costs, radius, fixed_open)
+    engine = _engine(kind, customer_xy, opts.engine)
+    if engine == "dask":  # the covering models with their points out of core
+        return _solve_covering(kind, costs, p=p, fixed_costs=fixed_costs, demand=demand,
+                               capacity=capacity, customer_xy=customer_xy, site_xy=site_xy,
+                               radius=radius, fixed_open=fixed_open, opts=opts, options=options,
+                               engine=engine)
     if kind in LEVEL_MODELS:
         return _solve_levels(kind, costs, p=p, fixed_costs=fixed_costs, demand=demand,
                              capacity=capacity, customer_xy=customer_xy, site_xy=site_xy,
@@ -364,7 +380,7 @@ def _check_p(p, s: int, open0, least: int = 1) -> int:
 def _refuse_aid_options(kind, opts, why: str) -> None:
     """AID's options (all but ``mip_gap``) would be silently ignored by ``kind``: refuse them."""
     unused = sorted(name for name, param in FACILITY.params.items()
-                    if name != "mip_gap" and getattr(opts, name) != param.default)
+                    if name not in ("mip_gap", "engine") and getattr(opts, name) != param.default)
     if unused:
         raise ValueError(f"model={kind!r} {why}: {', '.join(unused)} do(es) not apply (only "
                          "mip_gap does)")
@@ -500,11 +516,34 @@ def _points(costs, kept):
     return _PointSubset(costs, kept)
 
 
+def _engine(kind, customer_xy, engine):
+    """The data engine of ``kind``: ``engine``, or for None ``"dask"`` when the covering models'
+    ``customer_xy`` is out of core; ``"dask"`` is refused for the other models."""
+    from aidopt.data.chunked import is_out_of_core
+
+    if engine is None:
+        return "dask" if kind in COVERING and is_out_of_core(customer_xy) else "numpy"
+    if engine == "dask" and kind not in COVERING:
+        raise ValueError("engine='dask' is offered by the covering models (model='mclp' or "
+                         f"'lscp') only, not by model={kind!r}")
+    return engine
+
+
+def _lonely_error(lonely, count: int, radius: float) -> ValueError:
+    """LSCP is infeasible: the points ``lonely`` (the first few of ``count``) have no site."""
+    shown = ", ".join(str(int(i)) for i in lonely[:10])
+    more = f" and {count - 10} more" if count > 10 else ""
+    return ValueError(f"LSCP is infeasible: demand point(s) {shown}{more} have no candidate "
+                      f"site within radius {radius:g}")
+
+
 def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_xy, site_xy,
-                    radius, fixed_open, opts, options) -> AIDResult:
+                    radius, fixed_open, opts, options, engine="numpy") -> AIDResult:
     """MCLP / LSCP (:func:`solve_facility_location` with ``model="mclp"`` / ``"lscp"``): every
     input checked, the coverage sets computed and aggregated, then one MIP solve; the coverage
-    computation counts against ``time_limit``."""
+    computation counts against ``time_limit``. ``engine="dask"``: the points are read chunk by
+    chunk (:func:`aidopt.data.coverage.stream_rows`) and the certificate evaluates the open
+    sites on them chunk by chunk."""
     start = time.perf_counter()
     config = RunConfig.from_kwargs(options, caller="solve_facility_location", solver="highs")
     config = dataclasses.replace(config, aid=False)  # exact aggregation: one solve
@@ -512,8 +551,28 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
     if capacity is not None and kind == "mclp":
         raise ValueError(f"model={kind!r} takes no capacity")
     _refuse_aid_options(kind, opts, "solves one MIP after an exact aggregation")
-    arr = cost_matrix(costs)
-    n, s = (int(v) for v in arr.shape)
+    streamed = engine == "dask"
+    if streamed:
+        from aidopt.data.coverage import open_points
+
+        if kind == "lscp-b" or capacity is not None:
+            raise ValueError("engine='dask' covers model='mclp' and the LSCP without capacity "
+                             f"(got model={kind!r}" + (" with capacity)" if capacity is not None
+                                                        else ")"))
+        if costs is not None or site_xy is None:
+            raise ValueError("engine='dask' streams the demand points' coordinates: pass "
+                             "customer_xy (a dask array, a .npy / Zarr path or an array) and "
+                             "site_xy, with costs=None")
+        points, weight, weight_column = open_points(customer_xy, demand)
+        n = int(points.shape[0])
+        sxy = np.asarray(site_xy, dtype=float)
+        if sxy.ndim != 2 or sxy.shape[1] != points.shape[1] - weight_column or not len(sxy):
+            raise ValueError(f"site_xy must be an (n_sites, {points.shape[1] - weight_column}) "
+                             f"array like customer_xy's points, got shape {sxy.shape}")
+        s = int(len(sxy))
+    else:
+        arr = cost_matrix(costs)
+        n, s = (int(v) for v in arr.shape)
     open0 = check_fixed_open(fixed_open, s, repeats="warn")
     if kind == "lscp-b" or capacity is not None:  # the LSCP variants: aidopt/api/_lscp.py
         from aidopt.api._lscp import solve_lscp_variant
@@ -534,9 +593,10 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
             raise ValueError("model='mclp' opens p sites and takes no fixed_costs (use "
                              "model='lscp' for the least-cost cover)")
         p = _check_p(p, s, open0)
-        weight = np.ones(n) if demand is None else _vector(demand, "demand", n)
-        if weight.sum() <= 0:
-            raise ValueError("total demand is 0: nothing to cover")
+        if not streamed:
+            weight = np.ones(n) if demand is None else _vector(demand, "demand", n)
+            if weight.sum() <= 0:
+                raise ValueError("total demand is 0: nothing to cover")
         fixed = None
     else:
         if p is not None:
@@ -545,24 +605,32 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
         if demand is not None:
             raise ValueError("model='lscp' covers every point and takes no demand weights "
                              "(demand quantities go with capacity: the capacitated LSCP)")
-        weight = np.ones(n)
+        weight = None if streamed else np.ones(n)
         fixed = _vector(fixed_costs, "fixed_costs", s)
-    cxy, sxy = _coords(customer_xy, "customer_xy", n), _coords(site_xy, "site_xy", s)
+    if not streamed:
+        cxy, sxy = _coords(customer_xy, "customer_xy", n), _coords(site_xy, "site_xy", s)
     deadline = None if config.time_limit is None else start + config.time_limit
     coverage, rows, dropped, stopped = None, None, 0, ""
     try:
-        coverage = coverage_sets(arr, radius, deadline=deadline)
-        if kind == "lscp":
-            lonely = np.flatnonzero(coverage.sizes() == 0)
-            if lonely.size:
-                shown = ", ".join(str(int(i)) for i in lonely[:10])
-                more = f" and {lonely.size - 10} more" if lonely.size > 10 else ""
-                raise ValueError(f"LSCP is infeasible: demand point(s) {shown}{more} have no "
-                                 f"candidate site within radius {radius:g}")
-        keep = ~coverage.covered(open0) if open0.size else np.ones(n, dtype=bool)
-        if kind == "mclp":
-            keep &= weight > 0
-        rows = aggregate_rows(coverage, weight, keep, deadline=deadline)
+        if streamed:
+            coverage, rows, checks = stream_rows(points, sxy, radius, weight=weight,
+                                                 weight_column=weight_column, fixed_open=open0,
+                                                 mclp=kind == "mclp", deadline=deadline)
+            if kind == "mclp" and coverage.total_weight <= 0:
+                raise ValueError("total demand is 0: nothing to cover")
+            if kind == "lscp" and checks["lonely"]:
+                raise _lonely_error(checks["lonely_first"], checks["lonely"], radius)
+            weight = None  # read with the points (coverage.total_weight, .integral)
+        else:
+            coverage = coverage_sets(arr, radius, deadline=deadline)
+            if kind == "lscp":
+                lonely = np.flatnonzero(coverage.sizes() == 0)
+                if lonely.size:
+                    raise _lonely_error(lonely, lonely.size, radius)
+            keep = ~coverage.covered(open0) if open0.size else np.ones(n, dtype=bool)
+            if kind == "mclp":
+                keep &= weight > 0
+            rows = aggregate_rows(coverage, weight, keep, deadline=deadline)
         if kind == "lscp":
             rows, dropped = drop_dominated(rows)
     except CoverageTimeLimit as exc:
@@ -578,9 +646,15 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
         result.message = f"{result.message}; {note}" if result.message else note
         if result.solution:
             result.solution["rows"] = rows.n_rows
+    if streamed:
+        counts = ", ".join(f"{k} {v}" for k, v in points.pass_counts.items())
+        note = (f"dask engine: {points.passes} passes over the points ({counts}), "
+                f"{len(points.chunks)} chunks of <= {max(points.chunks)} points")
+        result.message = f"{result.message}; {note}" if result.message else note
+        result.dimensions["data_passes"] = points.passes
     if kind == "mclp" and result.solution and coverage is not None:
-        result.solution["covered"] = float(weight.sum()) - float(result.objective)
-    if cxy is not None or sxy is not None:
+        result.solution["covered"] = data.total_weight() - float(result.objective)
+    if not streamed and (cxy is not None or sxy is not None):
         result.solution["customer_xy"] = cxy
         result.solution["site_xy"] = sxy
         _coverage_for_map(result.solution, coverage, radius)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 
+from aidopt.bench.covering import add_bench_arguments as add_covering_bench_arguments
 from aidopt.cli.aggout import add_bench_arguments as add_aggout_bench_arguments
 from aidopt.cli.facility import add_bench_arguments as add_facility_bench_arguments
 
@@ -68,6 +69,10 @@ def cmd_bench(args) -> int:
         return run_bench(args)
     if args.problem == "location":
         return run_location_bench(args)
+    if args.problem == "covering":
+        from aidopt.bench.covering import run_bench as run_covering_bench
+
+        return run_covering_bench(args)
     if args.problem == "gsvm":
         from aidopt.cli.gsvm import run_bench as run_gsvm_bench
 
@@ -205,10 +210,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``aidopt bench``."""
     p.add_argument("problem", choices=["lad", "svm", "s3vm", "warm", "lpc", "fsv", "facility",
                                          "location", "aggout", "gsvm", "scm", "busy", "sparse",
-                                         "multiclass", "inference", "quantiles"],
+                                         "multiclass", "inference", "quantiles", "covering"],
                    help="location: covering, p-center, p-median and p-dispersion against spopt "
                         "(--instances uniform clustered fl1400 u1432, --models, --points, "
-                        "--sites, --p, --radius; docs/facility.md); multiclass: SVMClassifier one-vs-rest "
+                        "--sites, --p, --radius; docs/facility.md); covering: MCLP and LSCP at "
+                        "10^6-10^7 demand points, in memory or through the dask engine (--points, "
+                        "--sites, --p, --models mclp lscp, --kinds, --share, --engine; "
+                        "docs/facility.md); multiclass: SVMClassifier one-vs-rest "
                         "against LinearSVC (--sets digits covertype); inference: nid and boot "
                         "standard errors against R quantreg (--sets B hetero, --se); "
                         "quantiles: regression quantiles at several levels (--levels), aidopt's "
@@ -324,5 +332,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="inference: the kinds of standard errors (default nid boot)")
     add_facility_bench_arguments(p)
     add_location_bench_arguments(p)
+    add_covering_bench_arguments(p)
     add_aggout_bench_arguments(p)
     p.set_defaults(func=cmd_bench)

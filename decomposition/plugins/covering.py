@@ -46,13 +46,16 @@ class CoveringData:
     Attributes
     ----------
     kind : {"mclp", "lscp", "lscp-b"}
-    coverage : Coverage or None
-        Every point's coverage set (``None`` when the time limit stopped its computation).
+    coverage : Coverage, StreamedCoverage or None
+        Every point's coverage set (``None`` when the time limit stopped its computation); a
+        :class:`~aidopt.data.coverage.StreamedCoverage` for points read chunk by chunk (the
+        dask engine, MCLP and the LSCP without capacities), which evaluates open sites on them
+        pass by pass.
     rows : CoverRows or None
         The aggregated rows of the model.
-    weight : ndarray (n_points,)
+    weight : ndarray (n_points,) or None
         MCLP, LSCP-B: the points' weights; capacitated LSCP: the points' demand; 1 each for the
-        LSCP.
+        LSCP; ``None`` with a ``StreamedCoverage``, which reads them with the points.
     p : int or None
         MCLP: sites to open; LSCP-B: the LSCP's least number of sites.
     fixed : ndarray (n_sites,) or None
@@ -71,7 +74,7 @@ class CoveringData:
     kind: str
     coverage: Coverage | None
     rows: CoverRows | None
-    weight: np.ndarray
+    weight: np.ndarray | None
     p: int | None
     fixed: np.ndarray | None
     fixed_open: np.ndarray
@@ -84,8 +87,16 @@ class CoveringData:
     @property
     def integral(self) -> bool:
         """Every objective value is an integer (integer weights / opening costs)."""
+        if self.kind != "lscp" and self.weight is None:
+            return bool(self.coverage is not None and self.coverage.integral)
         values = self.fixed if self.kind == "lscp" else self.weight
         return values is None or bool(np.array_equal(values, np.round(values)))
+
+    def total_weight(self) -> float:
+        """The points' total weight."""
+        if self.weight is None:
+            return float(self.coverage.total_weight) if self.coverage is not None else 0.0
+        return float(self.weight.sum())
 
     def site_cost(self) -> np.ndarray:
         return np.ones(self.n_sites) if self.fixed is None else self.fixed
@@ -139,7 +150,7 @@ class CoveringProblem(AIDProblem):
         """:data:`~.protocol.GAP_FLOOR` times the objective of a trivial solution (MCLP: nothing
         covered; LSCP-B: nothing covered twice; LSCP: every site open)."""
         trivial = (float(data.site_cost().sum()) if self.kind == "lscp"
-                   else float(data.weight.sum()))
+                   else data.total_weight())
         return max(GAP_FLOOR * trivial, np.finfo(float).tiny)
 
     def initial_bound(self, data: CoveringData) -> float:
@@ -147,6 +158,8 @@ class CoveringProblem(AIDProblem):
         sites cover; LSCP: the forced sites' cost."""
         if data.coverage is None:
             return 0.0
+        if self.kind == "mclp":
+            return data.coverage.uncoverable(data.weight)
         if self.kind != "lscp":
             return float(data.weight[data.coverage.sizes() < _need(self.kind)].sum())
         return float(data.site_cost()[data.fixed_open].sum())
@@ -198,6 +211,8 @@ class CoveringProblem(AIDProblem):
         """MCLP: the weight of the original points no open site covers; LSCP-B: of those fewer
         than two open sites cover; LSCP: the open sites' cost."""
         open_ = lifted.solution["open"]
+        if self.kind == "mclp":
+            return data.coverage.uncovered(open_, data.weight)[1]
         if self.kind != "lscp":
             return float(data.weight[times_covered(data.coverage, open_) < _need(self.kind)].sum())
         return float(data.site_cost()[open_].sum())
@@ -214,7 +229,7 @@ class CoveringProblem(AIDProblem):
         if self.kind != "lscp":
             residuals["open sites other than p"] = float(abs(open_.size - data.p))
         if self.kind == "lscp-b" or (self.kind == "lscp" and data.capacity is None):
-            residuals["points not covered"] = float((~data.coverage.covered(open_)).sum())
+            residuals["points not covered"] = float(data.coverage.uncovered(open_)[0])
         if data.capacity is not None:
             residuals.update(capacity_residuals(data, open_, best.lifted.solution["shares"]))
         checked = list(residuals)
