@@ -43,7 +43,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -261,14 +263,20 @@ def run_one(method, model, name, p, radius, tol, time_limit) -> dict:
     """One method on one (instance, model) in a subprocess (killed 120 s after its limit)."""
     cmd = [sys.executable, "-m", "aidopt.bench.location", method, model, name, str(p),
            "none" if radius is None else repr(float(radius)), str(tol), str(time_limit)]
+    # its own process group: a kill must also stop the solver it started (PuLP's CBC is a child
+    # process that outlived a killed worker and took a core from the runs after it)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=time_limit + 120)
+        stdout, stderr = proc.communicate(timeout=time_limit + 120)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return {"failed": f"killed {time_limit + 120:.0f} s after start"}
     if proc.returncode != 0:
-        tail = proc.stderr.strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
+        tail = stderr.strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
         return {"failed": f"failed: {tail[0][:160]}"}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return json.loads(stdout.strip().splitlines()[-1])
 
 
 def _equal(a, b, tol) -> bool:
