@@ -8,7 +8,6 @@ import itertools
 import numpy as np
 import pytest
 
-from aidopt.api import _front
 from aidopt.api.facility import solve_facility_location
 from aidopt.data.coverage import aggregate_rows, coverage_sets, drop_dominated
 from aidopt.data.facility import EuclideanCosts, euclidean_costs
@@ -191,14 +190,7 @@ def test_time_limit_during_the_coverage_computation():
 
 
 # --------------------------------------------------------------------------- bad input
-@pytest.fixture
-def no_solve(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("a solve was started")
-
-    monkeypatch.setattr(_front, "solve", refuse)
-    monkeypatch.setattr(_front, "solve_direct", refuse)
-
+# no_solve: tests/facility/conftest.py
 
 C0 = np.array([[1.0, 2.0, 3.0], [2.0, 1.0, 4.0], [5.0, 3.0, 1.0], [2.0, 2.0, 9.0]])
 

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from aidopt.api import _front
 from aidopt.api.facility import solve_facility_location
 from aidopt.data.facility import euclidean_costs
 
@@ -191,14 +190,7 @@ def test_capacitated_time_limit():
 
 
 # --------------------------------------------------------------------------- bad input
-@pytest.fixture
-def no_solve(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("a solve was started")
-
-    monkeypatch.setattr(_front, "solve", refuse)
-    monkeypatch.setattr(_front, "solve_direct", refuse)
-
+# no_solve: tests/facility/conftest.py
 
 C0 = np.array([[1.0, 2.0, 3.0], [2.0, 1.0, 4.0], [5.0, 3.0, 1.0], [2.0, 2.0, 9.0]])
 
