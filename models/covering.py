@@ -31,6 +31,23 @@ split among the open sites of :math:`N_r`; :math:`z_{rj}` is the share of it sit
           link[r, j]: z[r, j] <= x[j]                           (implied by cap when A[r] > 0)
           z >= 0,  x binary,  x[j] = 1 for j in J_0
 
+**Single-sourcing capacitated LSCP** (each point served wholly by one open site): on rows that
+are *classes* of :math:`c_r` points with the same coverage set and the same demand
+:math:`a_r` each, :math:`n_{rj}` is the (integer) number of the class's points site j serves::
+
+    min   sum_j f[j] x[j]
+    s.t.  cover[r]:   sum_{j in N_r} x[j] >= 1                  every row r (implied; kept for the LP)
+          assign[r]:  sum_{j in N_r} n[r, j] = c[r]             every row r
+          cap[j]:     sum_{r : j in N_r} a[r] n[r, j] <= Q[j] x[j]   every site j
+          link[r, j]: n[r, j] <= m[r, j] x[j],  m[r, j] = min(c[r], floor(Q[j] / a[r]))
+          n integer >= 0,  x binary,  x[j] = 1 for j in J_0
+
+(the strong linking :math:`x_{ij} \le y_j` of the points, summed over the class and tightened
+by the capacity; the sites of :math:`N_r` with :math:`Q_j < a_r` are left out of the row
+beforehand). It is the split model with :math:`z_{rj} = n_{rj} / c_r` restricted to multiples
+of :math:`1 / c_r`: one formulation, :func:`_add_assignment`, for both; its exactness is proven
+in docs/facility.md.
+
 **LSCP-B**, backup coverage (Hogan & ReVelle 1986): with the LSCP's least number of sites
 :math:`p^*`, the least weight of rows not covered twice (``v[r] = 1 - U[r]`` of the textbook
 max sum W U, sum_{N_r} x >= 1 + U)::
@@ -52,7 +69,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-__all__ = ["KINDS", "CoveringModelData", "create_instance", "open_sites", "shares"]
+__all__ = ["KINDS", "CoveringModelData", "create_instance", "open_sites", "shares", "counts"]
 
 #: the covering models of this module
 KINDS = ("mclp", "lscp", "lscp-b")
@@ -77,10 +94,15 @@ class CoveringModelData:
         Sites forced open.
     capacity : ndarray (n_sites,), optional
         LSCP: the sites' capacities :math:`Q_j` (the capacitated LSCP; needs ``weight``).
+    count : ndarray of int64 (n_rows,), optional
+        Single-sourcing (with ``capacity``): row r is a class of ``count[r]`` points, each of
+        demand ``weight[r]`` and served wholly by one site; its assignment variables are the
+        integer numbers of its points each site serves. ``None``: split demand, ``weight`` the
+        rows' summed demand.
     """
 
     def __init__(self, kind, indptr, sites, n_sites, weight=None, p=None, fixed=None,
-                 fixed_open=None, capacity=None):
+                 fixed_open=None, capacity=None, count=None):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         self.kind = kind
@@ -97,6 +119,11 @@ class CoveringModelData:
             raise ValueError(f"a {kind} model needs p and the rows' weights")
         if self.capacity is not None and (kind != "lscp" or self.weight is None):
             raise ValueError("capacities belong to an LSCP model with the rows' demand")
+        self.count = None if count is None else np.ascontiguousarray(count, dtype=np.int64)
+        if self.count is not None and (self.capacity is None or self.count.size != self.n_rows
+                                       or np.any(self.count < 1)):
+            raise ValueError("count (single-sourcing) needs capacities and a positive count "
+                             "per row")
 
     @property
     def need(self) -> int:
@@ -148,22 +175,42 @@ def create_instance(data: CoveringModelData, name: str | None = None) -> pyo.Con
     return m
 
 
+def assignment_bounds(data: CoveringModelData) -> np.ndarray:
+    r"""The upper bound :math:`m_k` of every pair's assignment variable: 1 for the split shares;
+    with single-sourcing :math:`\min(c_r, \lfloor Q_j / a_r \rfloor)` (rounded generously by a
+    relative :math:`10^{-9}`: a bound may only be loose, never cut a feasible assignment)."""
+    if data.count is None:
+        return np.ones(data.sites.size)
+    row_of = np.repeat(np.arange(data.n_rows), np.diff(data.indptr))
+    fits = np.floor(data.capacity[data.sites] / data.weight[row_of] * (1 + 1e-9))
+    return np.minimum(data.count[row_of], fits)
+
+
 def _add_assignment(m, data: CoveringModelData) -> None:
-    """The capacitated LSCP's shares ``z[k]`` of the pairs ``k`` (row r, site ``sites[k]``) and
-    their constraints ``assign``, ``cap`` and ``link`` (module docstring)."""
+    """The capacitated LSCP's assignment variables ``z[k]`` of the pairs ``k`` (row r, site
+    ``sites[k]``) and their constraints ``assign``, ``cap`` and ``link`` (module docstring):
+    the shares of the row's demand (split), or the integer numbers of the row's points the site
+    serves (single-sourcing, ``data.count``)."""
     nnz = int(data.sites.size)
     row_of = np.repeat(np.arange(data.n_rows), np.diff(data.indptr))
     m.K = pyo.RangeSet(0, nnz - 1)
-    m.z = pyo.Var(m.K, bounds=(0.0, 1.0), doc="share of the row's demand the site serves")
+    bound = assignment_bounds(data)
+    single = data.count is not None
+    c = data.count if single else np.ones(data.n_rows, dtype=np.int64)
+    m.z = pyo.Var(m.K, within=pyo.NonNegativeIntegers if single else pyo.NonNegativeReals,
+                  bounds=lambda m, k: (0.0, float(bound[k])),
+                  doc="the number of the row's points (single-sourcing) or the share of its "
+                      "demand (split) the site serves")
 
     def assign_rule(m, r):
         zs = [m.z[k] for k in range(int(data.indptr[r]), int(data.indptr[r + 1]))]
-        return LinearExpression(constant=0.0, linear_coefs=[1.0] * len(zs), linear_vars=zs) == 1.0
+        return LinearExpression(constant=0.0, linear_coefs=[1.0] * len(zs),
+                                linear_vars=zs) == float(c[r])
 
     m.assign = pyo.Constraint(m.R, rule=assign_rule, doc="every row's demand is served")
     order = np.argsort(data.sites, kind="stable")
     site_ptr = np.searchsorted(data.sites[order], np.arange(data.n_sites + 1))
-    A = data.weight
+    A = data.weight  # per unit of z: the row's summed demand (split), a point's (single)
 
     def cap_rule(m, j):
         ks = order[site_ptr[j]:site_ptr[j + 1]]
@@ -174,7 +221,7 @@ def _add_assignment(m, data: CoveringModelData) -> None:
     m.cap = pyo.Constraint(m.J, rule=cap_rule, doc="an open site serves at most its capacity")
 
     def link_rule(m, k):
-        return LinearExpression(constant=0.0, linear_coefs=[1.0, -1.0],
+        return LinearExpression(constant=0.0, linear_coefs=[1.0, -float(bound[k])],
                                 linear_vars=[m.z[k], m.x[int(data.sites[k])]]) <= 0.0
 
     m.link = pyo.Constraint(m.K, rule=link_rule, doc="only an open site serves")
@@ -185,6 +232,14 @@ def open_sites(instance) -> np.ndarray:
     x = np.fromiter((v.value if v.value is not None else 0.0 for v in instance.x.values()),
                     dtype=float, count=len(instance.x))
     return np.flatnonzero(x > 0.5).astype(np.int64)
+
+
+def counts(instance) -> np.ndarray:
+    """The single-sourcing capacitated LSCP's numbers ``n`` of a solved instance, per pair of its
+    rows (rounded to integers, at least 0)."""
+    z = np.fromiter((v.value if v.value is not None else 0.0 for v in instance.z.values()),
+                    dtype=float, count=len(instance.z))
+    return np.maximum(np.round(z), 0).astype(np.int64)
 
 
 def shares(instance) -> np.ndarray:

@@ -117,6 +117,11 @@ FACILITY = Family(
           "them. Default: ``\"dask\"`` when ``customer_xy`` is a dask array, a ChunkedMatrix "
           "or a path, else ``\"numpy\"``.",
           choices=("numpy", "dask"), flag="", estimator=False),
+    Param("single_source", False,
+          "The capacitated LSCP (``model=\"lscp\"`` with ``capacity``) only: serve each demand "
+          "point wholly by one open site within the radius (single-sourcing; "
+          "``solution[\"assign\"]`` its site) instead of splitting its demand among several "
+          "(docs/facility.md)."),
     Param("far_factor", 1.5,
           "``aggregation=\"sites\", far=True``: a customer's near clusters are those within "
           "this factor of its reference cost (and at least its 4 cheapest); the others are "
@@ -235,6 +240,10 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
     customer_xy, site_xy, demand, fixed_costs, capacity = geo_inputs(  # GeoDataFrames: points
         costs, customer_xy, site_xy, demand, fixed_costs, capacity)
     kind = _model_kind(model, p, fixed_costs, radius, fixed_open)
+    if opts.single_source and (kind != "lscp" or capacity is None):
+        raise ValueError("single_source=True is the single-sourcing capacitated LSCP: pass "
+                         "model='lscp' with capacity (got "
+                         + (f"model={kind!r})" if kind != "lscp" else "no capacity)"))
     engine = _engine(kind, customer_xy, opts.engine)
     if engine == "dask":  # the covering models with their points out of core
         return _solve_covering(kind, costs, p=p, fixed_costs=fixed_costs, demand=demand,
@@ -380,7 +389,8 @@ def _check_p(p, s: int, open0, least: int = 1) -> int:
 def _refuse_aid_options(kind, opts, why: str) -> None:
     """AID's options (all but ``mip_gap``) would be silently ignored by ``kind``: refuse them."""
     unused = sorted(name for name, param in FACILITY.params.items()
-                    if name not in ("mip_gap", "engine") and getattr(opts, name) != param.default)
+                    if name not in ("mip_gap", "engine", "single_source")
+                    and getattr(opts, name) != param.default)
     if unused:
         raise ValueError(f"model={kind!r} {why}: {', '.join(unused)} do(es) not apply (only "
                          "mip_gap does)")
@@ -582,7 +592,7 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
             kind, arr, radius=radius, p=p, fixed_costs=fixed_costs, demand=demand,
             capacity=capacity, open0=open0, config=config,
             mip_gap=min(1e-7, config.tol / 10.0) if opts.mip_gap is None else opts.mip_gap,
-            start=start, less_time=_less_time)
+            start=start, less_time=_less_time, single_source=opts.single_source)
         if cxy is not None or sxy is not None:
             result.solution["customer_xy"], result.solution["site_xy"] = cxy, sxy
         return result

@@ -14,7 +14,11 @@ are uncovered weight; ``solution["covered"]`` is the covered weight). LSCP-B's b
 likewise minimises the weight of points not covered twice with the LSCP's least number of sites
 ``p`` (the door solves that LSCP first). The capacitated LSCP's certificate also checks the
 returned shares on the original points: every point's demand served in full by open sites of its
-coverage set, and no site's load above its capacity.
+coverage set, and no site's load above its capacity. With single-sourcing its rows are classes
+of interchangeable points (equal usable sites, equal demand) and the MIP counts how many of a
+class each site serves; :func:`point_sites` hands a class's points out to its sites by those
+counts, and the certificate checks each original point's one site (open, in :math:`N_i`) and the
+loads.
 """
 
 from __future__ import annotations
@@ -69,6 +73,10 @@ class CoveringData:
         Why the coverage computation stopped (empty: it finished).
     capacity : ndarray (n_sites,) or None
         LSCP: the sites' capacities (the capacitated LSCP).
+    count : ndarray of int64 (n_rows,) or None
+        Single-sourcing capacitated LSCP: the number of points of each row (a class of points
+        with equal usable sites and equal demand ``rows.weight[r]`` each); ``None``: split
+        demand.
     """
 
     kind: str
@@ -83,6 +91,7 @@ class CoveringData:
     dropped: int = 0
     stopped: str = ""
     capacity: np.ndarray | None = None
+    count: np.ndarray | None = None
 
     @property
     def integral(self) -> bool:
@@ -181,7 +190,8 @@ class CoveringProblem(AIDProblem):
         rows = data.rows
         return cmodel.create_instance(cmodel.CoveringModelData(
             self.kind, rows.indptr, rows.sites, data.n_sites, weight=rows.weight, p=data.p,
-            fixed=data.fixed, fixed_open=data.fixed_open, capacity=data.capacity))
+            fixed=data.fixed, fixed_open=data.fixed_open, capacity=data.capacity,
+            count=data.count))
 
     def on_nonoptimal(self, outcome) -> bool:
         """A MIP stopped with an incumbent: its open sites are a feasible answer."""
@@ -191,8 +201,13 @@ class CoveringProblem(AIDProblem):
         open_ = cmodel.open_sites(model)
         info = {"rows": float(data.rows.n_rows), "mip_gap": _relative(outcome, self.gap_floor(data))}
         solution = {"open": open_}
-        if data.capacity is not None:
+        if data.count is not None:
+            assign = point_sites(data.rows, data.count, cmodel.counts(model))
+            solution["assign"] = _serve_zero_demand(data.coverage, assign, open_)
+            solution["load"] = site_loads(data, assign=solution["assign"])
+        elif data.capacity is not None:
             solution["shares"] = point_shares(data.rows, cmodel.shares(model), data.n_sites)
+            solution["load"] = site_loads(data, shares=solution["shares"])
         return Lifted(solution, None, info)
 
     def lower_bound(self, outcome, partition, data: CoveringData, lifted=None) -> float | None:
@@ -230,7 +245,9 @@ class CoveringProblem(AIDProblem):
             residuals["open sites other than p"] = float(abs(open_.size - data.p))
         if self.kind == "lscp-b" or (self.kind == "lscp" and data.capacity is None):
             residuals["points not covered"] = float(data.coverage.uncovered(open_)[0])
-        if data.capacity is not None:
+        if data.count is not None:
+            residuals.update(assignment_residuals(data, open_, best.lifted.solution["assign"]))
+        elif data.capacity is not None:
             residuals.update(capacity_residuals(data, open_, best.lifted.solution["shares"]))
         checked = list(residuals)
         lower = (-math.inf if bound is None or bound.bound is None
@@ -246,7 +263,10 @@ class CoveringProblem(AIDProblem):
             note="bound = the MIP solver's dual bound on the exactly aggregated "
                  + {"mclp": "MCLP (uncovered weight)",
                     "lscp-b": f"LSCP-B backup stage (weight not covered twice, p = {data.p})",
-                    "lscp": "capacitated LSCP" if data.capacity is not None else "LSCP"}[self.kind]
+                    "lscp": ("LSCP" if data.capacity is None else "capacitated LSCP"
+                             if data.count is None else
+                             "single-sourcing capacitated LSCP (classes counted per site)")
+                    }[self.kind]
                  + ("; rounded up: every objective value is an integer" if data.integral else ""),
         )
 
@@ -261,8 +281,9 @@ class CoveringProblem(AIDProblem):
         else:
             sol["n_open"] = len(open_)
             sol["cost"] = float(best.E_t)
-        if "shares" in best.lifted.solution:
-            sol["shares"] = best.lifted.solution["shares"]
+        for key in ("shares", "assign", "load"):
+            if key in best.lifted.solution:
+                sol[key] = best.lifted.solution[key]
         return sol
 
 
@@ -303,6 +324,100 @@ def point_shares(rows: CoverRows, z: np.ndarray, n_sites: int):
     return sparse.csr_matrix((z[pos], rows.sites[pos], indptr), shape=(members.size, n_sites))
 
 
+def point_sites(rows: CoverRows, count: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Every point's site from the single-sourcing MIP's counts: the points of class r, in point
+    order, go ``n[k]`` to the site of each pair ``k`` of the row, in the row's site order
+    (docs/facility.md: any such hand-out of interchangeable points is an optimal assignment).
+
+    Parameters
+    ----------
+    rows : CoverRows
+        The classes (``rows.members``: every point's class, -1 outside the model).
+    count : ndarray of int64 (n_rows,)
+        The classes' sizes.
+    n : ndarray of int64 (nnz,)
+        The MIP's number of each class's points per pair.
+
+    Returns
+    -------
+    ndarray of int64 (n_points,)
+        The site of every point; -1 for the points outside the model, and for the points of a
+        class whose counts sum to fewer than its size (never for a feasible MIP solution; the
+        certificate then fails).
+    """
+    members = rows.members
+    inside = np.flatnonzero(members >= 0)
+    order = inside[np.argsort(members[inside], kind="stable")]  # by class, then point
+    r = members[order]
+    start = np.zeros(count.size + 1, dtype=np.int64)
+    np.cumsum(count, out=start[1:])
+    t = np.arange(order.size) - start[r]  # the point's place in its class
+    handed = np.zeros(n.size + 1, dtype=np.int64)
+    np.cumsum(n, out=handed[1:])
+    k = np.searchsorted(handed, handed[rows.indptr[r]] + t, side="right") - 1
+    ok = k < rows.indptr[r + 1]
+    out = np.full(members.size, -1, dtype=np.int64)
+    out[order[ok]] = rows.sites[k[ok]]
+    return out
+
+
+def _serve_zero_demand(coverage: Coverage, assign: np.ndarray, open_) -> np.ndarray:
+    """``assign`` with the points outside the model (demand 0) given their first open site of
+    :math:`N_i`, where they have one (they load nothing)."""
+    out = assign.copy()
+    is_open = np.zeros(coverage.n_sites, dtype=bool)
+    is_open[np.asarray(open_, dtype=np.int64)] = True
+    at = np.flatnonzero(is_open[coverage.sites])
+    point = np.searchsorted(coverage.indptr, at, side="right") - 1
+    point, first = np.unique(point, return_index=True)
+    free = out[point] < 0
+    out[point[free]] = coverage.sites[at[first[free]]]
+    return out
+
+
+def site_loads(data: CoveringData, *, shares=None, assign=None) -> np.ndarray:
+    """Every site's load on the original points: the demand its ``shares`` (split) or the
+    points ``assign``-ed to it (single-sourcing) make."""
+    if assign is not None:
+        ok = assign >= 0
+        return np.bincount(assign[ok], weights=data.weight[ok], minlength=data.n_sites)
+    coo = shares.tocoo()
+    return np.bincount(coo.col, weights=data.weight[coo.row] * coo.data, minlength=data.n_sites)
+
+
+def assignment_residuals(data: CoveringData, open_, assign) -> dict[str, float]:
+    """The single-sourcing capacitated LSCP's residuals of ``assign`` (a site per point, -1
+    none) on the original points: the points of positive demand with no site, the points whose
+    site is closed or outside their :math:`N_i`, and each site's load above its capacity
+    (relative to ``max(1, Q_j)``; the largest)."""
+    assign = np.asarray(assign, dtype=np.int64)
+    cov = data.coverage
+    if assign.shape != (cov.n_points,):
+        raise ValueError(f"assign must have one site per point ({cov.n_points}), got shape "
+                         f"{assign.shape}")
+    given = np.flatnonzero(assign >= 0)
+    j = assign[given]
+    is_open = np.zeros(data.n_sites, dtype=bool)
+    is_open[np.asarray(open_, dtype=np.int64)] = True
+    bad = (j >= data.n_sites)
+    j = np.where(bad, 0, j)
+    bad |= ~(is_open[j] & _in_sets(cov, given, j))
+    load = np.bincount(j[~bad], weights=data.weight[given[~bad]], minlength=data.n_sites)
+    excess = np.maximum(load - data.capacity, 0.0) / np.maximum(1.0, data.capacity)
+    return {"points of positive demand with no site": float(np.sum((assign < 0)
+                                                                   & (data.weight > 0))),
+            "points served by a closed site or outside N_i": float(bad.sum()),
+            "largest load above capacity (relative)": float(excess.max(initial=0.0))}
+
+
+def _in_sets(cov: Coverage, points: np.ndarray, sites: np.ndarray) -> np.ndarray:
+    """Whether ``sites[k]`` is in point ``points[k]``'s coverage set (sorted sites: a binary
+    search in each)."""
+    lo, hi = cov.indptr[points], cov.indptr[points + 1]
+    at = np.minimum(lo + _search_rows(cov.sites, lo, hi, sites), max(cov.sites.size - 1, 0))
+    return (at < hi) & (cov.sites[at] == sites) if cov.sites.size else np.zeros(points.size, bool)
+
+
 def capacity_residuals(data: CoveringData, open_, shares) -> dict[str, float]:
     """The capacitated LSCP's residuals of ``shares`` (:func:`point_shares`) on the original
     points: each point's unserved share (points of positive demand), the share served by closed
@@ -315,12 +430,8 @@ def capacity_residuals(data: CoveringData, open_, shares) -> dict[str, float]:
     coo = shares.tocoo()
     is_open = np.zeros(data.n_sites, dtype=bool)
     is_open[np.asarray(open_, dtype=np.int64)] = True
-    # a pair (i, j) is in N_i when j is among point i's sorted sites
-    lo, hi = cov.indptr[coo.row], cov.indptr[coo.row + 1]
-    at = np.minimum(lo + _search_rows(cov.sites, lo, hi, coo.col), cov.sites.size - 1)
-    inside = (at < hi) & (cov.sites[at] == coo.col)
-    astray = coo.data * ~(is_open[coo.col] & inside)
-    load = np.bincount(coo.col, weights=data.weight[coo.row] * coo.data, minlength=data.n_sites)
+    astray = coo.data * ~(is_open[coo.col] & _in_sets(cov, coo.row, coo.col))
+    load = site_loads(data, shares=shares)
     excess = np.maximum(load - data.capacity, 0.0) / np.maximum(1.0, data.capacity)
     return {"largest unserved share of a point": float(unserved.max(initial=0.0)),
             "largest share served outside N_i or by a closed site": float(astray.max(initial=0.0)),
