@@ -16,7 +16,7 @@ run that reaches the time limit is shown as ``time limit``; a run killed 120 s a
 failing (e.g. memory), as such.
 
 **Objectives compared** (the model's natural value, as both report it): MCLP the covered
-weight; LSCP and the capacitated LSCP the number of sites; LSCP-B the number of points covered
+weight; LSCP and the capacitated LSCPs the number of sites; LSCP-B the number of points covered
 at least twice, counted on spopt's open sites (spopt's own objective also counts the points that
 only one site can cover, whose backup variable no constraint binds); p-center the radius;
 p-dispersion the smallest distance between chosen sites; p-median the total distance.
@@ -37,6 +37,13 @@ distance from a point to its nearest site for the MCLP, 1.5 times it for the LSC
 that they are feasible); ``--radius`` sets it for all. The capacitated
 LSCP gives each site the capacity ``ceil(4 n / s)`` (demand 1 per point); p-dispersion uses the
 sites' distances (the uniform and clustered instances of one seed share their sites).
+
+**Single-sourcing** (``sclscp``): the points get seeded integer demands in 1..4
+(:func:`bench_demand`; with unit demand and integer capacities single-sourcing would cost
+nothing over split demand) and each site the capacity ``ceil(4 D / s)``, ``D`` the total
+demand. spopt 0.7 has no single-sourcing option: its reference is spopt's own CLSCP-SO model
+(``LSCP.from_cost_matrix`` with the demand and capacities) with the assignment variables
+``z[i, j]`` made binary after it is built, solved by CBC (an unaggregated n x s binary MIP).
 """
 
 from __future__ import annotations
@@ -54,8 +61,9 @@ import numpy as np
 
 __all__ = ["MODELS", "bench_location", "load_instance", "spopt_solve", "uniform_sites"]
 
-#: the models of the bench: ``clscp`` is the capacitated LSCP, ``lscp-b`` backup coverage
-MODELS = ("mclp", "lscp", "clscp", "lscp-b", "p-center", "p-median", "p-dispersion")
+#: the models of the bench: ``clscp`` is the capacitated LSCP, ``sclscp`` its single-sourcing
+#: variant, ``lscp-b`` backup coverage
+MODELS = ("mclp", "lscp", "clscp", "sclscp", "lscp-b", "p-center", "p-median", "p-dispersion")
 DEFAULT_MODELS = ("mclp", "lscp", "p-center", "p-median", "p-dispersion")
 DEFAULT_INSTANCES = ("uniform", "clustered", "fl1400", "u1432")
 BASELINES = ("spopt",)
@@ -112,9 +120,20 @@ def default_radius(costs, model: str) -> float:
     return float((1.0 if model == "mclp" else 1.5) * d.max())
 
 
-def capacities(n: int, s: int) -> np.ndarray:
-    """The capacitated LSCP's capacity of every site: ``ceil(4 n / s)``."""
-    return np.full(s, float(math.ceil(4 * n / s)))
+def capacities(n: int, s: int, demand=None) -> np.ndarray:
+    """The capacitated LSCP's capacity of every site: ``ceil(4 D / s)``, ``D`` the total demand
+    (``n`` for demand 1 per point)."""
+    total = n if demand is None else float(np.sum(demand))
+    return np.full(s, float(math.ceil(4 * total / s)))
+
+
+def bench_demand(model: str, n: int):
+    """The points' demand: 1 each (``None``), except for the single-sourcing capacitated LSCP
+    (``sclscp``), whose points get seeded integer demands in 1..4 (with unit demand and integer
+    capacities single-sourcing costs nothing over split demand)."""
+    if model != "sclscp":
+        return None
+    return np.random.default_rng(n).integers(1, 5, size=n).astype(float)
 
 
 # --------------------------------------------------------------------------- spopt
@@ -146,9 +165,12 @@ def spopt_solve(model: str, costs: np.ndarray, *, p=None, radius=None, demand=No
         obj = MCLP.from_cost_matrix(costs, w, service_radius=radius, p_facilities=p)
     elif model == "lscp":
         obj = LSCP.from_cost_matrix(costs, service_radius=radius)
-    elif model == "clscp":
+    elif model in ("clscp", "sclscp"):
         obj = LSCP.from_cost_matrix(costs, service_radius=radius, demand_quantity_arr=w,
                                     facility_capacity_arr=np.asarray(capacity, dtype=float))
+        if model == "sclscp":  # spopt has no single-sourcing option: its z made binary
+            for z in obj.cli_assgn_vars.ravel():
+                z.cat, z.lowBound, z.upBound = pulp.LpInteger, 0, 1
     elif model == "lscp-b":
         obj = LSCPB.from_cost_matrix(costs, service_radius=radius, solver=solver)
     elif model == "p-center":
@@ -219,9 +241,11 @@ def _aidopt(model, costs, n, s, p, radius, tol, time_limit) -> dict:
     elif model == "mclp":
         res = solve_facility_location(costs, p=p, model="mclp", radius=radius, **kw)
         value = res.solution.get("covered")
-    elif model == "clscp":
-        res = solve_facility_location(costs, model="lscp", radius=radius,
-                                      capacity=capacities(n, s), **kw)
+    elif model in ("clscp", "sclscp"):
+        demand = bench_demand(model, n)
+        res = solve_facility_location(costs, model="lscp", radius=radius, demand=demand,
+                                      capacity=capacities(n, s, demand),
+                                      single_source=model == "sclscp", **kw)
         value = res.objective
     elif model == "lscp-b":
         res = solve_facility_location(costs, model="lscp-b", radius=radius, **kw)
@@ -250,8 +274,9 @@ def _worker(method, model, name, p, radius, tol, time_limit) -> dict:
             C = EuclideanCosts(costs.site_xy, round_to=costs.round_to).rows(np.arange(s))
         else:
             C = costs.rows(np.arange(n))
-        out = spopt_solve(model, C, p=p, radius=radius, capacity=capacities(n, s),
-                          time_limit=time_limit)
+        demand = bench_demand(model, n)
+        out = spopt_solve(model, C, p=p, radius=radius, demand=demand,
+                          capacity=capacities(n, s, demand), time_limit=time_limit)
         out["seconds"] = out["build_seconds"] + out["solve_seconds"]
     else:
         raise ValueError(f"unknown method {method!r}")

@@ -159,7 +159,8 @@ def add_location_bench_arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--models", nargs="+", default=None, choices=MODELS,
                    help="location: the models (default mclp lscp p-center p-median "
-                        "p-dispersion; clscp = the capacitated LSCP, lscp-b = backup coverage)")
+                        "p-dispersion; clscp = the capacitated LSCP, sclscp = its single-sourcing "
+                        "variant, lscp-b = backup coverage)")
     p.add_argument("--points", nargs="+", type=int, default=[1000], metavar="N",
                    help="location: demand points of the uniform and clustered instances "
                         "(default 1000; TSPLIB sets use their cities)")
