@@ -31,8 +31,7 @@ import dataclasses
 import numpy as np
 
 from aidopt.api import _front
-from aidopt.data.coverage import (
-    Coverage, CoverageTimeLimit, CoverRows, aggregate_rows, coverage_sets, drop_dominated)
+from aidopt.data.coverage import Coverage, CoverageTimeLimit, CoverRows, aggregate_rows, coverage_sets, drop_dominated
 from aidopt.data.facility import _vector
 from aidopt.decomposition.plugins.covering import CoveringData, CoveringProblem
 from aidopt.solvers import SolverError

@@ -210,9 +210,10 @@ def test_classes_merge_equal_sets_with_equal_demand_only():
 
 # --------------------------------------------------------------------------- certificate
 def test_certificate_fails_on_a_tampered_assignment():
+    from aidopt.decomposition.plugins.covering import CoveringData, CoveringProblem
+
     from aidopt.api._lscp import single_source_rows
     from aidopt.data.coverage import coverage_sets
-    from aidopt.decomposition.plugins.covering import CoveringData, CoveringProblem
 
     _, C, radius, a, Q = instance(5)
     res = solve_facility_location(C, model="lscp", radius=radius, demand=a, capacity=Q,
