@@ -9,6 +9,13 @@ What is drawn follows ``solution["kind"]``:
   forced ones of ``fixed_open`` outlined);
 * MCLP / LSCP (``"mclp"``, ``"lscp"``): the points covered and uncovered, the open sites and
   their coverage circles of the ``radius``;
+* capacitated LSCP (``"lscp"`` with ``capacity``): with split demand (``shares``) a line from
+  each point to every site serving a share of it (width by the share; points split among
+  several sites ringed), with single-sourcing (``assign``) each point joined to its one site
+  and coloured by it; both label every open site with its load and capacity and draw the
+  coverage circles;
+* LSCP-B (``"lscp-b"``): the points covered twice, covered once only and uncovered, each
+  marked differently, the open sites and their coverage circles;
 * p-center: the assignments and, around each open site, the circle through its farthest
   assigned point (the largest is the radius when the points are unweighted);
 * p-dispersion: the candidate and the chosen sites, each chosen site in a disk of half the
@@ -29,7 +36,8 @@ from aidopt.results import pyplot, register_plot
 __all__ = ["plot_facility", "MAP_KINDS"]
 
 #: the solution kinds :func:`plot_facility` draws
-MAP_KINDS = ("p-median", "ufl", "p-median+f", "cfl", "mclp", "lscp", "p-center", "p-dispersion")
+MAP_KINDS = ("p-median", "ufl", "p-median+f", "cfl", "mclp", "lscp", "lscp-b", "p-center",
+             "p-dispersion")
 
 
 def _xy(value, name):
@@ -58,7 +66,7 @@ def plot_facility(result_or_solution, customer_xy=None, site_xy=None, path=None,
     title : str, optional
         Default: the model, objective, gap and termination.
     max_lines : int
-        Draw at most this many assignment lines (a seeded sample beyond).
+        Draw at most this many assignment (or share) lines (a seeded sample beyond).
     ax : matplotlib Axes, optional
         Draw into these axes (default: a new figure).
 
@@ -101,7 +109,14 @@ def plot_facility(result_or_solution, customer_xy=None, site_xy=None, path=None,
                zorder=2)
     if kind == "p-dispersion":
         _dispersion(plt, ax, sxy, open_sites)
-    elif kind in ("mclp", "lscp"):
+    elif kind == "lscp" and ("assign" in sol or "shares" in sol):  # capacitated
+        if "assign" in sol:
+            _assignments(plt, ax, sol, cxy, sxy, open_sites, max_lines, reach=False)
+        else:
+            _shares(plt, ax, sol, cxy, sxy, open_sites, max_lines)
+        _circles(plt, ax, sxy, open_sites, sol.get("coverage_radius"))
+        _loads(ax, sol, sxy, open_sites)
+    elif kind in ("mclp", "lscp", "lscp-b"):
         _covering(plt, ax, sol, cxy, sxy, open_sites)
     else:
         _assignments(plt, ax, sol, cxy, sxy, open_sites, max_lines, reach=kind == "p-center")
@@ -137,7 +152,8 @@ def _assignments(plt, ax, sol, cxy, sxy, open_sites, max_lines, reach):
     if assign.size != len(cxy):
         raise ValueError(f"customer_xy has {len(cxy)} rows but the solution assigns {assign.size}")
     colour_of = plt.get_cmap("tab20")(np.searchsorted(open_sites, assign) % 20)
-    idx = np.arange(len(cxy))
+    colour_of[assign < 0] = (0.6, 0.6, 0.6, 1.0)  # no site (a point of demand 0)
+    idx = np.flatnonzero(assign >= 0)
     if idx.size > max_lines:
         idx = np.sort(np.random.default_rng(0).choice(idx, max_lines, replace=False))
     segments = np.stack([cxy[idx], sxy[assign[idx]]], axis=1)
@@ -153,30 +169,89 @@ def _assignments(plt, ax, sol, cxy, sxy, open_sites, max_lines, reach):
         ax.plot([], [], ls="--", color="0.3", lw=0.8, label="farthest assigned point")
 
 
+def _shares(plt, ax, sol, cxy, sxy, open_sites, max_lines):
+    """Split demand: a line from each point to every site serving a share of it (width by the
+    share, a seeded sample beyond ``max_lines``), points coloured by the site serving their
+    largest share, and the points split among several sites ringed."""
+    from matplotlib.collections import LineCollection
+    from scipy import sparse
+
+    Z = sparse.csr_matrix(sol["shares"])
+    if Z.shape[0] != len(cxy):
+        raise ValueError(f"customer_xy has {len(cxy)} rows but the shares have {Z.shape[0]}")
+    Z.eliminate_zeros()
+    coo = Z.tocoo()
+    keep = np.flatnonzero(coo.data > 1e-9)
+    if keep.size > max_lines:
+        keep = np.sort(np.random.default_rng(0).choice(keep, max_lines, replace=False))
+    i, j, z = coo.row[keep], coo.col[keep], coo.data[keep]
+    main = np.asarray(Z.argmax(axis=1)).ravel()
+    served = np.asarray(Z.sum(axis=1)).ravel() > 1e-9
+    colours = plt.get_cmap("tab20")(np.searchsorted(open_sites, main) % 20)
+    colours[~served] = (0.6, 0.6, 0.6, 1.0)
+    ax.add_collection(LineCollection(np.stack([cxy[i], sxy[j]], axis=1), colors=colours[i],
+                                     linewidths=0.3 + 1.5 * z, alpha=0.6, label="shares served"))
+    ax.scatter(cxy[:, 0], cxy[:, 1], s=8, c=colours, label="demand points", zorder=3)
+    split = np.flatnonzero(np.diff(Z.indptr) >= 2)
+    ax.scatter(cxy[split, 0], cxy[split, 1], s=50, facecolors="none", edgecolors="black",
+               linewidths=0.8, label=f"split among sites ({split.size})", zorder=4)
+
+
+def _loads(ax, sol, sxy, open_sites):
+    """Every open site labelled ``load / capacity`` (the solution's loads on the original
+    points)."""
+    load, cap = sol.get("load"), sol.get("capacity")
+    if load is None or cap is None:
+        return
+    load, cap = np.asarray(load, dtype=float), np.asarray(cap, dtype=float)
+    for j in open_sites:
+        ax.annotate(f"{load[j]:.4g}/{cap[j]:.4g}", sxy[j], xytext=(4, 4),
+                    textcoords="offset points", fontsize=7, zorder=7)
+    ax.plot([], [], ls="none", label="load/capacity at each open site")
+
+
+def _circles(plt, ax, sxy, open_sites, radius):
+    """The open sites' coverage circles of ``radius`` (nothing without one)."""
+    if radius is None:
+        return
+    for j in open_sites:
+        ax.add_patch(plt.Circle(sxy[j], float(radius), fill=True, alpha=0.08, color="tab:blue",
+                                ec="tab:blue"))
+    ax.plot([], [], color="tab:blue", alpha=0.5, label=f"radius {float(radius):.6g}")
+
+
 def _covering(plt, ax, sol, cxy, sxy, open_sites):
     """Points covered / uncovered (the solver's coverage when the solution has it, else
-    Euclidean on the coordinates) and the open sites' coverage circles."""
+    Euclidean on the coordinates) and the open sites' coverage circles; LSCP-B's points
+    covered twice (``backup_points``) marked apart from those covered once."""
     radius = sol.get("coverage_radius")
-    covered = sol.get("covered_points")
-    if covered is None:
+    covered, twice = sol.get("covered_points"), sol.get("backup_points")
+    backup = sol.get("kind") == "lscp-b"
+    if covered is None or (backup and twice is None):
         if radius is None:
             raise ValueError("the covering map needs the solution's coverage_radius or "
                              "covered_points (a result of solve_facility_location has them)")
         d = np.hypot(cxy[:, None, 0] - sxy[None, open_sites, 0],
                      cxy[:, None, 1] - sxy[None, open_sites, 1])
-        covered = (d <= radius).any(axis=1) if open_sites.size else np.zeros(len(cxy), bool)
+        times = (d <= radius).sum(axis=1)
+        covered = times >= 1 if covered is None else covered
+        twice = times >= 2 if backup and twice is None else twice
     covered = np.asarray(covered, dtype=bool)
     if covered.size != len(cxy):
         raise ValueError(f"customer_xy has {len(cxy)} rows but the solution covers {covered.size}")
-    ax.scatter(cxy[covered, 0], cxy[covered, 1], s=8, c="tab:green",
-               label=f"covered ({int(covered.sum())})", zorder=3)
+    if twice is not None:
+        twice = np.asarray(twice, dtype=bool)
+        once = covered & ~twice
+        ax.scatter(cxy[twice, 0], cxy[twice, 1], s=14, marker="D", c="darkgreen",
+                   label=f"covered twice ({int(twice.sum())})", zorder=3)
+        ax.scatter(cxy[once, 0], cxy[once, 1], s=8, c="yellowgreen",
+                   label=f"covered once ({int(once.sum())})", zorder=3)
+    else:
+        ax.scatter(cxy[covered, 0], cxy[covered, 1], s=8, c="tab:green",
+                   label=f"covered ({int(covered.sum())})", zorder=3)
     ax.scatter(cxy[~covered, 0], cxy[~covered, 1], s=10, c="tab:red", marker="x",
                label=f"uncovered ({int((~covered).sum())})", zorder=3)
-    if radius is not None:
-        for j in open_sites:
-            ax.add_patch(plt.Circle(sxy[j], float(radius), fill=True, alpha=0.08,
-                                    color="tab:blue", ec="tab:blue"))
-        ax.plot([], [], color="tab:blue", alpha=0.5, label=f"radius {float(radius):.6g}")
+    _circles(plt, ax, sxy, open_sites, radius)
 
 
 def _dispersion(plt, ax, sxy, open_sites):
