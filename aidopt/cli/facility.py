@@ -16,7 +16,8 @@ Input (one of):
 Problem: ``--p P`` (p-median) and/or ``--fixed-costs VALUE|FILE|auto`` (UFL; ``auto`` is the
 documented rule f_j = mean cost x n x mean demand / (2 sqrt(n_sites))), ``--demand FILE``; or a
 covering model, ``--model mclp --radius R --p P`` (maximal covering, ``--demand`` the weights)
-or ``--model lscp --radius R`` (location set covering, ``--fixed-costs`` optional), or
+or ``--model lscp --radius R`` (location set covering, ``--fixed-costs`` optional; with
+``--capacity`` the capacitated LSCP, ``--single-source`` to serve each point by one site), or
 ``--model p-center --p P`` (the least largest distance to the nearest open site, ``--demand``
 the weights) or ``--model p-dispersion --p P`` (the p sites farthest apart: with ``--coords``,
 ``--tsplib`` or ``--sites`` the sites' distances, with ``--costs`` a site x site matrix), with
@@ -237,7 +238,8 @@ def cmd_facility(args) -> int:
         print(f"smallest distance between chosen sites: {sol['dispersion']:.10g}")
     if args.assignments and "assign" in sol:
         assign = np.asarray(sol["assign"], dtype=np.int64)
-        cost = prob["costs"][np.arange(assign.size), assign]
+        cost = np.where(assign >= 0, prob["costs"][np.arange(assign.size), np.maximum(assign, 0)],
+                        np.nan)  # -1: no site (a point of demand 0 of the single-sourcing LSCP)
         rows = np.column_stack([np.arange(assign.size), assign, cost])
         np.savetxt(args.assignments, rows, delimiter=",", fmt=["%d", "%d", "%.10g"],
                    header="customer,site,cost", comments="")

@@ -322,6 +322,10 @@ def test_cli_single_source(tmp_path, capsys):
            "--radius", "1", "--capacity", str(cap), "--demand", str(dem), "--quiet"]
     assert main(run) == 0
     assert "open sites (3)" in capsys.readouterr().out
-    assert main([*run, "--single-source"]) == 0
+    out = tmp_path / "assign.csv"
+    assert main([*run, "--single-source", "--assignments", str(out)]) == 0
     assert "open sites (4)" in capsys.readouterr().out
+    rows = np.loadtxt(out, delimiter=",", skiprows=1)
+    assert rows[:, 0].tolist() == list(range(6))
+    assert sorted(np.bincount(rows[:, 1].astype(int), minlength=4).tolist()) == [1, 1, 1, 3]
     assert main([*run[:-5], "--single-source", "--quiet"]) == 2  # no capacity
