@@ -288,6 +288,13 @@ def test_whole_points_that_do_not_fit_are_reported_infeasible():
     assert not res.certified and "no assignment of whole points" in res.message
 
 
+def test_time_limit_returns_a_time_limit_result():
+    _, C, radius, a, Q = instance(2)
+    res = solve_facility_location(C, model="lscp", radius=radius, demand=a, capacity=Q,
+                                  single_source=True, time_limit=1e-9, log=False)
+    assert res.termination.value == "time_limit" and not res.certified
+
+
 # --------------------------------------------------------------------------- spopt
 def test_agrees_with_spopt_clscp_with_binary_assignments():
     """spopt 0.7 has no single-sourcing option: its CLSCP-SO (continuous z) is built by
