@@ -66,3 +66,18 @@ def test_spopt_adapter_reads_the_answer():
     assert (C[:, r["open"]] <= radius).any(axis=1).all()  # its sites cover every point
     ours = solve_facility_location(C, model="lscp", radius=radius, log=False)
     assert r["objective"] == len(r["open"]) == ours.objective
+
+
+def test_single_sourcing_in_the_bench():
+    """``sclscp``: aidopt's single-sourcing LSCP and spopt's CLSCP-SO with binary z, both in
+    this process, on one tiny instance: the same number of sites, every demand an integer."""
+    pytest.importorskip("spopt.locate")
+    name = bl.instance_name("uniform", 40, 8, 0)
+    demand = bl.bench_demand("sclscp", 40)
+    assert bl.bench_demand("clscp", 40) is None
+    assert set(np.unique(demand)) <= {1.0, 2.0, 3.0, 4.0}
+    assert bl.capacities(40, 8, demand)[0] == np.ceil(4 * demand.sum() / 8)
+    ours = bl._worker("aidopt", "sclscp", name, 5, None, 1e-6, 60)
+    theirs = bl._worker("spopt", "sclscp", name, 5, None, 1e-6, 60)
+    assert ours["certified"] and theirs["optimal"]
+    assert ours["objective"] == theirs["objective"] == len(theirs["open"])
