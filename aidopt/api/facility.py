@@ -18,8 +18,8 @@ Either way the bound is an aggregated MIP's dual bound and the certificate its g
 lifted solution.
 
 The covering models (``model="mclp"``: maximal covering, ``model="lscp"``: location set
-covering, also capacitated with ``capacity``, ``model="lscp-b"``: backup coverage; with a
-coverage ``radius``) are solved in one MIP on exactly aggregated rows
+covering, also capacitated with ``capacity``, split or single-sourcing, ``model="lscp-b"``:
+backup coverage; with a coverage ``radius``) are solved in one MIP on exactly aggregated rows
 (:class:`aidopt.decomposition.plugins.covering.CoveringProblem`; the LSCP variants' inputs in
 :mod:`aidopt.api._lscp`), certified by its bound.
 
@@ -146,8 +146,9 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
     least opening cost with ``fixed_costs``) that cover every point (docs/facility.md); with
     ``capacity`` too, the capacitated LSCP (Current & Storbeck 1988): each point's ``demand``
     (default 1) is served, possibly split, by open sites within ``radius``, no site above its
-    capacity; with ``model="lscp-b"`` (backup coverage, Hogan & ReVelle 1986): among the covers
-    with the LSCP's least number of sites, one covering the most ``demand`` weight twice.
+    capacity (``single_source=True``: each point served wholly by one of them); with
+    ``model="lscp-b"`` (backup coverage, Hogan & ReVelle 1986): among the covers with the
+    LSCP's least number of sites, one covering the most ``demand`` weight twice.
 
     With ``model="p-center"``: open ``p`` sites so that the largest distance from a point to
     its nearest open site, times the point's ``demand`` weight when given, is least; with
@@ -184,7 +185,9 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
         Capacities: capacitated facility location, solved directly only (``aid=False``); a
         customer's demand may then be split (``solution["shares"]``). With
         ``model="lscp"``: the capacitated LSCP (``demand`` the quantities, default 1;
-        ``solution["shares"]`` a sparse n_customers x n_sites matrix of the shares served).
+        ``solution["shares"]`` a sparse n_customers x n_sites matrix of the shares served;
+        with ``single_source=True`` each point is served whole by one site,
+        ``solution["assign"]`` its site; ``solution["load"]`` the sites' loads).
     customer_xy, site_xy : array-like (., 2), GeoDataFrame or GeoSeries of points, optional
         Coordinates: the initial clustering and the split use ``site_xy``; the map
         (``result.plot(kind="map")``, :func:`plot_facility`) draws both. GeoDataFrames
@@ -196,10 +199,10 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
         The problem (None: the p-median when ``p`` is given, else UFL, as before). ``"mclp"``
         takes ``p``, ``radius`` and optionally ``demand`` (the points' weights) and
         ``fixed_open``; ``"lscp"`` takes ``radius`` and optionally ``fixed_costs``,
-        ``fixed_open`` and ``capacity`` with ``demand``; ``"lscp-b"`` takes ``radius`` and
-        optionally ``demand`` (the backup weights) and ``fixed_open``; ``"p-center"`` takes
-        ``p`` and optionally ``demand`` (weights) and ``fixed_open``; ``"p-dispersion"``
-        takes ``p`` (at least 2) and optionally ``fixed_open``. The AID parameters below do
+        ``fixed_open`` and ``capacity`` with ``demand`` (and ``single_source``); ``"lscp-b"``
+        takes ``radius`` and optionally ``demand`` (the backup weights) and ``fixed_open``;
+        ``"p-center"`` takes ``p`` and optionally ``demand`` (weights) and ``fixed_open``;
+        ``"p-dispersion"`` takes ``p`` (at least 2) and optionally ``fixed_open``. The AID parameters below do
         not apply to them and are refused when given (``mip_gap`` does apply).
     radius : float, optional
         Covering models only: point i is covered by site j when ``costs[i, j] <= radius``
@@ -219,7 +222,10 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
         ``solution["open"]`` (a list of ints) and ``solution["rows"]`` (the aggregated rows);
         MCLP: ``objective`` is the uncovered weight (minimised), ``solution["covered"]`` the
         covered weight; LSCP: ``objective`` the opening cost (the number of sites without
-        ``fixed_costs``), ``solution["n_open"]`` the number of sites; LSCP-B: ``objective``
+        ``fixed_costs``), ``solution["n_open"]`` the number of sites; the capacitated LSCP
+        also ``solution["shares"]`` (split) or ``solution["assign"]`` (single-sourcing; -1 for
+        a point of demand 0 no open site covers), ``solution["load"]`` and
+        ``solution["capacity"]``; LSCP-B: ``objective``
         the weight not covered twice (minimised), ``solution["backup"]`` the weight covered
         twice, ``solution["lscp_sites"]`` the LSCP's least number of sites. p-center: ``objective``
         the radius, ``solution["assign"]`` each point's nearest open site; p-dispersion:
