@@ -202,8 +202,9 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
         ``fixed_open`` and ``capacity`` with ``demand`` (and ``single_source``); ``"lscp-b"``
         takes ``radius`` and optionally ``demand`` (the backup weights) and ``fixed_open``;
         ``"p-center"`` takes ``p`` and optionally ``demand`` (weights) and ``fixed_open``;
-        ``"p-dispersion"`` takes ``p`` (at least 2) and optionally ``fixed_open``. The AID parameters below do
-        not apply to them and are refused when given (``mip_gap`` does apply).
+        ``"p-dispersion"`` takes ``p`` (at least 2) and optionally ``fixed_open``. The AID
+        parameters below do not apply to them and are refused when given (``mip_gap`` does
+        apply).
     radius : float, optional
         Covering models only: point i is covered by site j when ``costs[i, j] <= radius``
         (positive and finite).
