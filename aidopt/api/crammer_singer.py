@@ -62,7 +62,7 @@ def solve_crammer_singer(X, y, *, C: float = 1.0, norm: str = "l2", sample_weigh
     Returns
     -------
     AIDResult
-        ``solution["w"]`` (k, m), ``solution["b"]`` (k,) zeros, ``solution["alpha"]`` (n, k): the
+        ``solution["w"]`` (k, m) (no offset ``b``), ``solution["alpha"]`` (n, k): the
         lifted duals of the margin rows (0 in each row's own class), ``classes`` and
         ``feature_names``. ``certificate`` is checked on all rows.
     """

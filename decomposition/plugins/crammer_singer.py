@@ -256,7 +256,7 @@ class CrammerSingerProblem(AIDProblem):
 def _lifted(data, w, alpha) -> Lifted:
     """The weights ``w`` (k, m) on the full data: piece values and their tolerance."""
     values, eps = piece_values(data.X, data.y, w)
-    return Lifted({"w": np.asarray(w, dtype=float), "b": np.zeros(len(w)), "alpha": alpha},
+    return Lifted({"w": np.asarray(w, dtype=float), "alpha": alpha},
                   CSState(values, eps))
 
 
