@@ -111,7 +111,8 @@ class CrammerSingerProblem(AIDProblem):
         :math:`\\sum_r \\|w_r\\|_1` (an LP).
     sample_size : int, optional
         Rows of the random sample whose fit gives the initial partition (default
-        ``min(2000, max(10 m, 1000))``, every class represented).
+        ``min(1000, max(10 m, 20 k, 200))``, every class represented: the joint model on
+        1,000 rows of 54 features and 7 classes took Clarabel 10 s).
     """
 
     needs_duals = True
@@ -141,7 +142,12 @@ class CrammerSingerProblem(AIDProblem):
                               "'highs' (or another solver with duals)")
 
     def solver_defaults(self, solver: str) -> dict:
-        """Clarabel: its relative gap tight enough for the scale-invariant certificate."""
+        """Clarabel: its relative gap tight enough for the scale-invariant certificate. HiGHS
+        (the LP): interior point with crossover (a vertex, for exact active pieces), 2.4x
+        faster than its default simplex on a 1,000-row covertype-like LP with k = 7 (15.1 s
+        against 6.2 s, one run on the shared machine; presolve off: 7.0 s)."""
+        if solver == "highs" and self.norm == "l1":
+            return {"solver": "ipm"}
         if solver == "clarabel":
             from aidopt.solvers.clarabel import TIGHT_GAP
 
@@ -172,7 +178,7 @@ class CrammerSingerProblem(AIDProblem):
         fit too."""
         if n_clusters >= data.n:
             return self.trivial_partition(data)
-        size = self.sample_size or min(2000, max(10 * data.m, 1000))
+        size = self.sample_size or min(1000, max(10 * data.m, 20 * data.k, 200))
         idx = sample_rows(data.n, size, rng)
         missing = np.setdiff1d(np.arange(data.k), data.y[idx])
         if missing.size:  # every class in the sample
