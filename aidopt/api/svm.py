@@ -273,7 +273,8 @@ class SVMClassifier(_MulticlassMixin, _BaseEstimator):
     Two classes are one binary SVM. More classes are binary SVMs, one per class against the
     rest (``multi_class="ovr"``, the default of the linear SVMs, as LIBLINEAR) or one per pair
     of classes (``"ovo"``, the default of the kernel SVMs, as LIBSVM), each certified on its
-    own (docs/multiclass.md).
+    own, or (``"crammer_singer"``, linear 2-norm or 1-norm) the joint Crammer–Singer model of
+    all classes, one problem with one certificate (docs/multiclass.md).
 
     Parameters
     ----------
@@ -283,8 +284,10 @@ class SVMClassifier(_MulticlassMixin, _BaseEstimator):
     classes_ : ndarray of shape (k,)
     coef_ : ndarray of shape (1, n_features) or (n_subproblems, n_features)
         Linear SVMs only; one row per subproblem (its +1 class against the rest or the pair's
-        second class).
+        second class). ``multi_class="crammer_singer"``: one row per class (k >= 3), or
+        ``w_1 - w_0`` for two classes.
     intercept_ : ndarray of shape (1,) or (n_subproblems,)
+        Zeros for ``multi_class="crammer_singer"`` (no offset, as LIBLINEAR's ``-s 4``).
     support_ : ndarray of int
         Rows with a positive lifted dual ``alpha_i > 1e-8 C s_i`` (interior-point solvers return
         tiny positive values for non-support rows); k classes: in any subproblem.

@@ -6,6 +6,7 @@ with the same LP / QP built independently (scipy's HiGHS, Clarabel's own API), w
 
 from __future__ import annotations
 
+import pickle
 import warnings
 
 import numpy as np
@@ -320,6 +321,9 @@ def test_estimator_shapes_predict_and_sklearn_protocol():
     assert clf.score(X, labels) > 0.6 and clf.n_iter_ == len(clf.result_.history)
     assert clf.support_.size > 0
     np.testing.assert_allclose(clf.coef_, clf.result_.solution["w"])
+    again = pickle.loads(pickle.dumps(clf))
+    assert again.results_ == [again.result_] and again.certified_
+    np.testing.assert_array_equal(again.predict(X), clf.predict(X))
 
 
 def test_estimator_refuses_what_it_does_not_build():
