@@ -29,7 +29,12 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.svm import LinearSVC  # noqa: E402
 
 from aidopt import FSVClassifier, SVMClassifier  # noqa: E402
-from aidopt.api.crammer_singer import solve_crammer_singer  # noqa: E402
+from aidopt.api.crammer_singer import (  # noqa: E402
+    DIRECT_SAMPLES,
+    _method,
+    default_solver,
+    solve_crammer_singer,
+)
 from aidopt.api.estimator import ConvergenceWarning  # noqa: E402
 from aidopt.cli.main import main  # noqa: E402
 from aidopt.data.validate import as_multiclass_data  # noqa: E402
@@ -119,8 +124,10 @@ def test_joint_model_equals_an_independent_lp_or_qp(norm, k):
     X, y = blobs(n=60, m=3, k=k, seed=k)
     C = 0.7
     reference = (independent_qp if norm == "l2" else independent_lp)(X, y, k, C)
-    for aid in (False, True):
-        res = solve_crammer_singer(X, y, C=C, norm=norm, aid=aid, log=False)
+    for aid in (False, True):  # a solver named: AID as aid says (no shape rule)
+        res = solve_crammer_singer(X, y, C=C, norm=norm, aid=aid, solver=default_solver(norm),
+                                   log=False)
+        assert res.aid == aid
         assert res.termination is Termination.CERTIFIED_OPTIMAL, res.summary()
         assert res.objective == pytest.approx(reference, rel=1e-6)
         assert res.objective == pytest.approx(objective(res.solution["w"], X, y, C, norm), rel=1e-12)
@@ -130,7 +137,7 @@ def test_joint_model_equals_an_independent_lp_or_qp(norm, k):
 @pytest.mark.parametrize("norm", ["l2", "l1"])
 def test_aid_equals_direct_and_its_certificate_holds_on_the_rows(norm):
     X, y = blobs(n=400, m=3, k=3, seed=1)
-    aid = solve_crammer_singer(X, y, C=0.5, norm=norm, log=False)
+    aid = solve_crammer_singer(X, y, C=0.5, norm=norm, solver=default_solver(norm), log=False)
     direct = solve_crammer_singer(X, y, C=0.5, norm=norm, aid=False, log=False)
     assert aid.aid and not direct.aid
     assert len(aid.history) >= 2 and aid.history[0].n_clusters < 400  # AID aggregated
@@ -261,11 +268,36 @@ def test_sparse_x_is_kept_sparse_and_gives_the_dense_answer():
     X[np.abs(X) < 0.8] = 0.0
     dense = solve_crammer_singer(X, y, C=0.5, aid=False, log=False)
     for aid in (False, True):
-        res = solve_crammer_singer(sp.csr_matrix(X), y, C=0.5, aid=aid, log=False)
+        res = solve_crammer_singer(sp.csr_matrix(X), y, C=0.5, aid=aid, solver="clarabel",
+                                   log=False)
+        assert res.aid == aid
         assert res.certified and res.objective == pytest.approx(dense.objective, rel=1e-6)
         assert "kept sparse (CSR" in res.message
     clf = SVMClassifier(multi_class="crammer_singer", C=0.5).fit(sp.csc_matrix(X), y)
     np.testing.assert_array_equal(clf.predict(sp.csr_matrix(X)), clf.predict(X))
+
+
+def test_the_method_by_shape():
+    """Direct when n is at most DIRECT_SAMPLES initial samples; else the binary SVM's rule: AID
+    on tall, narrow, dense X, direct on sparse or wide X; a solver named keeps ``aid``."""
+    from aidopt.decomposition.run import RunConfig
+
+    def method(X, y, **options):
+        config = RunConfig.from_kwargs(options, solver="clarabel")
+        config, note = _method(as_multiclass_data(X, y, sparse=True), options, config)
+        return config.aid, note
+
+    sample = 200  # default_sample_size(2, 3)
+    X, y = blobs(n=DIRECT_SAMPLES * sample, m=2, k=3)
+    assert method(X, y) == (False, pytest.approx(method(X, y)[1]))
+    assert "initial sample of 200 rows" in method(X, y)[1]
+    X, y = blobs(n=DIRECT_SAMPLES * sample + 1, m=2, k=3)
+    aid, note = method(X, y)
+    assert aid and "AID with clarabel: small X" in note
+    assert method(X, y, solver="clarabel")[0] and not method(X, y, aid=False)[0]
+    Xs = sp.random(30_000, 50, density=0.02, format="csr", random_state=0)
+    aid, note = method(Xs, np.arange(30_000) % 3)
+    assert not aid and "sparse X" in note and "kept sparse (CSR" in note
 
 
 def test_bad_input_is_refused_before_any_solve():
@@ -341,7 +373,7 @@ def test_estimator_refuses_what_it_does_not_build():
 def test_estimator_warns_when_not_certified():
     X, y = blobs(n=200, m=3, k=3, seed=8)
     with pytest.warns(ConvergenceWarning):
-        clf = SVMClassifier(multi_class="crammer_singer", max_iter=1).fit(X, y)
+        clf = SVMClassifier(multi_class="crammer_singer", max_iter=1, solver="clarabel").fit(X, y)
     assert not clf.certified_ and clf.result_.termination is Termination.ITERATION_LIMIT
 
 
