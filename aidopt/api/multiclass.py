@@ -17,8 +17,8 @@ own result and certificate (docs/multiclass.md):
 ``multi_class="auto"`` is one-vs-rest for linear models and one-vs-one for kernel models (whose
 subproblems then hold fewer rows, and whose kernels are quadratic in them), except SCM, which is
 one-vs-rest with every kernel (its subproblems are then the imbalanced problems it is made for).
-Two classes are one binary fit whatever ``multi_class`` says: the estimators behave exactly as
-binary classifiers.
+Two classes are one binary fit whatever ``multi_class`` says (but ``"crammer_singer"``, below):
+the estimators behave exactly as binary classifiers.
 
 * **Crammer–Singer** (``"crammer_singer"``, ``SVMClassifier`` with a linear 2-norm or 1-norm
   only): not subproblems but *one* joint problem over all classes, one result and one
@@ -64,7 +64,7 @@ MULTICLASS = Family(
           "More than two classes: ``\"ovr\"`` fits one binary subproblem per class against the "
           "rest (LIBLINEAR's convention), ``\"ovo\"`` one per pair of classes (LIBSVM's); "
           "``\"auto\"`` is ``\"ovr\"`` for the linear models and SCM, ``\"ovo\"`` for the kernel "
-          "SVMs and the GSVMs. Two classes are one binary fit either way. "
+          "SVMs and the GSVMs. Two classes are one binary fit with either. "
           "``\"crammer_singer\"`` (``SVMClassifier``, linear, ``norm`` \"l2\" or \"l1\"): the "
           "joint model of Crammer and Singer, one problem over all classes with one certificate, "
           "fitted for two classes too, as LIBLINEAR's ``-s 4`` (docs/multiclass.md).",

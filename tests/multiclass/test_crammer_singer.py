@@ -391,3 +391,31 @@ def test_cli_multi_class_crammer_singer(tmp_path, capsys):
     assert code == 0, out
     assert "crammer_singer_l1" in out and "CERTIFIED" in out and "training accuracy" in out
     assert "0: a" in out  # the coefficient table: class, feature
+
+
+def test_bench_workers_and_rows_of_the_joint_model(monkeypatch):
+    """``aidopt bench multiclass``'s ``aidopt-cs`` and ``liblinear-cs``: the same problem, the
+    objective of both on the training rows, LIBLINEAR's relative to the certified optimum."""
+    from aidopt.bench import multiclass as bench
+
+    ours = bench.worker("covertype", 120, "aidopt-cs", 0, 60.0)
+    theirs = bench.worker("covertype", 120, "liblinear-cs", 0, 60.0)
+    assert ours["certified"] and ours["subproblems"] == 1
+    assert bench.status(ours) == "certified (one joint problem)"
+    assert isinstance(theirs["converged"], bool)
+    assert ours["objective"] <= theirs["objective"] * (1 + 1e-9)
+    assert theirs["objective"] == pytest.approx(ours["objective"], rel=1e-3)
+    Xa, _, ya, _ = bench.data("covertype", 120, 0)
+    clf = SVMClassifier(multi_class="crammer_singer").fit(Xa, ya)
+    assert ours["objective"] == pytest.approx(clf.result_.objective, rel=1e-9)
+
+    def fake(name, n, method, seed, time_limit, C):  # the command: the difference in the row
+        out = ours if method == "aidopt-cs" else theirs if method == "liblinear-cs" else \
+            {**ours, "method": "aidopt", "subproblems": 6, "certified_subproblems": 6}
+        return dict(out)
+
+    monkeypatch.setattr(bench, "_run", fake)
+    table = bench.bench_multiclass(sets=("covertype",), sizes=(120,),
+                                   methods=("aidopt-cs", "liblinear-cs"))
+    gap = (theirs["objective"] - ours["objective"]) / ours["objective"]
+    assert f"objective {gap:+.1e} relative to aidopt-cs" in table
