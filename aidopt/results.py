@@ -331,13 +331,22 @@ class AIDResult(RunResult):
     def coefficients(self) -> list[tuple[str, float]]:
         """The fitted linear model as ``(name, value)`` rows: ``beta`` (LAD) or ``w`` then the
         offset ``b`` (linear SVMs), named by ``solution["feature_names"]`` (``x0, x1, ...`` when
-        absent); ``[]`` for a model without coefficients (kernel SVM, facility location)."""
+        absent); a ``w`` of one row per class (the Crammer-Singer SVM) as ``"class: feature"``
+        rows; ``[]`` for a model without coefficients (kernel SVM, facility location)."""
         sol = self.solution or {}
         key = "beta" if sol.get("beta") is not None else "w" if sol.get("w") is not None else None
         if key is None:
             return []
-        values = np.asarray(sol[key], dtype=float).ravel()
+        values = np.asarray(sol[key], dtype=float)
         names = list(sol.get("feature_names") or [])
+        if values.ndim == 2:  # one w per class (the Crammer-Singer SVM): "class: feature"
+            classes = list(sol.get("classes") or [])
+            if len(classes) != values.shape[0]:
+                classes = list(range(values.shape[0]))
+            if len(names) != values.shape[1]:
+                names = [f"x{j}" for j in range(values.shape[1])]
+            names = [f"{c}: {name}" for c in classes for name in names]
+        values = values.ravel()
         if len(names) != values.size:
             names = [f"x{j}" for j in range(values.size)]
         rows = [(str(name), float(v)) for name, v in zip(names, values, strict=True)]

@@ -149,7 +149,8 @@ class AIDProblem:
     element : str
         What a partition groups ("rows", "sites", "collections", ...): used in messages.
     per_element_keys : tuple of str
-        Solution arrays with one entry per element (e.g. ``"alpha"``): the API expands them back
+        Solution arrays with one entry per element on their first axis (e.g. ``"alpha"``, of shape
+        (n,), or (n, k) for the Crammer-Singer SVM's k duals per row): the API expands them back
         to all rows when zero-weight rows were left out.
 
     native_methods : tuple of str

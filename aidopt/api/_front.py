@@ -40,7 +40,8 @@ def decorate(result: AIDResult, data) -> AIDResult:
 
 def run_rows(problem, data, config: RunConfig, labels=None, run=None) -> AIDResult:
     """AID or the direct solve on the rows with positive sample weight; per-row arrays of the
-    solution (``alpha``) are expanded back to all rows, with 0 for the zero-weight ones.
+    solution (``problem.per_element_keys``: ``alpha``, its rows on the first axis, of shape (n,)
+    or (n, k)) are expanded back to all rows, with 0 for the zero-weight ones.
 
     ``labels`` (one integer per row of ``data``, optional) is AID's start partition: its
     restriction to the rows with positive weight (``result.partition`` is over those rows).
@@ -65,9 +66,10 @@ def run_rows(problem, data, config: RunConfig, labels=None, run=None) -> AIDResu
         _report_passes(result, streamed, validating)
     if keep is not None:
         for key in problem.per_element_keys:  # per-row arrays (alpha), not w
-            if result.solution.get(key) is not None:
-                full = np.zeros(data.n)
-                full[keep] = result.solution[key]
+            if result.solution.get(key) is not None:  # rows on the first axis: (n,) or (n, k)
+                value = np.asarray(result.solution[key])
+                full = np.zeros((data.n, *value.shape[1:]), dtype=value.dtype)
+                full[keep] = value
                 result.solution[key] = full
         note = f"{int((~keep).sum())} row(s) with zero sample weight left out of the model"
         result.message = f"{result.message}; {note}" if result.message else note

@@ -17,8 +17,13 @@ own result and certificate (docs/multiclass.md):
 ``multi_class="auto"`` is one-vs-rest for linear models and one-vs-one for kernel models (whose
 subproblems then hold fewer rows, and whose kernels are quadratic in them), except SCM, which is
 one-vs-rest with every kernel (its subproblems are then the imbalanced problems it is made for).
-Two classes are one binary fit whatever ``multi_class`` says: the estimators behave exactly as
-binary classifiers.
+Two classes are one binary fit whatever ``multi_class`` says (but ``"crammer_singer"``, below):
+the estimators behave exactly as binary classifiers.
+
+* **Crammer–Singer** (``"crammer_singer"``, ``SVMClassifier`` with a linear 2-norm or 1-norm
+  only): not subproblems but *one* joint problem over all classes, one result and one
+  certificate (:mod:`aidopt.api.crammer_singer`). It is fitted for two classes too, as LIBLINEAR
+  does; the binary attributes then hold the difference of the two classes' weights.
 
 What depends on X alone is done once: the structure of X is validated once (the subproblems'
 fits skip scikit-learn's validation), and ``gamma="scale"`` is resolved on all rows (as ``SVC``
@@ -48,6 +53,8 @@ from aidopt.results import RunResult, Termination, json_text, pyplot
 __all__ = ["MULTICLASS", "MulticlassResult", "describe", "subproblem_classes"]
 
 STRATEGIES = ("ovr", "ovo")
+#: multi-class models that are one joint problem (an estimator offers them by ``_fit_joint``)
+JOINT = ("crammer_singer",)
 
 #: the multi-class options of every classifier of :mod:`aidopt.api` that takes k classes (the
 #: estimators' parameters and ``aidopt svm``'s flags; the ``solve_*`` functions are binary)
@@ -57,8 +64,11 @@ MULTICLASS = Family(
           "More than two classes: ``\"ovr\"`` fits one binary subproblem per class against the "
           "rest (LIBLINEAR's convention), ``\"ovo\"`` one per pair of classes (LIBSVM's); "
           "``\"auto\"`` is ``\"ovr\"`` for the linear models and SCM, ``\"ovo\"`` for the kernel "
-          "SVMs and the GSVMs. Two classes are one binary fit either way (docs/multiclass.md).",
-          choices=("auto", "ovr", "ovo")),
+          "SVMs and the GSVMs. Two classes are one binary fit with either. "
+          "``\"crammer_singer\"`` (``SVMClassifier``, linear, ``norm`` \"l2\" or \"l1\"): the "
+          "joint model of Crammer and Singer, one problem over all classes with one certificate, "
+          "fitted for two classes too, as LIBLINEAR's ``-s 4`` (docs/multiclass.md).",
+          choices=("auto", "ovr", "ovo", "crammer_singer")),
     Param("decision_function_shape", "ovr",
           "One-vs-one fits only, as scikit-learn's SVC: ``\"ovr\"`` returns the votes of the "
           "pairwise subproblems plus a confidence (shape (n, k)), ``\"ovo\"`` their own values "
@@ -348,17 +358,23 @@ class _MulticlassMixin(_BinaryClassifierMixin):
 
     def _strategy(self) -> str:
         """``multi_class`` with ``"auto"`` resolved; the multi-class options checked."""
-        if self.multi_class not in ("auto", *STRATEGIES):
-            raise ValueError(f"multi_class must be 'auto', 'ovr' or 'ovo', got {self.multi_class!r}")
+        if self.multi_class not in ("auto", *STRATEGIES, *JOINT):
+            raise ValueError("multi_class must be 'auto', 'ovr', 'ovo' or 'crammer_singer', got "
+                             f"{self.multi_class!r}")
+        if self.multi_class in JOINT and not hasattr(self, "_fit_joint"):
+            raise ValueError(f"multi_class={self.multi_class!r} is the joint multi-class model of "
+                             f"the linear SVM: SVMClassifier only; {type(self).__name__} takes "
+                             "'auto', 'ovr' or 'ovo'")
         if self.decision_function_shape not in STRATEGIES:
             raise ValueError("decision_function_shape must be 'ovr' or 'ovo', got "
                              f"{self.decision_function_shape!r}")
         strategy = self.multi_class
         if strategy == "auto":
             strategy = self._default_strategy
-        if strategy == "ovr" and self.decision_function_shape == "ovo":
+        if strategy in ("ovr", *JOINT) and self.decision_function_shape == "ovo":
             raise ValueError("decision_function_shape='ovo' gives the values of one-vs-one "
-                             "subproblems: set multi_class='ovo' (this fit is one-vs-rest)")
+                             "subproblems: set multi_class='ovo' (this fit is "
+                             f"{'one-vs-rest' if strategy == 'ovr' else strategy})")
         return strategy
 
     def _shared_params(self, X) -> dict:
@@ -389,6 +405,9 @@ class _MulticlassMixin(_BinaryClassifierMixin):
         if classes.size < 2:
             raise ValueError(f"{type(self).__name__} needs at least two classes, got 1 class: "
                              f"{classes.tolist()}")
+        if strategy in JOINT:  # one joint problem, for two classes too (LIBLINEAR's -s 4)
+            self._fit_joint(X, y, sample_weight)
+            return self
         if classes.size == 2:
             self._fit_binary(X, y, sample_weight)
             self.results_ = [self.result_]
@@ -487,15 +506,15 @@ class _MulticlassMixin(_BinaryClassifierMixin):
         return np.column_stack([est._decision(X) for est in self.estimators_])
 
     def decision_function(self, X) -> np.ndarray:
-        """Binary: the decision values, shape (n,), > 0 for ``classes_[1]``. One-vs-rest: one
-        column per class, shape (n, k). One-vs-one: by ``decision_function_shape``, the votes
+        """Binary: the decision values, shape (n,), > 0 for ``classes_[1]``. One-vs-rest and
+        Crammer–Singer: one column per class, shape (n, k). One-vs-one: by ``decision_function_shape``, the votes
         plus confidences (n, k) or the pairwise values (n, k(k-1)/2), positive for the pair's
         first class (docs/multiclass.md)."""
         X = self._check_X(X, dense=self._dense_input)
         if len(self.classes_) == 2:
             return self._decision(X)
         scores = self._scores(X)
-        if self.result_.strategy == "ovo" and self.decision_function_shape == "ovr":
+        if getattr(self.result_, "strategy", None) == "ovo" and self.decision_function_shape == "ovr":
             return _ovo_votes(scores, len(self.classes_))
         return scores
 
@@ -507,7 +526,7 @@ class _MulticlassMixin(_BinaryClassifierMixin):
             f = self.decision_function(X)  # checks that the classifier is fitted
             return self.classes_[self._positive(f).astype(int)]
         scores = self._scores(self._check_X(X, dense=self._dense_input))
-        if self.result_.strategy == "ovo":
+        if getattr(self.result_, "strategy", None) == "ovo":
             scores = _ovo_votes(scores, len(self.classes_))
         return self.classes_[np.argmax(scores, axis=1)]
 

@@ -273,7 +273,8 @@ class SVMClassifier(_MulticlassMixin, _BaseEstimator):
     Two classes are one binary SVM. More classes are binary SVMs, one per class against the
     rest (``multi_class="ovr"``, the default of the linear SVMs, as LIBLINEAR) or one per pair
     of classes (``"ovo"``, the default of the kernel SVMs, as LIBSVM), each certified on its
-    own (docs/multiclass.md).
+    own, or (``"crammer_singer"``, linear 2-norm or 1-norm) the joint Crammer–Singer model of
+    all classes, one problem with one certificate (docs/multiclass.md).
 
     Parameters
     ----------
@@ -283,8 +284,10 @@ class SVMClassifier(_MulticlassMixin, _BaseEstimator):
     classes_ : ndarray of shape (k,)
     coef_ : ndarray of shape (1, n_features) or (n_subproblems, n_features)
         Linear SVMs only; one row per subproblem (its +1 class against the rest or the pair's
-        second class).
+        second class). ``multi_class="crammer_singer"``: one row per class (k >= 3), or
+        ``w_1 - w_0`` for two classes.
     intercept_ : ndarray of shape (1,) or (n_subproblems,)
+        Zeros for ``multi_class="crammer_singer"`` (no offset, as LIBLINEAR's ``-s 4``).
     support_ : ndarray of int
         Rows with a positive lifted dual ``alpha_i > 1e-8 C s_i`` (interior-point solvers return
         tiny positive values for non-support rows); k classes: in any subproblem.
@@ -292,9 +295,11 @@ class SVMClassifier(_MulticlassMixin, _BaseEstimator):
         k classes: ``dual_coef_`` has one row per subproblem (zero for the support vectors of
         the others).
     result_ : AIDResult or MulticlassResult
-        k classes: :class:`aidopt.api.multiclass.MulticlassResult`, one result per subproblem.
+        k classes: :class:`aidopt.api.multiclass.MulticlassResult`, one result per subproblem;
+        ``multi_class="crammer_singer"``: the one joint problem's ``AIDResult``.
     results_ : list of AIDResult
-        One per subproblem (``[result_]`` for two classes), each with its certificate.
+        One per subproblem (``[result_]`` for two classes and for Crammer–Singer, one problem),
+        each with its certificate.
     certified_ : bool
         Every subproblem is certified optimal.
     estimators_ : list of SVMClassifier
@@ -370,6 +375,48 @@ class SVMClassifier(_MulticlassMixin, _BaseEstimator):
             self._kernel_spec = (self.kernel, sol["gamma"], self.degree, self.coef0)
             self._restore()
         self._after_fit(X, result, "SVM", n_features=len(sol["feature_names"]))
+
+    def _fit_joint(self, X, y, sample_weight) -> None:
+        """``multi_class="crammer_singer"``: the joint model of all classes
+        (:func:`aidopt.api.crammer_singer.solve_crammer_singer`), one certified result.
+
+        k >= 3: ``coef_`` (k, m) holds the class weights w_r, ``intercept_`` (k,) zeros (no
+        offset), ``decision_function`` (n, k) the scores ``X coef_'`` and ``predict`` their argmax.
+        Two classes are fitted jointly too (as LIBLINEAR's ``-s 4``), with the binary shapes:
+        ``coef_`` (1, m) is ``w_1 - w_0`` (``result_.solution["w"]`` has both).
+        """
+        from aidopt.api.crammer_singer import NORMS, solve_crammer_singer
+
+        if not self._linear:
+            raise ValueError("multi_class='crammer_singer' is a linear model: kernel must be None "
+                             f"or 'linear', got {self.kernel!r} (kernels: 'ovr' or 'ovo')")
+        if self.norm not in NORMS:
+            raise ValueError(f"multi_class='crammer_singer' takes norm 'l2' (QP) or 'l1' (LP), got "
+                             f"norm={self.norm!r}")
+        if self.form == "dual":
+            raise ValueError("multi_class='crammer_singer' solves its primal model (the certificate "
+                             "reads the duals of its margin rows): form must be 'auto' or 'primal'")
+        if self.cache_size is not None:
+            raise ValueError("cache_size is for kernel AID (kernel='rbf', 'poly' or a callable): "
+                             "the linear SVM keeps no kernel columns")
+        names = RunConfig.names()
+        options = {k: v for k, v in self.get_params().items() if k in names}
+        result = solve_crammer_singer(X, y, C=self.C, norm=self.norm, sample_weight=sample_weight,
+                                      **options)
+        self._require_solution(result, "Crammer-Singer SVM")
+        sol = result.solution
+        self.classes_ = np.asarray(sol["classes"])
+        w = np.asarray(sol["w"], dtype=float)
+        if len(self.classes_) == 2:
+            self.coef_, self.intercept_ = (w[1] - w[0])[None, :], np.zeros(1)
+        else:
+            self.coef_, self.intercept_ = w, np.zeros(len(w))
+        if sol.get("alpha") is not None:
+            s = np.ones(len(sol["alpha"])) if sample_weight is None else np.asarray(sample_weight, float)
+            self.support_ = np.flatnonzero(np.asarray(sol["alpha"]).sum(axis=1) > 1e-8 * self.C * s.max())
+        self._after_fit(X, result, "Crammer-Singer SVM", n_features=len(sol["feature_names"]))
+        self.results_ = [result]
+        self.certified_ = bool(result.certified)
 
     def _combine(self, estimators, rows) -> None:
         """``coef_`` / ``intercept_`` (:meth:`_MulticlassMixin._combine`), ``support_`` (the

@@ -25,6 +25,12 @@ Methods (all with C = ``C``, default 1, both libraries' default):
 * ``liblinear-hinge``: ``LinearSVC(loss="hinge")``, its default ``max_iter=1000``.
 * ``liblinear-hinge-long``: ``LinearSVC(loss="hinge", max_iter=LONG_MAX_ITER[set])``.
 * ``liblinear-squared``: ``LinearSVC()`` (squared hinge: another loss).
+* ``aidopt-cs``: ``SVMClassifier(multi_class="crammer_singer")``: the joint Crammer–Singer model
+  of all classes, one certified problem (AID or the direct solve by the data's shape).
+* ``liblinear-cs``: ``LinearSVC(multi_class="crammer_singer", fit_intercept=False)``: the same
+  problem by LIBLINEAR's ``-s 4`` (default tolerance and ``max_iter``). Its row also reports
+  the relative difference of LIBLINEAR's objective from ``aidopt-cs``'s certified optimum
+  (when that row ran before it), the same problem evaluated on the training rows.
 
 LIBLINEAR regularizes the offset, so its problem is close to aidopt's, not equal; the table
 compares accuracy and time. Columns: set, n (training rows), m, k, method, fit time, test
@@ -46,7 +52,7 @@ from aidopt.bench.lad import emit_table, environment, run_json
 
 SETS = ("digits", "covertype")
 METHODS = ("aidopt", "aidopt-direct", "aidopt-jobs2", "liblinear-hinge", "liblinear-hinge-long",
-           "liblinear-squared")
+           "liblinear-squared", "aidopt-cs", "liblinear-cs")
 #: ``max_iter`` of ``liblinear-hinge-long`` per set (the values of docs/multiclass.md)
 LONG_MAX_ITER = {"digits": 100_000, "covertype": 10_000}
 #: the training rows of the default covertype-like size (the issue's 5 * 10^5 x 54)
@@ -95,7 +101,8 @@ def estimator(method: str, name: str, C: float, time_limit: float, seed: int = 0
     if method.startswith("aidopt"):
         from aidopt import SVMClassifier
 
-        options = {"aidopt": {}, "aidopt-direct": {"aid": False}, "aidopt-jobs2": {"n_jobs": 2}}
+        options = {"aidopt": {}, "aidopt-direct": {"aid": False}, "aidopt-jobs2": {"n_jobs": 2},
+                   "aidopt-cs": {"multi_class": "crammer_singer"}}
         if method not in options:
             raise ValueError(f"unknown multiclass bench method {method!r}; choose from {METHODS}")
         return SVMClassifier(C=C, time_limit=time_limit, **options[method])
@@ -103,6 +110,8 @@ def estimator(method: str, name: str, C: float, time_limit: float, seed: int = 0
 
     if method == "liblinear-squared":
         return LinearSVC(C=C, random_state=seed)
+    if method == "liblinear-cs":
+        return LinearSVC(multi_class="crammer_singer", fit_intercept=False, C=C, random_state=seed)
     if method == "liblinear-hinge":
         return LinearSVC(loss="hinge", C=C, random_state=seed)
     if method == "liblinear-hinge-long":
@@ -136,7 +145,19 @@ def worker(name: str, n_train: int | None, method: str, seed: int, time_limit: f
         out["max_iter"] = int(clf.max_iter)
         out["converged"] = bool(out["n_iter"] < clf.max_iter and not any(
             issubclass(w.category, ConvergenceWarning) for w in caught))
+    if method.endswith("-cs"):  # the Crammer-Singer objective of the fit, on the training rows
+        out["objective"] = cs_objective(clf.coef_, Xa, np.searchsorted(clf.classes_, ya), C)
     return out
+
+
+def cs_objective(w, X, y, C: float) -> float:
+    """The Crammer–Singer (2-norm) objective of the class weights ``w`` (k, m) on rows X with
+    class indices y (:func:`aidopt.decomposition.plugins.crammer_singer.piece_values`)."""
+    from aidopt.decomposition.plugins.crammer_singer import piece_values
+
+    w = np.asarray(w, dtype=float)
+    values, _ = piece_values(X, y, w)
+    return 0.5 * float(np.sum(w * w)) + C * float(values.max(axis=1).sum())
 
 
 def _run(name, n_train, method, seed, time_limit, C) -> dict:
@@ -150,12 +171,16 @@ def _run(name, n_train, method, seed, time_limit, C) -> dict:
 
 def status(out: dict) -> str:
     """The certificate (aidopt) or LIBLINEAR's convergence status of a worker's answer."""
+    if out["method"] == "aidopt-cs":
+        return "certified (one joint problem)" if out["certified"] else "not certified"
     if "certified" in out:
         done, total = out["certified_subproblems"], out["subproblems"]
         return f"all {total} certified" if done == total else f"{done} of {total} certified"
-    if out["converged"]:
-        return "converged" + (" (another loss)" if out["method"] == "liblinear-squared" else "")
-    return f"iteration limit ({out['max_iter']:,})"
+    text = (("converged" + (" (another loss)" if out["method"] == "liblinear-squared" else ""))
+            if out["converged"] else f"iteration limit ({out['max_iter']:,})")
+    if "objective_above_cs" in out:
+        text += f"; objective {out['objective_above_cs']:+.1e} relative to aidopt-cs"
+    return text
 
 
 def _row(out: dict, reference: dict | None, name: str, method: str) -> str:
@@ -193,11 +218,16 @@ def bench_multiclass(sets=SETS, sizes=(DEFAULT_COVERTYPE_ROWS,), methods=METHODS
     cases = [(name, n) for name in sets for n in ((None,) if name == "digits" else sizes)]
     for name, n in cases:
         for _ in range(repeat):
-            reference = None
+            reference = joint = None
             for method in order:
                 out = _run(name, n, method, seed, time_limit, C)
                 if method == "aidopt":
                     reference = out
+                if method == "aidopt-cs" and "skipped" not in out:
+                    joint = out
+                if method == "liblinear-cs" and joint is not None and "skipped" not in out:
+                    out["objective_above_cs"] = (out["objective"] - joint["objective"]) / abs(
+                        joint["objective"])
                 lines.append(_row(out, reference, name, method))
                 print(f"  {name} {n or ''} {method}: " + (
                     out["skipped"] if "skipped" in out else

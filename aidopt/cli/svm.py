@@ -24,8 +24,11 @@ def cmd_svm(args) -> int:
 
     X, y = _load(args, sparse=True)  # an svmlight file stays sparse (the door densifies if needed)
     kwargs = SVM.cli_kwargs(args)
-    if args.engine == "numpy" and pd.Series(np.asarray(y)).dropna().nunique() > 2:
+    joint = getattr(args, "multi_class", None) == "crammer_singer"  # one joint model, k >= 2
+    if args.engine == "numpy" and (joint or pd.Series(np.asarray(y)).dropna().nunique() > 2):
         return cmd_svm_multiclass(X, y, kwargs, args)
+    if joint:
+        raise ValueError("--multi-class crammer_singer needs X in memory (--engine numpy)")
     accuracy = None
     with _dask_client(args):
         result = solve_svm(X, y, **kwargs, engine=args.engine, **_options(args))
@@ -44,9 +47,10 @@ def cmd_svm(args) -> int:
 
 
 def cmd_svm_multiclass(X, y, kwargs, args) -> int:
-    """k >= 3 classes: :class:`aidopt.SVMClassifier` with ``--multi-class`` and ``--n-jobs``;
-    prints one line per subproblem (classes, termination, objective, relative gap) and the
-    training accuracy. Exit code 0 when every subproblem is certified, else 1."""
+    """k >= 3 classes, or ``--multi-class crammer_singer`` (k >= 2): :class:`aidopt.SVMClassifier`
+    with ``--multi-class`` and ``--n-jobs``; prints one line per subproblem (classes,
+    termination, objective, relative gap), or the joint problem's summary, and the training
+    accuracy. Exit code 0 when every subproblem (the joint problem) is certified, else 1."""
     import warnings
 
     from aidopt.api.estimator import ConvergenceWarning

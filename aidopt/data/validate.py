@@ -22,6 +22,8 @@ __all__ = [
     "RankWarning",
     "as_aggregate_data",
     "as_classification_data",
+    "MulticlassData",
+    "as_multiclass_data",
     "as_regression_data",
     "as_semisupervised_data",
     "check_quantile",
@@ -586,6 +588,66 @@ def as_classification_data(X, y, sample_weight=None, *, feature_names=None,
     if isinstance(X, ChunkedMatrix):
         _check_finite(X, "X")
     return ClassificationData(X, labels, s, names, classes)
+
+
+class MulticlassData(RegressionData):
+    """Validated classification data of k >= 2 classes for a joint multi-class model (the
+    Crammer-Singer SVM): ``y`` the class index of every row (int64, ``0..k-1``), ``classes``
+    the k original labels, sorted (``classes[y]`` are the labels given)."""
+
+    def __init__(self, X, y, s, feature_names, classes):
+        super().__init__(X, y, s, feature_names)
+        self.classes = np.asarray(classes)
+
+    @property
+    def k(self) -> int:
+        return int(self.classes.size)
+
+    def _subset(self, keep):
+        return type(self)(_take_rows(self.X, keep), self.y[keep], self.s[keep], self.feature_names,
+                          self.classes)
+
+
+def as_multiclass_data(X, y, sample_weight=None, *, feature_names=None,
+                       sparse: bool = False) -> MulticlassData:
+    """Validate the inputs of a joint multi-class model and return :class:`MulticlassData`.
+
+    Parameters
+    ----------
+    X : array-like or scipy sparse matrix of shape (n, m)
+        As in :func:`as_classification_data` (in memory: ``engine="numpy"``).
+    y : array-like of shape (n,)
+        Two or more distinct labels (numbers or strings); ``y`` becomes their index in the sorted
+        labels.
+    sample_weight : array-like of shape (n,), optional
+        Finite, non-negative; every class needs a row of positive weight.
+    feature_names : list of str, optional
+    sparse : bool, default False
+        Keep a scipy sparse X sparse (CSR), as in :func:`as_classification_data`.
+
+    Raises
+    ------
+    TypeError
+        Non-numeric X.
+    ValueError
+        Empty data, wrong shapes, NaN/inf in X, missing labels, fewer than two classes, a class
+        whose rows all have zero weight, invalid weights.
+    """
+    X, y, s, names = _rows(X, y, sample_weight, feature_names, engine="numpy", sparse=sparse)
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise ValueError(f"y contains {int((~np.isfinite(y)).sum())} NaN or infinite label(s)")
+    if y.dtype == object and any(v is None or (isinstance(v, float) and v != v) for v in y):
+        raise ValueError("y contains missing labels (None or NaN)")
+    classes, index = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(f"y must have at least two classes, got {len(classes)}: "
+                         f"{classes[:10].tolist()}")
+    index = index.astype(np.int64, copy=False).ravel()
+    weight = np.bincount(index, weights=(s > 0).astype(float), minlength=len(classes))
+    if (weight == 0).any():
+        raise ValueError(f"every row of class {classes[int(np.argmin(weight))]!r} has zero "
+                         "sample weight")
+    return MulticlassData(X, index, s, names, classes)
 
 
 class SemiSupervisedData(RegressionData):

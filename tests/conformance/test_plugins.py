@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 from aidopt.decomposition import AggregateOutputProblem, LADProblem, ModifiedSVMProblem, S3VMProblem, SVMProblem
+from aidopt.decomposition.plugins.crammer_singer import CrammerSingerProblem
 from aidopt.decomposition.plugins.facility import FacilityProblem
 from aidopt.decomposition.plugins.facility_radius import FacilityRadiusProblem
 from aidopt.decomposition.plugins.kernel_svm import KernelSVMProblem
@@ -32,6 +33,17 @@ def lad_data(seed):
 
 def svm_data(seed, n=150):
     return as_classification_data(*svm_instance(n, 3, seed))
+
+
+def multiclass_data(seed, n=150, k=3):
+    """k overlapping Gaussian classes for the Crammer-Singer SVM."""
+    from aidopt.data.validate import as_multiclass_data
+
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    X = rng.normal(size=(n, 3))
+    X[np.arange(n), y % 3] += 1.5
+    return as_multiclass_data(X, y)
 
 
 def s3vm_data(seed):
@@ -84,6 +96,10 @@ CASES = [
                  id="svm-l2-regularized-bias-clarabel"),
     pytest.param(lambda: ModifiedSVMProblem(C=0.5), svm_data, "fm", True, {}, "solver_duals",
                  id="svm-l2-regularized-bias-fm"),
+    pytest.param(lambda: CrammerSingerProblem(C=0.5, norm="l2"), multiclass_data, "clarabel", True,
+                 {}, "solver_duals", id="crammer-singer-l2-clarabel"),
+    pytest.param(lambda: CrammerSingerProblem(C=0.5, norm="l1"), multiclass_data, "highs", True,
+                 {}, "solver_duals", id="crammer-singer-l1-highs"),
     pytest.param(lambda: KernelSVMProblem(C=1.0, kernel="rbf"), lambda s: svm_data(s, 100), "clarabel",
                  True, {"r0": 0.05}, "solver_duals", id="kernel-rbf-clarabel"),
     pytest.param(lambda: S3VMProblem(norm="l1"), s3vm_data, "highs", False, {"r0": 0.1}, "prop5",
