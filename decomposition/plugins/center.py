@@ -57,6 +57,9 @@ CENTER_DOMINANCE_BUDGET = 2e8
 #: coverage sets first, then the others)
 SUBSET_ADD = 64
 
+#: swaps the primal heuristic (:func:`swap_cover`) tries per open site before it gives up
+SWAPS_PER_SITE = 10
+
 
 class _MIPLevels(LevelTest):
     """What both tests share: the MIP gap, the fallback to HiGHS, the fixed sites."""
@@ -113,7 +116,8 @@ class PCenterTest(_MIPLevels):
     ----------
     clients : ndarray of int64
         The client subset S (sorted point indices), kept across levels; ``rounds`` counts the
-        decision MIPs solved.
+        decision MIPs solved, ``best_sites`` are the sites of the last feasible level (the
+        primal heuristic's start at the next).
     """
 
     name = "p-center"
@@ -128,6 +132,7 @@ class PCenterTest(_MIPLevels):
         self.subset = bool(subset)
         self.clients = np.zeros(0, dtype=np.int64)
         self.rounds = 0
+        self.best_sites = None
 
     def dimensions(self) -> dict:
         dims = {"points": self.dist.n, "sites": self.dist.s, "p": self.p}
@@ -163,6 +168,7 @@ class PCenterTest(_MIPLevels):
         farthest: list = []
         S = self.greedy(self.fixed_open, farthest)
         self.clients = np.unique(np.asarray(farthest, dtype=np.int64))
+        self.best_sites = S
         self.floor = max(GAP_FLOOR * lower, np.finfo(float).tiny)
         return Start(lower, f"every radius below {lower:.10g}, the largest weighted distance "
                             "from a point to its nearest site, leaves that point uncovered", S)
@@ -208,6 +214,14 @@ class PCenterTest(_MIPLevels):
         """Level ``R`` by the client-subset relaxation (module docstring): decision LSCPs on
         the subset ``self.clients``, grown by uncovered points until the answer holds for all."""
         rounds = 0
+        by_site = _transpose(coverage, keep)
+        rng = np.random.default_rng(self.rounds)
+        if self.best_sites is not None:  # the last feasible sites, repaired at R: no MIP
+            S, miss = swap_cover(coverage, by_site, keep, self.best_sites, self.fixed_open, rng,
+                                 SWAPS_PER_SITE * self.p)
+            if not miss.size:
+                return self._feasible(S, R, 0, math.nan, {"subset": float(self.clients.size),
+                                                         "subset_rounds": 0.0})
         while True:
             rounds += 1
             inside = np.zeros(coverage.n_points, dtype=bool)
@@ -233,20 +247,26 @@ class PCenterTest(_MIPLevels):
                     return Verdict(None, rows=rows.n_rows, info=info,
                                    status=status if status != "optimal" else "solver_failure")
             S = self.greedy(chosen)
-            miss = np.flatnonzero(keep & ~coverage.covered(S))
-            if not miss.size:
-                verdict = self._feasible(S, R, rows.n_rows, math.nan)
-                verdict.info.update(info)
-                return verdict
-            self.clients = np.union1d(self.clients, _spread(coverage, miss, SUBSET_ADD))
+            miss = np.flatnonzero(keep & ~coverage.covered(S))  # none of them in the subset
+            if miss.size:
+                S, left = swap_cover(coverage, by_site, keep, S, self.fixed_open, rng,
+                                     SWAPS_PER_SITE * self.p)
+            if not miss.size or not left.size:
+                return self._feasible(S, R, rows.n_rows, math.nan, info)
+            new = np.setdiff1d(_spread(coverage, miss, SUBSET_ADD), self.clients)
+            if not new.size:  # a solver's cover that misses a point of the subset
+                return Verdict(None, status="solver_failure", rows=rows.n_rows, info=info)
+            self.clients = np.union1d(self.clients, new)
             if run.time_up():
                 return Verdict(None, status="time_limit", rows=rows.n_rows, info=info)
 
-    def _feasible(self, chosen, R, n_rows, bound) -> Verdict:
+    def _feasible(self, chosen, R, n_rows, bound, info=None) -> Verdict:
         S = self.greedy(chosen)
         if self.evaluate(S) > R:  # the MIP's sites do not cover on the original data
-            return Verdict(None, status="solver_failure", rows=n_rows, bound=bound)
-        return Verdict(True, solution=S, rows=n_rows, bound=bound)
+            return Verdict(None, status="solver_failure", rows=n_rows, bound=bound,
+                           info=dict(info or {}))
+        self.best_sites = S
+        return Verdict(True, solution=S, rows=n_rows, bound=bound, info=dict(info or {}))
 
     def public_solution(self, solution, key: float) -> dict:
         S = [int(j) for j in solution]
@@ -391,6 +411,82 @@ class PDispersionTest(_MIPLevels):
     def public_solution(self, solution, key: float) -> dict:
         return {"open": [int(j) for j in solution], "kind": "p-dispersion",
                 "dispersion": -float(key)}
+
+
+def _transpose(coverage, keep) -> tuple[np.ndarray, np.ndarray]:
+    """``(indptr, points)``: the points of ``keep`` each site covers (site j's are
+    ``points[indptr[j]:indptr[j + 1]]``)."""
+    owner = np.repeat(np.arange(coverage.n_points), coverage.sizes())
+    take = keep[owner]
+    sites, owner = coverage.sites[take], owner[take]
+    order = np.argsort(sites, kind="stable")
+    indptr = np.zeros(coverage.n_sites + 1, dtype=np.int64)
+    np.cumsum(np.bincount(sites, minlength=coverage.n_sites), out=indptr[1:])
+    return indptr, owner[order]
+
+
+def swap_cover(coverage, by_site, keep, S, fixed, rng, moves: int):
+    """A primal heuristic for one level: sites ``S`` improved by swaps (one open site out, one
+    site covering an uncovered point in) towards covering every point of ``keep``.
+
+    Each move picks an uncovered point at random and makes the best swap among the sites that
+    cover it (in) and the open sites not in ``fixed`` (out), counted in points left uncovered;
+    a swap that leaves as many uncovered is taken too (a sideways step), one that leaves more
+    is not. It stops when every point is covered or after ``moves`` moves.
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        The sites with the fewest uncovered points found (sorted) and those points.
+    """
+    col_ptr, col_pts = by_site
+    S = np.unique(np.asarray(S, dtype=np.int64))
+    count = np.zeros(coverage.n_points, dtype=np.int64)
+    for j in S.tolist():
+        count[col_pts[col_ptr[j]:col_ptr[j + 1]]] += 1
+    miss = np.flatnonzero(keep & (count == 0))
+    best, best_miss = S.copy(), miss
+    is_fixed = np.zeros(coverage.n_sites, dtype=bool)
+    is_fixed[np.asarray(fixed, dtype=np.int64)] = True
+    last_in = -1
+    for _ in range(moves):
+        if not miss.size:
+            break
+        i = int(miss[rng.integers(miss.size)])
+        outs = S[~is_fixed[S] & (S != last_in)]
+        if not outs.size:
+            break
+        # the one open site covering each singly covered point (-1 elsewhere)
+        only = np.full(coverage.n_points, -1, dtype=np.int64)
+        for j in outs.tolist():
+            pts = col_pts[col_ptr[j]:col_ptr[j + 1]]
+            single = pts[count[pts] == 1]
+            only[single] = j
+        alone = np.bincount(only[only >= 0], minlength=coverage.n_sites)[outs]
+        choice = None
+        for k in coverage.sites[coverage.indptr[i]:coverage.indptr[i + 1]].tolist():
+            if k in S:
+                continue
+            pts = col_pts[col_ptr[k]:col_ptr[k + 1]]
+            gain = int(np.count_nonzero(count[pts] == 0))
+            # the points site j alone covers are lost, unless k covers them too
+            kept = only[pts]
+            lost = alone - np.bincount(kept[kept >= 0], minlength=coverage.n_sites)[outs]
+            a = int(np.argmin(lost))
+            delta = gain - int(lost[a])
+            if choice is None or delta > choice[0]:
+                choice = (delta, int(outs[a]), k)
+        if choice is None or choice[0] < 0:
+            continue
+        _, j, k = choice
+        count[col_pts[col_ptr[j]:col_ptr[j + 1]]] -= 1
+        count[col_pts[col_ptr[k]:col_ptr[k + 1]]] += 1
+        S = np.sort(np.append(S[S != j], k))
+        last_in = k
+        miss = np.flatnonzero(keep & (count == 0))
+        if miss.size < best_miss.size:
+            best, best_miss = S.copy(), miss
+    return best, best_miss
 
 
 def _spread(coverage, points, most: int) -> np.ndarray:

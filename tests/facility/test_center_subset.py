@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 
+import aidopt.decomposition.plugins.center as center_module
 import numpy as np
 import pytest
 from aidopt.decomposition.levels import level_search
@@ -72,10 +73,12 @@ def test_subset_search_matches_brute_force_and_the_full_lscp(seed):
     assert test.clients.size <= n
 
 
-def test_subset_grows_until_every_point_is_covered():
-    """Points in a row at 0, 1, ..., 9 (sites at every point), p = 2 at radius 2: the start's
-    subset (the greedy's p + 1 farthest points) is covered by many pairs that leave a middle
-    point out, so uncovered points must join before the level is proven feasible."""
+def test_subset_grows_until_every_point_is_covered(monkeypatch):
+    """Points in a row at 0, 1, ..., 9 (sites at every point), p = 2 at radius 2, the primal
+    heuristic off: the start's subset (the greedy's p + 1 farthest points) is covered by many
+    pairs that leave a middle point out, so uncovered points must join before the level is
+    proven feasible."""
+    monkeypatch.setattr(center_module, "SWAPS_PER_SITE", 0)
     x = np.arange(10.0)
     C = np.abs(x[:, None] - x[None, :])
     w = np.ones(10)
@@ -145,3 +148,33 @@ def test_decision_lscp_refuses_other_kinds():
                                  most=1)
     with pytest.raises(ValueError, match="most"):
         cmodel.CoveringModelData("lscp", np.array([0, 1]), np.array([0]), 1, most=-1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_swap_cover_returns_its_sites_and_exactly_their_uncovered_points(seed):
+    rng, _, _, C = center_instance(200 + seed, n=30, s=12)
+    R = float(np.quantile(C, 0.3))
+    cov = coverage_sets(C, R)
+    keep = np.ones(C.shape[0], dtype=bool)
+    keep[rng.integers(0, C.shape[0])] = False  # a point covered by a forced site, say
+    start = np.sort(rng.choice(12, size=3, replace=False))
+    fixed = start[:1]
+    S, miss = center_module.swap_cover(cov, center_module._transpose(cov, keep), keep, start,
+                                       fixed, rng, 40)
+    assert S.size == 3 and fixed[0] in S  # p sites, the forced one kept
+    uncovered = np.flatnonzero(keep & ~(C[:, S] <= R).any(axis=1))
+    assert np.array_equal(miss, uncovered)
+    before = int((keep & ~(C[:, start] <= R).any(axis=1)).sum())
+    assert miss.size <= before  # never worse than its start
+
+
+def test_the_heuristic_proves_a_level_without_a_mip():
+    """The start's greedy sites do not cover at the level, but repaired by swaps they cover
+    every point, and no decision MIP is solved."""
+    x = np.arange(10.0)
+    C = np.abs(x[:, None] - x[None, :])
+    test = PCenterTest(C, np.ones(10), 2, np.zeros(0, dtype=np.int64))
+    verdict = one_level(test, 3.0)  # the greedy's start sites 0 and 9 miss 4 and 5 at 3
+    assert not covers(C, np.ones(10), test.greedy([]), 3.0)
+    assert verdict.feasible is True and covers(C, np.ones(10), verdict.solution, 3.0)
+    assert verdict.info["subset_rounds"] == 0 and test.rounds == 0
