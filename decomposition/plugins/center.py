@@ -57,6 +57,14 @@ CENTER_DOMINANCE_BUDGET = 2e8
 #: coverage sets first, then the others)
 SUBSET_ADD = 64
 
+#: branch-and-bound nodes of a level's first decision MIPs (HiGHS's ``mip_max_nodes``; other
+#: solvers run uncapped): a subset MIP that reaches it hands over to the decision MIP on every
+#: point, and when that reaches it too the cap grows fourfold and the subset MIP runs again.
+#: Neither dominates on TSPLIB u1432: at p = 20, radius 707, the subset proves infeasibility
+#: where all points take over a minute; at p = 50, radius 412, all points take 0.7 s where
+#: the growing subset took over 100 s (shared machine)
+NODE_CAP = 1000
+
 #: swaps the primal heuristic (:func:`swap_cover`) tries per open site before it gives up
 SWAPS_PER_SITE = 10
 
@@ -133,6 +141,7 @@ class PCenterTest(_MIPLevels):
         self.clients = np.zeros(0, dtype=np.int64)
         self.rounds = 0
         self.best_sites = None
+        self.node_cap = None
 
     def dimensions(self) -> dict:
         dims = {"points": self.dist.n, "sites": self.dist.s, "p": self.p}
@@ -210,9 +219,37 @@ class PCenterTest(_MIPLevels):
         return Verdict(None, status=status if status != "optimal" else "solver_failure",
                        rows=rows.n_rows, bound=bound)
 
+    def solver_defaults(self, solver: str) -> dict:
+        options = super().solver_defaults(solver)
+        if self.node_cap is not None and solver == "highs":
+            options = {**options, "mip_max_nodes": int(self.node_cap)}
+        return options
+
+    def _decide(self, run, coverage, points, cap):
+        """``(sites or None, status, rows)`` of the decision LSCP "can p sites cover
+        ``points``?" (a boolean mask), its branch and bound capped at ``cap`` nodes (HiGHS)."""
+        rows, _ = drop_dominated(aggregate_rows(coverage, None, points, deadline=run.deadline),
+                                 CENTER_DOMINANCE_BUDGET)
+        if rows.n_rows == 0:
+            return self.fixed_open, "optimal", 0
+        data = cmodel.CoveringModelData("lscp", rows.indptr, rows.sites, self.dist.s,
+                                        fixed_open=self.fixed_open, most=self.p)
+        self.node_cap = cap
+        try:
+            chosen, _, status = self._solve(
+                run, lambda form: cmodel.create_instance(data, name="p_center_decision"))
+        finally:
+            self.node_cap = None
+        self.rounds += 1
+        if chosen is not None and chosen.size > self.p:
+            chosen = None
+        return chosen, status, rows.n_rows
+
     def _test_subset(self, run, R, coverage, keep) -> Verdict:
         """Level ``R`` by the client-subset relaxation (module docstring): decision LSCPs on
-        the subset ``self.clients``, grown by uncovered points until the answer holds for all."""
+        the subset ``self.clients``, grown by uncovered points until the answer holds for all;
+        a subset MIP stopped by the node cap hands over to the decision LSCP on every point
+        under the same cap, the cap growing fourfold each time both stop."""
         rounds = 0
         by_site = _transpose(coverage, keep)
         rng = np.random.default_rng(self.rounds)
@@ -222,43 +259,46 @@ class PCenterTest(_MIPLevels):
             if not miss.size:
                 return self._feasible(S, R, 0, math.nan, {"subset": float(self.clients.size),
                                                          "subset_rounds": 0.0})
+        cap = NODE_CAP
         while True:
             rounds += 1
             inside = np.zeros(coverage.n_points, dtype=bool)
             inside[self.clients] = True
-            rows, _ = drop_dominated(aggregate_rows(coverage, None, keep & inside,
-                                                    deadline=run.deadline),
-                                     CENTER_DOMINANCE_BUDGET)
+            chosen, status, n_rows = self._decide(run, coverage, keep & inside, cap)
             info = {"subset": float(self.clients.size), "subset_rounds": float(rounds)}
-            if rows.n_rows == 0:
-                chosen = self.fixed_open
-            else:
-                data = cmodel.CoveringModelData("lscp", rows.indptr, rows.sites, self.dist.s,
-                                                fixed_open=self.fixed_open, most=self.p)
-                chosen, _, status = self._solve(
-                    run, lambda form, data=data: cmodel.create_instance(data, name="p_center_subset"))
-                self.rounds += 1
+            if status == "infeasible":
+                return Verdict(False, rows=n_rows, info=info, proof=(
+                    f"no {self.p} sites cover even the {self.clients.size} points of a "
+                    f"subset of them (the decision LSCP on their {n_rows} rows is "
+                    "infeasible; a cover of every point would cover the subset)"))
+            if chosen is None and status == "iteration_limit":  # the node cap: try every point
+                chosen, status, n_rows = self._decide(run, coverage, keep, cap)
+                info["all_points"] = 1.0
                 if status == "infeasible":
-                    return Verdict(False, rows=rows.n_rows, info=info, proof=(
-                        f"no {self.p} sites cover even the {self.clients.size} points of a "
-                        f"subset of them (the decision LSCP on their {rows.n_rows} rows is "
-                        "infeasible; a cover of every point would cover the subset)"))
-                if chosen is None or chosen.size > self.p:
-                    return Verdict(None, rows=rows.n_rows, info=info,
-                                   status=status if status != "optimal" else "solver_failure")
+                    return Verdict(False, rows=n_rows, info=info, proof=(
+                        f"no {self.p} sites cover every point (the decision LSCP on their "
+                        f"{n_rows} rows is infeasible)"))
+                if chosen is not None:
+                    return self._feasible(chosen, R, n_rows, math.nan, info)
+                if status == "iteration_limit":
+                    cap *= 4
+                    continue
+            if chosen is None:
+                return Verdict(None, rows=n_rows, info=info,
+                               status=status if status != "optimal" else "solver_failure")
             S = self.greedy(chosen)
             miss = np.flatnonzero(keep & ~coverage.covered(S))  # none of them in the subset
             if miss.size:
                 S, left = swap_cover(coverage, by_site, keep, S, self.fixed_open, rng,
                                      SWAPS_PER_SITE * self.p)
             if not miss.size or not left.size:
-                return self._feasible(S, R, rows.n_rows, math.nan, info)
+                return self._feasible(S, R, n_rows, math.nan, info)
             new = np.setdiff1d(_spread(coverage, miss, SUBSET_ADD), self.clients)
             if not new.size:  # a solver's cover that misses a point of the subset
-                return Verdict(None, status="solver_failure", rows=rows.n_rows, info=info)
+                return Verdict(None, status="solver_failure", rows=n_rows, info=info)
             self.clients = np.union1d(self.clients, new)
             if run.time_up():
-                return Verdict(None, status="time_limit", rows=rows.n_rows, info=info)
+                return Verdict(None, status="time_limit", rows=n_rows, info=info)
 
     def _feasible(self, chosen, R, n_rows, bound, info=None) -> Verdict:
         S = self.greedy(chosen)
