@@ -178,3 +178,31 @@ def test_the_heuristic_proves_a_level_without_a_mip():
     assert not covers(C, np.ones(10), test.greedy([]), 3.0)
     assert verdict.feasible is True and covers(C, np.ones(10), verdict.solution, 3.0)
     assert verdict.info["subset_rounds"] == 0 and test.rounds == 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_capped_subset_mip_hands_over_to_every_point(seed, monkeypatch):
+    """Every subset MIP, and every MIP under the first cap, 'stops at the node cap' (as HiGHS
+    reports it): the test hands over to every point, raises the cap, and the search still ends
+    at the brute-force optimum."""
+    real = PCenterTest._decide
+    calls = []
+
+    def capped(self, run, coverage, points, cap):
+        calls.append((int(points.sum()), cap))
+        everyone = bool(points.sum() == points.size)
+        if not everyone or cap == center_module.NODE_CAP:
+            return None, "iteration_limit", 1
+        return real(self, run, coverage, points, cap)
+
+    monkeypatch.setattr(PCenterTest, "_decide", capped)
+    monkeypatch.setattr(center_module, "SWAPS_PER_SITE", 0)
+    rng, _, _, C = center_instance(300 + seed, n=14, s=7)
+    w = np.ones(C.shape[0])
+    p = int(rng.integers(1, 4))
+    test, res = search(C, w, p)
+    assert res.certified and res.objective == brute_center(C, w, p)
+    caps = {cap for _, cap in calls}
+    if res.solution["search"]["tests"]:
+        assert caps == {center_module.NODE_CAP, 4 * center_module.NODE_CAP}
+        assert any(rec.info.get("all_points") == 1.0 for rec in res.history)
