@@ -18,7 +18,10 @@ every point (a cover of all points covers S: the subset problem is a relaxation)
 the original distances: level R feasible) or leave some uncovered, which join S (those with
 pairwise disjoint coverage sets first, the smallest sets first) before the next round. S is
 kept from level to level: the points that bind at one radius tend to bind at the next. It
-starts from the points the greedy solution was built around.
+starts from the points the greedy solution was built around. A swap heuristic
+(:func:`swap_cover`) repairs covers that miss points, from the last feasible level's sites
+before any MIP and from each subset MIP's sites; a subset MIP stopped at :data:`NODE_CAP`
+branch-and-bound nodes (HiGHS) hands over to the decision LSCP on every point.
 
 **p-dispersion** (key: minus the smallest distance D between two chosen sites). Choose p
 sites whose pairwise distances are all at least D, D largest: level D is feasible when the
@@ -64,6 +67,10 @@ SUBSET_ADD = 64
 #: where all points take over a minute; at p = 50, radius 412, all points take 0.7 s where
 #: the growing subset took over 100 s (shared machine)
 NODE_CAP = 1000
+
+#: solve statuses that prove a decision LSCP has no cover (its objective is 0: it cannot be
+#: unbounded, so "infeasible or unbounded" is infeasible)
+NO_COVER = ("infeasible", "infeasible_or_unbounded")
 
 #: swaps the primal heuristic (:func:`swap_cover`) tries per open site before it gives up
 SWAPS_PER_SITE = 10
@@ -266,7 +273,7 @@ class PCenterTest(_MIPLevels):
             inside[self.clients] = True
             chosen, status, n_rows = self._decide(run, coverage, keep & inside, cap)
             info = {"subset": float(self.clients.size), "subset_rounds": float(rounds)}
-            if status == "infeasible":
+            if status in NO_COVER:
                 return Verdict(False, rows=n_rows, info=info, proof=(
                     f"no {self.p} sites cover even the {self.clients.size} points of a "
                     f"subset of them (the decision LSCP on their {n_rows} rows is "
@@ -274,7 +281,7 @@ class PCenterTest(_MIPLevels):
             if chosen is None and status == "iteration_limit":  # the node cap: try every point
                 chosen, status, n_rows = self._decide(run, coverage, keep, cap)
                 info["all_points"] = 1.0
-                if status == "infeasible":
+                if status in NO_COVER:
                     return Verdict(False, rows=n_rows, info=info, proof=(
                         f"no {self.p} sites cover every point (the decision LSCP on their "
                         f"{n_rows} rows is infeasible)"))
@@ -502,7 +509,9 @@ def swap_cover(coverage, by_site, keep, S, fixed, rng, moves: int):
             pts = col_pts[col_ptr[j]:col_ptr[j + 1]]
             single = pts[count[pts] == 1]
             only[single] = j
-        alone = np.bincount(only[only >= 0], minlength=coverage.n_sites)[outs]
+        slot = np.full(coverage.n_sites, -1, dtype=np.int64)  # each out site's place in outs
+        slot[outs] = np.arange(outs.size)
+        alone = np.bincount(slot[only[only >= 0]], minlength=outs.size)
         choice = None
         for k in coverage.sites[coverage.indptr[i]:coverage.indptr[i + 1]].tolist():
             if k in S:
@@ -511,7 +520,7 @@ def swap_cover(coverage, by_site, keep, S, fixed, rng, moves: int):
             gain = int(np.count_nonzero(count[pts] == 0))
             # the points site j alone covers are lost, unless k covers them too
             kept = only[pts]
-            lost = alone - np.bincount(kept[kept >= 0], minlength=coverage.n_sites)[outs]
+            lost = alone - np.bincount(slot[kept[kept >= 0]], minlength=outs.size)
             a = int(np.argmin(lost))
             delta = gain - int(lost[a])
             if choice is None or delta > choice[0]:

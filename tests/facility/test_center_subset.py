@@ -206,3 +206,16 @@ def test_a_capped_subset_mip_hands_over_to_every_point(seed, monkeypatch):
     if res.solution["search"]["tests"]:
         assert caps == {center_module.NODE_CAP, 4 * center_module.NODE_CAP}
         assert any(rec.info.get("all_points") == 1.0 for rec in res.history)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_subset_search_with_scip(seed):
+    """Another solver (uncapped, its own infeasibility status) reaches the same optimum."""
+    if solvers.availability("scip") != "full":
+        pytest.skip("SCIP is not installed")
+    rng, _, _, C = center_instance(400 + seed, n=14, s=7)
+    w = np.ones(C.shape[0])
+    p = int(rng.integers(1, 4))
+    test = PCenterTest(C, w, p, np.zeros(0, dtype=np.int64))
+    res = level_search(test, RunConfig(solver="scip", log=False, aid=False, threads=1))
+    assert res.certified and res.objective == brute_center(C, w, p)
