@@ -1,7 +1,8 @@
 """The p-center's client-subset relaxation (decomposition/plugins/center.py): the optimum against
 brute force over every p-subset of sites and against the LSCP on every point (``subset=False``),
 a level whose subset must grow before its answer holds for every point, a level proven
-infeasible from a strict subset of the points, and the decision LSCP (``most=``) on its own."""
+infeasible from a strict subset of the points, the swap heuristic, the hand-over to every point
+at the node cap, SCIP, and the decision LSCP (``most=``) on its own."""
 
 from __future__ import annotations
 
