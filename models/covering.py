@@ -20,6 +20,18 @@ uncovered weight (the same problem: covered = total - uncovered)::
 
 with :math:`f_j = 1` (fewest sites) unless opening costs are given.
 
+**LSCP decision** (``most=p``): "can p sites cover every row?", the level test of the p-center's
+client-subset search (Contardo, Iori & Kramer 2019; docs/facility.md)::
+
+    min   0
+    s.t.  cover[r]:  sum_{j in N_r} x[j] >= 1               every row r
+          count:     sum_j x[j] <= p
+          x binary,  x[j] = 1 for j in J_0
+
+feasible iff p sites suffice; a solver stops at its first solution and proves the answer "no" by
+infeasibility (the count row is an objective cutoff: every node whose LP needs more than p sites
+is pruned, where the LSCP proper must first find a p-site cover to prune them).
+
 **Capacitated LSCP** (CLSCP-SO of Current & Storbeck 1988, as in PySAL spopt): site j serves at
 most :math:`Q_j` demand, row r's demand :math:`A_r` (the summed demand of its points) may be
 split among the open sites of :math:`N_r`; :math:`z_{rj}` is the share of it site j serves::
@@ -99,10 +111,12 @@ class CoveringModelData:
         demand ``weight[r]`` and served wholly by one site; its assignment variables are the
         integer numbers of its points each site serves. ``None``: split demand, ``weight`` the
         rows' summed demand.
+    most : int, optional
+        LSCP: the decision version, at most ``most`` sites and no objective (module docstring).
     """
 
     def __init__(self, kind, indptr, sites, n_sites, weight=None, p=None, fixed=None,
-                 fixed_open=None, capacity=None, count=None):
+                 fixed_open=None, capacity=None, count=None, most=None):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         self.kind = kind
@@ -124,6 +138,11 @@ class CoveringModelData:
                                        or np.any(self.count < 1)):
             raise ValueError("count (single-sourcing) needs capacities and a positive count "
                              "per row")
+        self.most = None if most is None else int(most)
+        if self.most is not None and (kind != "lscp" or self.capacity is not None
+                                      or self.fixed is not None or self.most < 0):
+            raise ValueError("most (the LSCP decision version) belongs to an uncapacitated LSCP "
+                             "without opening costs and is at least 0")
 
     @property
     def need(self) -> int:
@@ -165,6 +184,10 @@ def create_instance(data: CoveringModelData, name: str | None = None) -> pyo.Con
             constant=0.0, linear_coefs=[1.0] * len(xs), linear_vars=xs) == float(data.p))
         objective = LinearExpression(constant=0.0, linear_coefs=data.weight.tolist(),
                                      linear_vars=[m.u[r] for r in m.R])
+    elif data.most is not None:
+        m.count = pyo.Constraint(expr=LinearExpression(
+            constant=0.0, linear_coefs=[1.0] * len(xs), linear_vars=xs) <= float(data.most))
+        objective = LinearExpression(constant=0.0, linear_coefs=[0.0] * len(xs), linear_vars=xs)
     else:
         f = np.ones(data.n_sites) if data.fixed is None else data.fixed
         objective = LinearExpression(constant=0.0, linear_coefs=f.tolist(), linear_vars=xs)
