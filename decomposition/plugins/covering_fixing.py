@@ -23,8 +23,9 @@ branch and bound spends minutes in the dual simplex of its root LP. :func:`solve
    duals), computed here in numpy, so it does not rest on the LP solver's tolerances. The same
    formula with :math:`x_j = 1` (or 0) imposed bounds every solution that opens (or closes) site
    j;
-3. finds a good solution (:func:`greedy_swap`: greedy, then best-improvement 1-swaps; a MIP on the
-   LP's support sites; the swaps again);
+3. finds a good solution (:func:`greedy_swap`: greedy, then best-improvement 1-swaps; a MIP,
+   time-limited, on the LP's support sites and the :data:`SUPPORT_PER_SITE` x p sites of the
+   least bound when open; the swaps again);
 4. fixes every site whose bound with it open (closed) exceeds the incumbent (by more than 1 less
    a margin when every weight is an integer: such solutions are then no better than the
    incumbent) closed (open) — reduced-cost fixing, exact;
@@ -52,11 +53,15 @@ from aidopt.data.coverage import Coverage, CoverRows, aggregate_rows
 __all__ = ["FixingResult", "greedy_swap", "lagrangian_bounds", "relaxation", "restrict",
            "rows_uncovered", "solve_mclp"]
 
-#: the MIP on the LP's support sites (the heuristic) gets at most this many seconds ...
-SUPPORT_SECONDS = 10.0
+#: the heuristic's MIP runs on the LP's support sites and the ``SUPPORT_PER_SITE * p`` sites of
+#: the least Lagrangian bound when open (:func:`lagrangian_bounds`) ...
+SUPPORT_PER_SITE = 6
+
+#: ... for at most this many seconds ...
+SUPPORT_SECONDS = 15.0
 
 #: ... and at most this share of the time left
-SUPPORT_SHARE = 0.15
+SUPPORT_SHARE = 0.2
 
 #: best-improvement swaps of :func:`greedy_swap` at most
 MAX_SWAPS = 500
@@ -442,9 +447,11 @@ def solve_mclp(rows: CoverRows, n_sites: int, p: int, *, fixed_open=(), integral
     lower += constant
     with_open, with_closed = with_open + constant, with_closed + constant
     stats["lagrangian"] = lower
-    # the heuristic: a MIP on the LP's support sites (and the greedy's), then the swaps again
+    # the heuristic: a MIP on the LP's support sites, the greedy's and the sites of the least
+    # bound when open, then the swaps again
     tic = time.perf_counter()
-    support = np.union1d(np.flatnonzero(x > SUPPORT_TOL), incumbent)
+    promising = np.argsort(with_open, kind="stable")[:SUPPORT_PER_SITE * k]
+    support = np.union1d(np.union1d(np.flatnonzero(x > SUPPORT_TOL), incumbent), promising)
     if support.size < s and support.size >= k:
         sub, sub_constant = restrict(base, s, support, ())
         seconds = SUPPORT_SECONDS if deadline is None else min(SUPPORT_SECONDS,
