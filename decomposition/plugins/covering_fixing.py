@@ -23,9 +23,9 @@ branch and bound spends minutes in the dual simplex of its root LP. :func:`solve
    duals), computed here in numpy, so it does not rest on the LP solver's tolerances. The same
    formula with :math:`x_j = 1` (or 0) imposed bounds every solution that opens (or closes) site
    j;
-3. finds a good solution (:func:`greedy_swap`: greedy, then best-improvement 1-swaps; a MIP,
-   time-limited, on the LP's support sites and the :data:`SUPPORT_PER_SITE` x p sites of the
-   least bound when open; the swaps again);
+3. finds a good solution (:func:`greedy_swap`: greedy, then best-improvement 1-swaps, from
+   nothing and from the LP's p largest sites; a MIP, time-limited, on the LP's support sites and
+   the :data:`SUPPORT_PER_SITE` x p sites of the least bound when open; the swaps again);
 4. fixes every site whose bound with it open (closed) exceeds the incumbent (by more than 1 less
    a margin when every weight is an integer: such solutions are then no better than the
    incumbent) closed (open) — reduced-cost fixing, exact;
@@ -447,9 +447,13 @@ def solve_mclp(rows: CoverRows, n_sites: int, p: int, *, fixed_open=(), integral
     lower += constant
     with_open, with_closed = with_open + constant, with_closed + constant
     stats["lagrangian"] = lower
-    # the heuristic: a MIP on the LP's support sites, the greedy's and the sites of the least
-    # bound when open, then the swaps again
+    # the heuristic: the swaps from the LP's p largest sites; a MIP on the LP's support sites,
+    # the incumbent's and the sites of the least bound when open; the swaps again
     tic = time.perf_counter()
+    rounded = greedy_swap(base, s, k, np.argsort(-x, kind="stable")[:k])
+    value = constant + rows_uncovered(base, rounded, s)
+    if value < upper:
+        incumbent, upper = rounded, value
     promising = np.argsort(with_open, kind="stable")[:SUPPORT_PER_SITE * k]
     support = np.union1d(np.union1d(np.flatnonzero(x > SUPPORT_TOL), incumbent), promising)
     if support.size < s and support.size >= k:
