@@ -285,9 +285,14 @@ def _highs_model(rows: CoverRows, n_sites: int, p: int, *, integer: bool, offset
     return lp
 
 
+class _Interrupted(Exception):
+    """Ctrl-C stopped a HiGHS solve of :func:`solve_mclp` (it returns its best so far)."""
+
+
 def _run(lp, options: dict, seconds: float | None, start_x=None):
-    """Solve ``lp`` with a fresh single-purpose ``Highs`` (aidopt's HiGHS driver: Ctrl-C stops it);
-    returns the ``Highs`` object and the model status."""
+    """Solve ``lp`` with a fresh single-purpose ``Highs`` (aidopt's HiGHS driver: Ctrl-C stops it,
+    raising :class:`_Interrupted`); returns the ``Highs`` object and the model status (the time
+    limit also when the driver cancelled the solve at ``seconds``)."""
     import highspy
 
     from aidopt.solvers.errors import SolverError
@@ -301,8 +306,13 @@ def _run(lp, options: dict, seconds: float | None, start_x=None):
         sol = highspy.HighsSolution()
         sol.col_value = list(start_x)
         h.setSolution(sol)
-    _run_interruptible(h, seconds)
-    return h, h.getModelStatus()
+    late = _run_interruptible(h, seconds)[1]
+    status = h.getModelStatus()
+    if status == highspy.HighsModelStatus.kInterrupt:
+        if not late:
+            raise _Interrupted
+        status = highspy.HighsModelStatus.kTimeLimit
+    return h, status
 
 
 def relaxation(rows: CoverRows, n_sites: int, p: int, seconds: float | None = None,
@@ -432,81 +442,85 @@ def solve_mclp(rows: CoverRows, n_sites: int, p: int, *, fixed_open=(), integral
     stats["greedy"] = upper
     if base.n_rows == 0 or k == 0 or k == s:
         return answer(incumbent, upper, upper, "optimal")
-    tic = time.perf_counter()
-    lp = relaxation(base, s, k, left(), options)
-    stats["lp_seconds"] = time.perf_counter() - tic
-    if lp is None:  # no LP: the MIP on every site, from the heuristic's solution
-        chosen, bound, status, nodes = _mip(base, s, k, offset=constant, seconds=left(),
-                                            mip_gap=mip_gap, options=options, start=incumbent)
-        stats.update(nodes=nodes, free_sites=s, rows=base.n_rows)
-        if chosen is not None and constant + rows_uncovered(base, chosen, s) < upper:
-            incumbent, upper = chosen, constant + rows_uncovered(base, chosen, s)
-        return answer(incumbent, upper, min(bound, upper), status)
-    x, pi = lp
-    lower, with_open, with_closed = lagrangian_bounds(base, s, k, pi)
-    lower += constant
-    with_open, with_closed = with_open + constant, with_closed + constant
-    stats["lagrangian"] = lower
-    # the heuristic: the swaps from the LP's p largest sites; a MIP on the LP's support sites,
-    # the incumbent's and the sites of the least bound when open; the swaps again
-    tic = time.perf_counter()
-    rounded = greedy_swap(base, s, k, np.argsort(-x, kind="stable")[:k])
-    value = constant + rows_uncovered(base, rounded, s)
-    if value < upper:
-        incumbent, upper = rounded, value
-    promising = np.argsort(with_open, kind="stable")[:SUPPORT_PER_SITE * k]
-    support = np.union1d(np.union1d(np.flatnonzero(x > SUPPORT_TOL), incumbent), promising)
-    if support.size < s and support.size >= k:
-        sub, sub_constant = restrict(base, s, support, ())
-        seconds = SUPPORT_SECONDS if deadline is None else min(SUPPORT_SECONDS,
-                                                               SUPPORT_SHARE * left())
-        start = np.searchsorted(support, incumbent)
-        chosen, _, _, _ = _mip(sub, support.size, k, offset=sub_constant + constant,
-                               seconds=seconds, mip_gap=mip_gap, options=options, start=start)
-        if chosen is not None:
-            polished = greedy_swap(base, s, k, support[chosen])
-            value = constant + rows_uncovered(base, polished, s)
-            if value < upper:
-                incumbent, upper = polished, value
-    stats["heuristic"] = upper
-    stats["heuristic_seconds"] = time.perf_counter() - tic
-    if lower >= upper + _margin(upper, integral):  # the LP bound meets the incumbent
-        return answer(incumbent, upper, min(lower, upper), "optimal")
-    # reduced-cost fixing
-    margin = _margin(upper, integral)
-    closed = with_open > upper + margin
-    opened = with_closed > upper + margin
-    opened &= ~closed  # (both: no solution beats the incumbent; closing it is as good)
-    free = np.flatnonzero(~closed & ~opened)
-    forced = np.flatnonzero(opened)
-    stats.update(fixed_closed=int(closed.sum()), fixed_open=int(forced.size),
-                 free_sites=int(free.size))
-    k_free = k - int(forced.size)
-    if not (0 <= k_free <= free.size):  # every solution breaks a fixing: none beats the incumbent
-        return answer(incumbent, upper, upper, "optimal")
-    if k_free in (0, free.size):  # the fixings leave one solution
-        only = np.union1d(forced, free if k_free else free[:0])
-        value = constant + rows_uncovered(base, only, s)
+    lower = -math.inf
+    try:
+        tic = time.perf_counter()
+        lp = relaxation(base, s, k, left(), options)
+        stats["lp_seconds"] = time.perf_counter() - tic
+        if lp is None:  # no LP: the MIP on every site, from the heuristic's solution
+            chosen, bound, status, nodes = _mip(base, s, k, offset=constant, seconds=left(),
+                                                mip_gap=mip_gap, options=options, start=incumbent)
+            stats.update(nodes=nodes, free_sites=s, rows=base.n_rows)
+            if chosen is not None and constant + rows_uncovered(base, chosen, s) < upper:
+                incumbent, upper = chosen, constant + rows_uncovered(base, chosen, s)
+            return answer(incumbent, upper, min(bound, upper), status)
+        x, pi = lp
+        lower, with_open, with_closed = lagrangian_bounds(base, s, k, pi)
+        lower += constant
+        with_open, with_closed = with_open + constant, with_closed + constant
+        stats["lagrangian"] = lower
+        # the heuristic: the swaps from the LP's p largest sites; a MIP on the LP's support sites,
+        # the incumbent's and the sites of the least bound when open; the swaps again
+        tic = time.perf_counter()
+        rounded = greedy_swap(base, s, k, np.argsort(-x, kind="stable")[:k])
+        value = constant + rows_uncovered(base, rounded, s)
         if value < upper:
-            incumbent, upper = only, value
-        return answer(incumbent, upper, upper, "optimal")
-    sub, sub_constant = restrict(base, s, free, forced)
-    stats["rows"] = sub.n_rows
-    start = None
-    if np.all(np.isin(incumbent, np.union1d(free, forced))) and np.all(np.isin(forced, incumbent)):
-        start = np.searchsorted(free, incumbent[np.isin(incumbent, free)])
-    tic = time.perf_counter()
-    chosen, bound, status, nodes = _mip(sub, free.size, k_free, offset=sub_constant + constant,
-                                        seconds=left(), mip_gap=mip_gap, options=options,
-                                        start=start)
-    stats["mip_seconds"] = time.perf_counter() - tic
-    stats["nodes"] = nodes
-    if chosen is not None:
-        candidate = np.union1d(forced, free[chosen])
-        value = constant + rows_uncovered(base, candidate, s)
-        if candidate.size == k and value < upper:
-            incumbent, upper = candidate, value
-    proven = min(upper, max(bound, lower))
-    if status != "optimal" and proven >= upper + _margin(upper, integral):
-        status = "optimal"
-    return answer(incumbent, upper, proven, status)
+            incumbent, upper = rounded, value
+        promising = np.argsort(with_open, kind="stable")[:SUPPORT_PER_SITE * k]
+        support = np.union1d(np.union1d(np.flatnonzero(x > SUPPORT_TOL), incumbent), promising)
+        if support.size < s and support.size >= k:
+            sub, sub_constant = restrict(base, s, support, ())
+            seconds = SUPPORT_SECONDS if deadline is None else min(SUPPORT_SECONDS,
+                                                                   SUPPORT_SHARE * left())
+            start = np.searchsorted(support, incumbent)
+            chosen, _, _, _ = _mip(sub, support.size, k, offset=sub_constant + constant,
+                                   seconds=seconds, mip_gap=mip_gap, options=options, start=start)
+            if chosen is not None:
+                polished = greedy_swap(base, s, k, support[chosen])
+                value = constant + rows_uncovered(base, polished, s)
+                if value < upper:
+                    incumbent, upper = polished, value
+        stats["heuristic"] = upper
+        stats["heuristic_seconds"] = time.perf_counter() - tic
+        if lower >= upper + _margin(upper, integral):  # the LP bound meets the incumbent
+            return answer(incumbent, upper, min(lower, upper), "optimal")
+        # reduced-cost fixing
+        margin = _margin(upper, integral)
+        closed = with_open > upper + margin
+        opened = with_closed > upper + margin
+        opened &= ~closed  # (both: no solution beats the incumbent; closing it is as good)
+        free = np.flatnonzero(~closed & ~opened)
+        forced = np.flatnonzero(opened)
+        stats.update(fixed_closed=int(closed.sum()), fixed_open=int(forced.size),
+                     free_sites=int(free.size))
+        k_free = k - int(forced.size)
+        if not (0 <= k_free <= free.size):  # every solution breaks a fixing: none beats the incumbent
+            return answer(incumbent, upper, upper, "optimal")
+        if k_free in (0, free.size):  # the fixings leave one solution
+            only = np.union1d(forced, free if k_free else free[:0])
+            value = constant + rows_uncovered(base, only, s)
+            if value < upper:
+                incumbent, upper = only, value
+            return answer(incumbent, upper, upper, "optimal")
+        sub, sub_constant = restrict(base, s, free, forced)
+        stats["rows"] = sub.n_rows
+        start = None
+        if np.all(np.isin(incumbent, np.union1d(free, forced))) and np.all(np.isin(forced, incumbent)):
+            start = np.searchsorted(free, incumbent[np.isin(incumbent, free)])
+        tic = time.perf_counter()
+        chosen, bound, status, nodes = _mip(sub, free.size, k_free, offset=sub_constant + constant,
+                                            seconds=left(), mip_gap=mip_gap, options=options,
+                                            start=start)
+        stats["mip_seconds"] = time.perf_counter() - tic
+        stats["nodes"] = nodes
+        if chosen is not None:
+            candidate = np.union1d(forced, free[chosen])
+            value = constant + rows_uncovered(base, candidate, s)
+            if candidate.size == k and value < upper:
+                incumbent, upper = candidate, value
+        proven = min(upper, max(bound, lower))
+        if status != "optimal" and proven >= upper + _margin(upper, integral):
+            status = "optimal"
+        return answer(incumbent, upper, proven, status)
+    except _Interrupted:  # Ctrl-C: the best so far, with the bound proven so far
+        return answer(incumbent, upper, min(lower, upper), "interrupted")

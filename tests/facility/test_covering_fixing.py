@@ -205,3 +205,33 @@ def test_rows_uncovered_of_no_rows():
     empty = CoverRows(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0),
                       np.zeros(0, dtype=np.int64))
     assert cf.rows_uncovered(empty, [0], 3) == 0.0
+
+
+def test_no_fixing_flag_of_the_cli():
+    from aidopt.cli.main import build_parser
+
+    parser = build_parser("facility")
+    assert parser.parse_args(["facility", "--model", "mclp"]).fixing is True
+    assert parser.parse_args(["facility", "--model", "mclp", "--no-fixing"]).fixing is False
+
+
+def test_ctrl_c_returns_the_incumbent_so_far(monkeypatch):
+    _, rows, s = random_rows(1, n=60, s=12)
+
+    def interrupted(*args, **kwargs):
+        raise cf._Interrupted
+
+    monkeypatch.setattr(cf, "relaxation", interrupted)
+    res = cf.solve_mclp(rows, s, 3, integral=True)
+    assert res.status == "interrupted" and res.bound == -np.inf
+    assert res.open.size == 3
+    assert res.objective == cf.rows_uncovered(rows, res.open, s)
+
+
+def test_a_tiny_time_limit_still_returns_p_sites():
+    costs, radius = scale_instance("clustered", 2000, 60, 5)
+    rows = aggregate_rows(coverage_sets(costs, radius))
+    res = cf.solve_mclp(rows, 60, 5, integral=True, time_limit=1e-4)
+    assert res.status in ("time_limit", "optimal") and res.open.size == 5
+    assert res.objective == cf.rows_uncovered(rows, res.open, 60)
+    assert res.bound <= res.objective
