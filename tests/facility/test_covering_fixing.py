@@ -235,3 +235,22 @@ def test_a_tiny_time_limit_still_returns_p_sites():
     assert res.status in ("time_limit", "optimal") and res.open.size == 5
     assert res.objective == cf.rows_uncovered(rows, res.open, 60)
     assert res.bound <= res.objective
+
+
+def test_bench_covering_plain_mip_flag(tmp_path):
+    """``aidopt bench covering --plain-mip`` runs the plain MIP, the default the fixing method;
+    both certify the same optimum."""
+    import json
+
+    from aidopt.cli.main import main
+
+    for flag, expected in (([], True), (["--plain-mip"], False)):
+        raw = tmp_path / f"raw{len(flag)}.json"
+        assert main(["bench", "covering", "--points", "2000", "--kinds", "clustered", "--models",
+                     "mclp", "--p", "5", "--sites", "60", "--raw", str(raw), *flag]) == 0
+        (row,) = json.loads(raw.read_text())
+        assert row["fixing"] is expected and row["termination"] == "certified_optimal"
+        if expected:
+            objective = row["objective"]
+        else:
+            assert row["objective"] == objective
