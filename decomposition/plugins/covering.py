@@ -201,12 +201,17 @@ class CoveringProblem(AIDProblem):
     def solve_native(self, method, data: CoveringData, previous, partition, *, tol, time_limit,
                      options):
         """MCLP with HiGHS: :func:`~aidopt.decomposition.plugins.covering_fixing.solve_mclp` on
-        the aggregated rows (``options``: HiGHS options for each of its solves)."""
+        the aggregated rows (``options``: HiGHS options for each of its solves; the run's
+        ``threads`` unless they set it)."""
         from aidopt.decomposition.plugins.covering_fixing import solve_mclp
+        from aidopt.decomposition.threads import budget
 
         from aidopt.solvers.highs import highs_version
 
         t0 = time.perf_counter()
+        options = dict(options)
+        if budget() is not None:  # the run's ``threads``, as the Pyomo path gives HiGHS
+            options.setdefault("threads", int(budget()))
         integral = bool(np.array_equal(data.rows.weight, np.round(data.rows.weight)))
         res = solve_mclp(data.rows, data.n_sites, data.p, fixed_open=data.fixed_open,
                          integral=integral, time_limit=time_limit, mip_gap=self.mip_gap,

@@ -254,3 +254,20 @@ def test_bench_covering_plain_mip_flag(tmp_path):
             objective = row["objective"]
         else:
             assert row["objective"] == objective
+
+
+def test_threads_and_solver_options_reach_every_highs_solve(monkeypatch):
+    seen = []
+    real = cf._run
+
+    def spy(lp, options, seconds, start_x=None):
+        seen.append(dict(options))
+        return real(lp, options, seconds, start_x)
+
+    monkeypatch.setattr(cf, "_run", spy)
+    costs, radius = scale_instance("clustered", 2000, 60, 5)
+    res = solve_facility_location(costs, p=5, model="mclp", radius=radius, log=False, threads=1,
+                                  solver_options={"random_seed": 3})
+    assert res.termination.value == "certified_optimal"
+    assert len(seen) >= 2  # the LP and a MIP
+    assert all(o["threads"] == 1 and o["random_seed"] == 3 for o in seen)
