@@ -122,6 +122,13 @@ FACILITY = Family(
           "point wholly by one open site within the radius (single-sourcing; "
           "``solution[\"assign\"]`` its site) instead of splitting its demand among several "
           "(docs/facility.md)."),
+    Param("fixing", True,
+          "``model=\"mclp\"`` with HiGHS: solve the aggregated MIP by its LP relaxation "
+          "(interior point), a heuristic incumbent and reduced-cost fixing, then the MIP on the "
+          "sites left (:mod:`aidopt.decomposition.plugins.covering_fixing`; docs/facility.md); "
+          "``False``: one plain MIP solve.",
+          flag_help="model=mclp: one plain HiGHS MIP solve of the aggregated rows, without the "
+                    "LP, the heuristic and the reduced-cost fixing."),
     Param("far_factor", 1.5,
           "``aggregation=\"sites\", far=True``: a customer's near clusters are those within "
           "this factor of its reference cost (and at least its 4 cheapest); the others are "
@@ -396,7 +403,7 @@ def _check_p(p, s: int, open0, least: int = 1) -> int:
 def _refuse_aid_options(kind, opts, why: str) -> None:
     """AID's options (all but ``mip_gap``) would be silently ignored by ``kind``: refuse them."""
     unused = sorted(name for name, param in FACILITY.params.items()
-                    if name not in ("mip_gap", "engine", "single_source")
+                    if name not in ("mip_gap", "engine", "single_source", "fixing")
                     and getattr(opts, name) != param.default)
     if unused:
         raise ValueError(f"model={kind!r} {why}: {', '.join(unused)} do(es) not apply (only "
@@ -654,7 +661,7 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
         coverage, rows, stopped = None, None, str(exc)
     data = CoveringData(kind, coverage, rows, weight, p, fixed, open0, n, s, dropped, stopped)
     mip_gap = min(1e-7, config.tol / 10.0) if opts.mip_gap is None else opts.mip_gap
-    result = _front.run_problem(CoveringProblem(kind, mip_gap=mip_gap), data,
+    result = _front.run_problem(CoveringProblem(kind, mip_gap=mip_gap, fixing=opts.fixing), data,
                                 _less_time(config, start))
     if rows is not None:
         note = (f"{n} demand points aggregated into {rows.n_rows} rows (points with the same "

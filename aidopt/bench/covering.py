@@ -30,6 +30,7 @@ solve (``VmHWM`` after a reset, :class:`aidopt.bench.dask.PeakMemory`).
 
     aidopt bench covering --points 1000000 --sites 1000 --p 50 --kinds uniform clustered
     aidopt bench covering --points 10000000 --sites 1000 --p 50 --engine dask --store /data/p.npy
+    aidopt bench covering --points 1000000 --sites 1000 --p 50 --models mclp --plain-mip
 
 (``--points``, ``--sites``, ``--p`` and ``--models`` are shared with ``aidopt bench location``
 and default to its small sizes: 1,000 points, 100 sites, p = 5.)
@@ -160,11 +161,11 @@ def write_points(path, n: int, kind: str = "uniform", seed: int = 0) -> str:
 
 
 # ----------------------------------------------------------------------------- the bench
-def _solve(points, sites, model, radius, p, engine, chunk_rows, time_limit):
+def _solve(points, sites, model, radius, p, engine, chunk_rows, time_limit, fixing=True):
     import aidopt
     from aidopt.data.facility import EuclideanCosts
 
-    kw = dict(p=p) if model == "mclp" else {}
+    kw = dict(p=p, fixing=fixing) if model == "mclp" else {}
     kw["time_limit"] = time_limit
     if engine == "dask":
         from aidopt.data.chunked import to_dask
@@ -180,11 +181,13 @@ def bench_covering(*, points=(10**6,), kinds=KINDS, models=("mclp", "lscp"), p: 
                    share: float = 0.5, n_sites: int = N_SITES, seed: int = 0,
                    engine: str = "numpy", store=None,
                    chunk_rows: int | None = None, time_limit: float | None = None, output=None,
-                   raw=None) -> list[dict]:
+                   raw=None, fixing: bool = True) -> list[dict]:
     """Solve every (size, kind, model) and print a markdown table (see the module docstring).
 
     ``engine="dask"`` writes the points to ``store`` (a ``.npy`` path, default a temporary
     file; kept when given) and solves from it chunk by chunk; ``"numpy"`` holds them in memory.
+    ``fixing=False``: the MCLP by one plain MIP solve rather than the reduced-cost fixing method
+    (docs/facility.md, "The MCLP's MIP").
     """
     import tempfile
 
@@ -207,8 +210,10 @@ def bench_covering(*, points=(10**6,), kinds=KINDS, models=("mclp", "lscp"), p: 
                     radius = lscp_radius(pts, sites, least=radius)
                 cpu, wall = time.process_time(), time.perf_counter()
                 with PeakMemory() as mem:
-                    res = _solve(pts, sites, model, radius, p, engine, chunk_rows, time_limit)
+                    res = _solve(pts, sites, model, radius, p, engine, chunk_rows, time_limit,
+                                 fixing)
                 row = {"n": n, "kind": kind, "model": model, "engine": engine,
+                       "fixing": bool(fixing and model == "mclp"),
                        "radius": round(radius, 6), "cpu_s": round(time.process_time() - cpu, 2),
                        "wall_s": round(time.perf_counter() - wall, 2),
                        "rows": res.dimensions.get("rows"), "objective": res.objective,
@@ -231,11 +236,12 @@ def bench_covering(*, points=(10**6,), kinds=KINDS, models=("mclp", "lscp"), p: 
 
 
 def _table(rows: list[dict]) -> str:
-    head = ("| n | kind | model | engine | radius | CPU s | wall s | rows | objective | "
+    head = ("| n | kind | model | engine | fixing | radius | CPU s | wall s | rows | objective | "
             "termination | gap | peak RSS GB |")
-    lines = [head, "|" + "---|" * 12]
+    lines = [head, "|" + "---|" * 13]
     for r in rows:
-        lines.append(f"| {r['n']} | {r['kind']} | {r['model']} | {r['engine']} | {r['radius']} "
+        lines.append(f"| {r['n']} | {r['kind']} | {r['model']} | {r['engine']} | "
+                     f"{'yes' if r.get('fixing') else 'no'} | {r['radius']} "
                      f"| {r['cpu_s']} | {r['wall_s']} | {r['rows']} | {r['objective']:.10g} | "
                      f"{r['termination']} | {r['gap']:.1e} | {r['peak_rss_gb']} |")
     return "\n".join(lines)
@@ -259,6 +265,9 @@ def add_bench_arguments(p) -> None:
                         "temporary file)")
     g.add_argument("--chunk-rows", type=int, default=None,
                    help="covering --engine dask: points per chunk")
+    g.add_argument("--plain-mip", dest="cover_plain", action="store_true",
+                   help="covering: MCLP by one plain HiGHS MIP solve, without the LP, heuristic "
+                        "and reduced-cost fixing (fixing=False)")
 
 
 def run_bench(args) -> int:
@@ -270,5 +279,6 @@ def run_bench(args) -> int:
     bench_covering(points=args.points, kinds=args.kinds or KINDS, models=models, p=args.p,
                    share=args.share, n_sites=args.location_sites, seed=args.seed,
                    engine=args.cover_engine, store=args.store, chunk_rows=args.chunk_rows,
-                   time_limit=args.time_limit, output=args.output, raw=args.raw)
+                   time_limit=args.time_limit, output=args.output, raw=args.raw,
+                   fixing=not getattr(args, "cover_plain", False))
     return 0

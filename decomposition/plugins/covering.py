@@ -9,6 +9,13 @@ solution of the original problem; the certificate (method ``mip_bound``) checks 
 on the original points (uncovered weight, every point covered, p sites, the forced sites open)
 and their gap to the solver's dual bound, rounded up when every objective value is an integer.
 
+With HiGHS (the default solver) the MCLP is solved by
+:mod:`~aidopt.decomposition.plugins.covering_fixing` instead of one plain MIP solve (``fixing``):
+its LP relaxation by interior point, a Lagrangian bound from the LP's duals, a heuristic
+incumbent, reduced-cost fixing, and the MIP on the sites left from the incumbent; the bound it
+reports is proven for the aggregated MIP (that module's docstring), so the certificate is the
+same.
+
 MCLP is reported as a minimisation of the uncovered weight (``objective`` and ``lower_bound``
 are uncovered weight; ``solution["covered"]`` is the covered weight). LSCP-B's backup stage
 likewise minimises the weight of points not covered twice with the LSCP's least number of sites
@@ -24,6 +31,7 @@ loads.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +40,7 @@ from aidopt.models import covering as cmodel
 
 from aidopt.data.coverage import Coverage, CoverRows
 from aidopt.results import Certificate
-from aidopt.solvers import ProblemClass, TimeLimitReached
+from aidopt.solvers import ProblemClass, SolveOutcome, SolveStatus, TimeLimitReached
 
 __all__ = ["CoveringData", "CoveringProblem", "mip_gap_options"]
 
@@ -120,13 +128,17 @@ class CoveringProblem(AIDProblem):
     kind : {"mclp", "lscp", "lscp-b"}
     mip_gap : float
         Relative gap the MIP is solved to (keep it well below the run's ``tol``).
+    fixing : bool
+        MCLP with HiGHS: solve by :func:`~aidopt.decomposition.plugins.covering_fixing.solve_mclp`
+        (LP by interior point, reduced-cost fixing, then the MIP on the sites left) rather than
+        one plain MIP solve. Other kinds and solvers: the plain MIP.
     """
 
     problem_class = ProblemClass.MILP
     needs_duals = False
     element = "sites"
 
-    def __init__(self, kind: str, mip_gap: float = 1e-7):
+    def __init__(self, kind: str, mip_gap: float = 1e-7, fixing: bool = True):
         if kind not in cmodel.KINDS:
             raise ValueError(f"kind must be one of {cmodel.KINDS}, got {kind!r}")
         if not (isinstance(mip_gap, float | int) and not isinstance(mip_gap, bool) and 0 <= mip_gap < 1):
@@ -134,6 +146,9 @@ class CoveringProblem(AIDProblem):
         self.kind = kind
         self.name = kind
         self.mip_gap = float(mip_gap)
+        self.fixing = bool(fixing)
+        # HiGHS runs the MCLP's fixing method through solve_native (no Pyomo model)
+        self.native_methods = ("highs",) if self.fixing and kind == "mclp" else ()
 
     # ------------------------------------------------------------------ setup
     def solver_defaults(self, solver: str) -> dict:
@@ -193,13 +208,46 @@ class CoveringProblem(AIDProblem):
             fixed=data.fixed, fixed_open=data.fixed_open, capacity=data.capacity,
             count=data.count))
 
+    def solve_native(self, method, data: CoveringData, previous, partition, *, tol, time_limit,
+                     options):
+        """MCLP with HiGHS: :func:`~aidopt.decomposition.plugins.covering_fixing.solve_mclp` on
+        the aggregated rows (``options``: HiGHS options for each of its solves; the run's
+        ``threads`` unless they set it)."""
+        from aidopt.decomposition.plugins.covering_fixing import solve_mclp
+        from aidopt.decomposition.threads import budget
+
+        from aidopt.solvers.highs import highs_version
+
+        t0 = time.perf_counter()
+        options = dict(options)
+        if budget() is not None:  # the run's ``threads``, as the Pyomo path gives HiGHS
+            options.setdefault("threads", int(budget()))
+        integral = bool(np.array_equal(data.rows.weight, np.round(data.rows.weight)))
+        res = solve_mclp(data.rows, data.n_sites, data.p, fixed_open=data.fixed_open,
+                         integral=integral, time_limit=time_limit, mip_gap=self.mip_gap,
+                         options=options)
+        status = {"optimal": SolveStatus.OPTIMAL, "time_limit": SolveStatus.TIME_LIMIT,
+                  "interrupted": SolveStatus.INTERRUPTED}.get(res.status, SolveStatus.ERROR)
+        extra = {k: float(v) for k, v in res.stats.items()}
+        outcome = SolveOutcome(status, res.objective, None, True, "highs", highs_version(),
+                               time.perf_counter() - t0, message=f"reduced-cost fixing: "
+                               f"{res.stats.get('free_sites', data.n_sites)} of {data.n_sites} "
+                               "sites left to the MIP", extra=extra,
+                               bound=res.bound if math.isfinite(res.bound) else None)
+        return res, outcome
+
     def on_nonoptimal(self, outcome) -> bool:
         """A MIP stopped with an incumbent: its open sites are a feasible answer."""
         return outcome.stopped and outcome.has_solution
 
     def lift(self, model, outcome, partition, data: CoveringData, original) -> Lifted:
-        open_ = cmodel.open_sites(model)
+        from aidopt.decomposition.plugins.covering_fixing import FixingResult
+
         info = {"rows": float(data.rows.n_rows), "mip_gap": _relative(outcome, self.gap_floor(data))}
+        if isinstance(model, FixingResult):  # solve_native
+            info.update({k: float(v) for k, v in model.stats.items()})
+            return Lifted({"open": np.asarray(model.open, dtype=np.int64)}, None, info)
+        open_ = cmodel.open_sites(model)
         solution = {"open": open_}
         if data.count is not None:
             assign = point_sites(data.rows, data.count, cmodel.counts(model))

@@ -32,7 +32,11 @@ def both(pts, sites, chunks=331, demand=None, dask_demand=False, **kw):
 
 def assert_same(a, b):
     assert a.termination.value == b.termination.value == "certified_optimal"
-    assert a.objective == b.objective and a.lower_bound == b.lower_bound
+    assert a.objective == b.objective
+    # the rows' fractional weights are summed chunk by chunk in one and at once in the other: the
+    # MCLP's bound (a Lagrangian bound, a MIP's dual bound on those weights) may differ in the
+    # last bits
+    assert a.lower_bound == pytest.approx(b.lower_bound, rel=1e-12, abs=1e-12)
     assert a.solution["open"] == b.solution["open"]
     assert a.solution["rows"] == b.solution["rows"]
     assert b.dimensions["data_passes"] >= 2
