@@ -482,6 +482,11 @@ def _solve_levels(kind, costs, *, p, fixed_costs, demand, capacity, customer_xy,
             if sxy is not None:
                 result.solution["site_xy"] = sxy
         return result
+    if config.solver == "highs" and config.threads is None:
+        # the level tests' HiGHS MIPs on one thread unless told otherwise: on TSPLIB u1432 and
+        # fl1400 as fast or faster at every p measured, and u1432 at p = 20 certified in 33 s
+        # where two threads ran out of 60 s (docs/benchmarks/facility.md)
+        config = dataclasses.replace(config, threads=1)
     if costs is None:
         if customer_xy is None or site_xy is None:
             raise ValueError("model='p-center' needs costs (n_customers x n_sites) or both "

@@ -220,3 +220,26 @@ def test_subset_search_with_scip(seed):
     test = PCenterTest(C, w, p, np.zeros(0, dtype=np.int64))
     res = level_search(test, RunConfig(solver="scip", log=False, aid=False, threads=1))
     assert res.certified and res.objective == brute_center(C, w, p)
+
+
+@pytest.mark.parametrize("threads, expected", [(None, 1), (2, 2)])
+def test_p_center_runs_highs_on_one_thread_unless_told(monkeypatch, threads, expected):
+    """The p-center's level tests run HiGHS on one thread by default (measured faster on TSPLIB,
+    docs/benchmarks/facility.md); a user's ``threads`` is kept; the answer is the same."""
+    import aidopt.decomposition.levels as levels_module
+    from aidopt.api.facility import solve_facility_location
+
+    seen = []
+    real = levels_module.level_search
+
+    def spy(test, config):
+        seen.append(config.threads)
+        return real(test, config)
+
+    monkeypatch.setattr(levels_module, "level_search", spy)
+    rng, _, _, C = center_instance(3)
+    w = rng.uniform(0.5, 2.0, C.shape[0])
+    res = solve_facility_location(C, p=3, model="p-center", demand=w, threads=threads, log=False)
+    assert seen == [expected]
+    assert res.termination.value == "certified_optimal"
+    assert res.objective == pytest.approx(brute_center(C, w, 3))
