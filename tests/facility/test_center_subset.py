@@ -227,6 +227,7 @@ def test_p_center_runs_highs_on_one_thread_unless_told(monkeypatch, threads, exp
     """The p-center's level tests run HiGHS on one thread by default (measured faster on TSPLIB,
     docs/benchmarks/facility.md); a user's ``threads`` is kept; the answer is the same."""
     import aidopt.decomposition.levels as levels_module
+
     from aidopt.api.facility import solve_facility_location
 
     seen = []
