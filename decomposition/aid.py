@@ -214,6 +214,12 @@ class _Loop:
         with pause_gc():
             try:
                 if not outcome.optimal:
+                    if outcome.status == "infeasible" and problem.infeasible_proves:
+                        self._stop(Stop.INFEASIBLE, (
+                            f"solver {outcome.solver} proved the aggregated model infeasible; "
+                            f"{problem.name}'s aggregated models are relaxations of (or equal to) "
+                            "the original problem, so it has no feasible solution"))
+                        return None
                     self._stop(*run.failure(outcome))
                     if outcome.has_solution and problem.on_nonoptimal(outcome):
                         self._incumbent(t, model, outcome, partition, agg)

@@ -73,6 +73,9 @@ class Stop(enum.Enum):
     TIME_LIMIT = "time_limit"
     INTERRUPTED = "interrupted"
     SOLVER_FAILURE = "solver_failure"
+    INFEASIBLE = "infeasible"
+    """A solver proved an aggregated model infeasible and the plug-in declares that this proves
+    the original problem infeasible (``AIDProblem.infeasible_proves``)."""
 
 
 @dataclass
@@ -162,6 +165,12 @@ class AIDProblem:
     method_name : str or None
         What the run's header calls the method when the plug-in's AID run is something else
         (e.g. a branch and cut on the trivial partition); ``None``: "AID, r0=..., |K_0| ...".
+    infeasible_proves : bool
+        ``True`` when every aggregated model is a relaxation of, or equivalent to, the original
+        problem, so that a solver's "infeasible" on it proves the original problem infeasible:
+        the run then stops with termination ``infeasible`` (no error raised) instead of a
+        solver failure. Default ``False``: "infeasible" is a solver failure (added in 0.2.0;
+        plug-ins written before it keep their behaviour).
     """
 
     name: str = "problem"
@@ -172,6 +181,7 @@ class AIDProblem:
     native_methods: tuple[str, ...] = ()
     table_info: tuple[str, ...] = ()
     method_name: str | None = None
+    infeasible_proves: bool = False
 
     # ------------------------------------------------------------------ setup
     def configure(self, solver_spec) -> None:

@@ -26,15 +26,12 @@ the capacitated LSCP (``model="lscp"`` with ``capacity``) and LSCP-B, backup cov
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from aidopt.api import _front
 from aidopt.data.coverage import Coverage, CoverageTimeLimit, CoverRows, aggregate_rows, coverage_sets, drop_dominated
 from aidopt.data.facility import _vector
 from aidopt.decomposition.plugins.covering import CoveringData, CoveringProblem
-from aidopt.solvers import SolverError
 
 __all__ = ["solve_lscp_variant", "single_source_rows"]
 
@@ -93,31 +90,27 @@ def solve_lscp_variant(kind, arr, *, radius, p, fixed_costs, demand, capacity, o
     except CoverageTimeLimit as exc:
         coverage, rows, count, stopped = None, None, None, str(exc)
 
-    def run(kind_, data):
-        return _front.run_problem(CoveringProblem(kind_, mip_gap=mip_gap), data,
-                                  less_time(config, start))
+    def run(kind_, data, what=None, why=None):
+        """The covering run; a model the solver proves infeasible (the aggregation is exact, so
+        the problem is) raises ``ValueError`` naming ``what`` and saying ``why``, or keeps
+        termination ``infeasible`` with ``raise_on_failure=False``."""
+        result = _front.run_problem(CoveringProblem(kind_, mip_gap=mip_gap), data,
+                                    less_time(config, start))
+        if result.termination.value == "infeasible":
+            text = f"the {what or kind_.upper()} is infeasible: {why or result.message}"
+            if config.raise_on_failure:
+                raise ValueError(text)
+            result.message = text
+        return result
 
     if cap is not None:
         data = CoveringData("lscp", coverage, rows, weight, None, fixed, open0, n, s, 0, stopped,
                             capacity=cap, count=count)
-        if single_source:  # bin packing: only the MIP can tell that whole points do not fit
-            quiet = dataclasses.replace(config, raise_on_failure=False)
-            result = _front.run_problem(CoveringProblem("lscp", mip_gap=mip_gap), data,
-                                        less_time(quiet, start))
-            if (result.termination.value == "solver_failure"
-                    and " returned infeasible " in result.message):
-                text = ("the single-sourcing capacitated LSCP is infeasible: the MIP solver "
-                        "reports that no assignment of whole points to sites within the radius "
-                        "fits the capacities (split demand fits: model='lscp' with capacity and "
-                        "single_source=False)")
-                if config.raise_on_failure:
-                    raise ValueError(text)
-                result.message = f"{text}; {result.message}"
-            elif result.termination.value == "solver_failure" and config.raise_on_failure:
-                raise SolverError(f"{result.message}; pass raise_on_failure=False to get the "
-                                  "best solution so far instead.")
-        else:
-            result = run("lscp", data)
+        # single-sourcing is bin packing: only the MIP can tell that whole points do not fit
+        result = run("lscp", data, *(("single-sourcing capacitated LSCP", (
+            "the MIP solver proved that no assignment of whole points to sites within the "
+            "radius fits the capacities (split demand fits: model='lscp' with capacity and "
+            "single_source=False)")) if single_source else ("capacitated LSCP", None)))
         if result.solution:
             result.solution["capacity"] = cap
             result.solution["single_source"] = bool(single_source)

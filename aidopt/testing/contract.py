@@ -228,6 +228,7 @@ def check_declaration(problem) -> None:
     assert isinstance(problem.per_element_keys, tuple)
     assert isinstance(problem.table_info, tuple) and all(
         isinstance(key, str) and key for key in problem.table_info)
+    assert isinstance(problem.infeasible_proves, bool | np.bool_), "infeasible_proves must be a bool"
     for hook in declared_names():  # every overridden hook takes what the driver passes
         base = getattr(AIDProblem, hook)
         own = getattr(type(problem), hook, base)

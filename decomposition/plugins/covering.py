@@ -137,6 +137,7 @@ class CoveringProblem(AIDProblem):
     problem_class = ProblemClass.MILP
     needs_duals = False
     element = "sites"
+    infeasible_proves = True  # the aggregation is exact: an infeasible MIP is an infeasible problem
 
     def __init__(self, kind: str, mip_gap: float = 1e-7, fixing: bool = True):
         if kind not in cmodel.KINDS:

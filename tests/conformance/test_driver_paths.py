@@ -224,6 +224,21 @@ def test_solver_failure_canned(monkeypatch):
     assert_best_of_first_iteration(res)
 
 
+def test_an_infeasible_model_proves_infeasibility_only_when_the_plugin_says_so():
+    """``infeasible_proves``: the solver's "infeasible" stops the run as ``infeasible`` (no
+    error, even with ``raise_on_failure``), the solve being a proof; without it, a failure."""
+
+    class Proves(FakeLocation):
+        infeasible_proves = True
+
+    res = run(Proves(Script(), infeasible_at=1, sample_solve=False))
+    assert res.termination is Termination.INFEASIBLE and not res.certified
+    assert "proved the aggregated model infeasible" in res.message
+    assert res.objective == math.inf and res.history == []
+    with pytest.raises(solvers.SolverError, match="infeasible"):
+        run(FakeLocation(Script(), infeasible_at=1, sample_solve=False))
+
+
 def test_solver_failure_in_the_first_solve_has_no_solution():
     res = run(FakeLocation(Script(), infeasible_at=1, sample_solve=False), raise_on_failure=False)
     assert res.termination is Termination.SOLVER_FAILURE

@@ -158,6 +158,29 @@ def test_fixing_closes_sites_and_solves_the_mip_on_the_rest():
     assert res.termination.value == "certified_optimal"
 
 
+def test_a_heuristic_mip_cut_short_runs_again_on_the_sites_fixings_leave(monkeypatch):
+    """Every heuristic MIP reported as stopped by its time (its solution kept): the rounds go on,
+    each on a strict subset of the last one's sites with twice the time, while fixings take
+    sites out, at most HEURISTIC_ROUNDS; the answer stays the plain MIP's, certified."""
+    costs, radius = scale_instance("clustered", 2000, 60, 5)
+    calls = []
+    real = cf._restricted_mip
+
+    def cut_short(rows, n_sites, p, sites, forced, incumbent, **kw):
+        calls.append((set(sites.tolist()), kw["seconds"]))
+        return real(rows, n_sites, p, sites, forced, incumbent, **kw)[0], "time_limit"
+
+    monkeypatch.setattr(cf, "_restricted_mip", cut_short)
+    res = solve_facility_location(costs, p=5, model="mclp", radius=radius, log=False)
+    plain = solve_facility_location(costs, p=5, model="mclp", radius=radius, log=False,
+                                    fixing=False)
+    assert res.termination.value == "certified_optimal" and res.objective == plain.objective
+    assert 2 <= len(calls) <= cf.HEURISTIC_ROUNDS
+    assert res.history[-1].info["heuristic_rounds"] == len(calls)
+    for (before, t0), (after, t1) in itertools.pairwise(calls):
+        assert after < before and t1 == pytest.approx(2 * t0)
+
+
 def test_without_an_lp_the_mip_runs_on_every_site(monkeypatch):
     costs, radius = scale_instance("clustered", 2000, 60, 5)
     monkeypatch.setattr(cf, "relaxation", lambda *a, **k: None)

@@ -286,6 +286,8 @@ def test_whole_points_that_do_not_fit_are_reported_infeasible():
         solve_facility_location(C, log=False, **kw)
     res = solve_facility_location(C, log=False, raise_on_failure=False, **kw)
     assert not res.certified and "no assignment of whole points" in res.message
+    # a proof, not a failure: the run's own termination says so (no message parsing)
+    assert res.termination.value == "infeasible"
 
 
 def test_time_limit_returns_a_time_limit_result():
