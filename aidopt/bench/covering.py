@@ -31,6 +31,7 @@ solve (``VmHWM`` after a reset, :class:`aidopt.bench.dask.PeakMemory`).
     aidopt bench covering --points 1000000 --sites 1000 --p 50 --kinds uniform clustered
     aidopt bench covering --points 10000000 --sites 1000 --p 50 --engine dask --store /data/p.npy
     aidopt bench covering --points 1000000 --sites 1000 --p 50 --models mclp --plain-mip
+    aidopt bench covering --points 1000000 --sites 1000 --models lscp --radius 0.08
 
 (``--points``, ``--sites``, ``--p`` and ``--models`` are shared with ``aidopt bench location``
 and default to its small sizes: 1,000 points, 100 sites, p = 5.)
@@ -39,6 +40,7 @@ and default to its small sizes: 1,000 points, 100 sites, p = 5.)
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 
@@ -181,8 +183,10 @@ def bench_covering(*, points=(10**6,), kinds=KINDS, models=("mclp", "lscp"), p: 
                    share: float = 0.5, n_sites: int = N_SITES, seed: int = 0,
                    engine: str = "numpy", store=None,
                    chunk_rows: int | None = None, time_limit: float | None = None, output=None,
-                   raw=None, fixing: bool = True) -> list[dict]:
+                   raw=None, fixing: bool = True, radius: float | None = None) -> list[dict]:
     """Solve every (size, kind, model) and print a markdown table (see the module docstring).
+
+    ``radius``: every model's radius (default: :func:`mclp_radius` and :func:`lscp_radius`).
 
     ``engine="dask"`` writes the points to ``store`` (a ``.npy`` path, default a temporary
     file; kept when given) and solves from it chunk by chunk; ``"numpy"`` holds them in memory.
@@ -193,6 +197,9 @@ def bench_covering(*, points=(10**6,), kinds=KINDS, models=("mclp", "lscp"), p: 
 
     from aidopt.bench.dask import PeakMemory
 
+    given = radius
+    if given is not None and not (math.isfinite(given) and given > 0):
+        raise ValueError(f"radius must be positive and finite, got {given!r}")
     rows = []
     for n in points:
         for kind in kinds:
@@ -205,9 +212,12 @@ def bench_covering(*, points=(10**6,), kinds=KINDS, models=("mclp", "lscp"), p: 
             else:
                 pts = covering_points(n, kind, seed)
             for model in models:
-                radius = mclp_radius(p, share)
-                if model == "lscp":
-                    radius = lscp_radius(pts, sites, least=radius)
+                if given is not None:
+                    radius = given
+                else:
+                    radius = mclp_radius(p, share)
+                    if model == "lscp":
+                        radius = lscp_radius(pts, sites, least=radius)
                 cpu, wall = time.process_time(), time.perf_counter()
                 with PeakMemory() as mem:
                     res = _solve(pts, sites, model, radius, p, engine, chunk_rows, time_limit,
@@ -280,5 +290,6 @@ def run_bench(args) -> int:
                    share=args.share, n_sites=args.location_sites, seed=args.seed,
                    engine=args.cover_engine, store=args.store, chunk_rows=args.chunk_rows,
                    time_limit=args.time_limit, output=args.output, raw=args.raw,
-                   fixing=not getattr(args, "cover_plain", False))
+                   fixing=not getattr(args, "cover_plain", False),
+                   radius=getattr(args, "radius", None))
     return 0

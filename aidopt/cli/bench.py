@@ -169,7 +169,8 @@ def add_location_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--p", type=int, default=5, help="location: sites to open (default 5)")
     p.add_argument("--radius", type=float, default=None,
                    help="location: the coverage radius (default: the largest distance from "
-                        "a point to its nearest site, times 1.5 for the LSCP models)")
+                        "a point to its nearest site, times 1.5 for the LSCP models); "
+                        "covering: every model's radius (default: the module docstring's)")
 
 
 def run_multiclass_bench(args) -> int:

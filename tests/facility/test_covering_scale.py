@@ -135,6 +135,12 @@ def test_bench_covering_cli(tmp_path, capsys):
     assert "| 3000 | uniform | mclp | numpy |" in table and "certified_optimal" in table
     assert main(["bench", "covering", "--models", "p-center"]) == 2
     assert "runs the models mclp and lscp" in capsys.readouterr().err
+    # --radius: every model's radius, as given (shown in the table)
+    assert main(["bench", "covering", "--points", "2000", "--kinds", "uniform", "--models",
+                 "lscp", "--sites", "30", "--radius", "0.3", "--output", str(out)]) == 0
+    assert "| 2000 | uniform | lscp | numpy | no | 0.3 |" in out.read_text()
+    assert main(["bench", "covering", "--models", "lscp", "--radius", "-1"]) == 2
+    assert "radius must be positive" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("block", [1, 50, 10**9])
