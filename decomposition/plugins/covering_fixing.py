@@ -29,9 +29,9 @@ branch and bound spends minutes in the dual simplex of its root LP. :func:`solve
 4. fixes every site whose bound with it open (closed) exceeds the incumbent (by more than 1 less
    a margin when every weight is an integer: such solutions are then no better than the
    incumbent) closed (open) — reduced-cost fixing, exact. When the heuristic's MIP stopped at
-   its time, it runs again (up to :data:`HEURISTIC_ROUNDS` rounds, twice the time each) on the
-   sites those fixings leave, which fixes more when it finds a better incumbent: on a loaded
-   machine a first MIP cut short no longer decides alone how much is fixed;
+   its time, it runs again (up to :data:`HEURISTIC_ROUNDS` rounds, twice the time each) from the
+   incumbent on the sites those fixings leave: on a loaded machine a first MIP cut short no
+   longer decides alone how much is fixed;
 5. re-aggregates the rows on the sites left (:func:`restrict`: rows of a site fixed open are
    covered and leave; sites fixed closed leave every row; rows left without a site are a
    constant; equal rows merge), and solves that MIP with HiGHS from the incumbent.
@@ -66,8 +66,8 @@ SUPPORT_SECONDS = 15.0
 #: ... and at most this share of the time left
 SUPPORT_SHARE = 0.2
 
-#: rounds of the heuristic at most: a round whose MIP reached its time and improved the incumbent
-#: is followed by one on the sites its fixings leave, with twice the time
+#: rounds of the heuristic at most: a round whose MIP reached its time cap is followed by one
+#: with twice the time, on the sites its fixings leave
 HEURISTIC_ROUNDS = 3
 
 #: best-improvement swaps of :func:`greedy_swap` at most
@@ -513,9 +513,10 @@ def solve_mclp(rows: CoverRows, n_sites: int, p: int, *, fixed_open=(), integral
                 break
             closed = with_open > upper + margin
             opened = (with_closed > upper + margin) & ~closed  # (both: closing is as good)
-            # another round only when this one's MIP was stopped by its time and the new
-            # fixings take sites out of it: a smaller MIP, with twice the time, goes further
-            if status != "time_limit" or not np.any(closed[sites] | opened[sites]):
+            # another round, with twice the time, only when this one's MIP was stopped by its
+            # time (on a loaded machine the cap is reached earlier in the search); it runs on
+            # the sites the fixings leave, which the better incumbent may have made fewer
+            if status != "time_limit":
                 break
             seconds *= 2
         stats["heuristic"] = upper
