@@ -46,6 +46,7 @@ from aidopt.data.coverage import CoverageTimeLimit, aggregate_rows, coverage_set
 from aidopt.data.facility import FacilityData, _coords, _vector, as_facility_data, cost_matrix, nearest_sites
 from aidopt.data.geo import geo_inputs
 from aidopt.decomposition.plugins.covering import CoveringData, CoveringProblem
+from aidopt.decomposition.plugins.covering_rows import SUBSET_ROWS, CoveringRowsProblem
 from aidopt.decomposition.plugins.facility import FacilityProblem, bounded
 from aidopt.decomposition.plugins.facility_benders import FacilityBendersProblem
 from aidopt.decomposition.plugins.facility_radius import FacilityRadiusProblem
@@ -129,6 +130,14 @@ FACILITY = Family(
           "``False``: one plain MIP solve.",
           flag_help="model=mclp: one plain HiGHS MIP solve of the aggregated rows, without the "
                     "LP, the heuristic and the reduced-cost fixing."),
+    Param("rows", "auto",
+          "``model=\"lscp\"`` without capacities: ``\"all\"`` solves one MIP on every exactly "
+          "aggregated row; ``\"subset\"`` runs AID over the rows, the LSCP on a subset of them "
+          "grown by the rows its cover misses, certified on every point "
+          "(:mod:`aidopt.decomposition.plugins.covering_rows`; docs/facility.md); ``\"auto\"``: "
+          "the subset when more than "
+          "``covering_rows.SUBSET_ROWS`` rows remain after the dominance test.",
+          choices=("auto", "all", "subset")),
     Param("far_factor", 1.5,
           "``aggregation=\"sites\", far=True``: a customer's near clusters are those within "
           "this factor of its reference cost (and at least its 4 cheapest); the others are "
@@ -400,10 +409,11 @@ def _check_p(p, s: int, open0, least: int = 1) -> int:
     return p
 
 
-def _refuse_aid_options(kind, opts, why: str) -> None:
-    """AID's options (all but ``mip_gap``) would be silently ignored by ``kind``: refuse them."""
+def _refuse_aid_options(kind, opts, why: str, takes=()) -> None:
+    """AID's options (all but ``mip_gap`` and those ``kind`` ``takes``) would be silently
+    ignored by ``kind``: refuse them."""
     unused = sorted(name for name, param in FACILITY.params.items()
-                    if name not in ("mip_gap", "engine", "single_source", "fixing")
+                    if name not in ("mip_gap", "engine", "single_source", "fixing", *takes)
                     and getattr(opts, name) != param.default)
     if unused:
         raise ValueError(f"model={kind!r} {why}: {', '.join(unused)} do(es) not apply (only "
@@ -579,7 +589,8 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
     radius = _check_radius(radius)
     if capacity is not None and kind == "mclp":
         raise ValueError(f"model={kind!r} takes no capacity")
-    _refuse_aid_options(kind, opts, "solves one MIP after an exact aggregation")
+    _refuse_aid_options(kind, opts, "solves one MIP after an exact aggregation",
+                        takes=("rows",) if kind == "lscp" and capacity is None else ())
     streamed = engine == "dask"
     if streamed:
         from aidopt.data.coverage import open_points
@@ -666,8 +677,15 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
         coverage, rows, stopped = None, None, str(exc)
     data = CoveringData(kind, coverage, rows, weight, p, fixed, open0, n, s, dropped, stopped)
     mip_gap = min(1e-7, config.tol / 10.0) if opts.mip_gap is None else opts.mip_gap
-    result = _front.run_problem(CoveringProblem(kind, mip_gap=mip_gap, fixing=opts.fixing), data,
-                                _less_time(config, start))
+    if kind == "lscp" and (opts.rows == "subset" or (
+            opts.rows == "auto" and rows is not None and rows.n_rows > SUBSET_ROWS)):
+        # AID over the rows: the LSCP on a subset of them (a relaxation), grown until its
+        # cover covers every row
+        problem = CoveringRowsProblem(mip_gap=mip_gap)
+        config = dataclasses.replace(config, aid=True)
+    else:
+        problem = CoveringProblem(kind, mip_gap=mip_gap, fixing=opts.fixing)
+    result = _front.run_problem(problem, data, _less_time(config, start))
     if rows is not None:
         note = (f"{n} demand points aggregated into {rows.n_rows} rows (points with the same "
                 "coverage set are one row: exact")

@@ -163,11 +163,12 @@ def write_points(path, n: int, kind: str = "uniform", seed: int = 0) -> str:
 
 
 # ----------------------------------------------------------------------------- the bench
-def _solve(points, sites, model, radius, p, engine, chunk_rows, time_limit, fixing=True):
+def _solve(points, sites, model, radius, p, engine, chunk_rows, time_limit, fixing=True,
+           rows="auto"):
     import aidopt
     from aidopt.data.facility import EuclideanCosts
 
-    kw = dict(p=p, fixing=fixing) if model == "mclp" else {}
+    kw = dict(p=p, fixing=fixing) if model == "mclp" else {"rows": rows}
     kw["time_limit"] = time_limit
     if engine == "dask":
         from aidopt.data.chunked import to_dask
@@ -183,10 +184,13 @@ def bench_covering(*, points=(10**6,), kinds=KINDS, models=("mclp", "lscp"), p: 
                    share: float = 0.5, n_sites: int = N_SITES, seed: int = 0,
                    engine: str = "numpy", store=None,
                    chunk_rows: int | None = None, time_limit: float | None = None, output=None,
-                   raw=None, fixing: bool = True, radius: float | None = None) -> list[dict]:
+                   raw=None, fixing: bool = True, radius: float | None = None,
+                   rows: str = "auto") -> list[dict]:
     """Solve every (size, kind, model) and print a markdown table (see the module docstring).
 
     ``radius``: every model's radius (default: :func:`mclp_radius` and :func:`lscp_radius`).
+    ``rows``: the LSCP's ``rows=`` (``"auto"``, ``"all"``: one MIP on every row, ``"subset"``:
+    AID over the rows).
 
     ``engine="dask"`` writes the points to ``store`` (a ``.npy`` path, default a temporary
     file; kept when given) and solves from it chunk by chunk; ``"numpy"`` holds them in memory.
@@ -221,9 +225,10 @@ def bench_covering(*, points=(10**6,), kinds=KINDS, models=("mclp", "lscp"), p: 
                 cpu, wall = time.process_time(), time.perf_counter()
                 with PeakMemory() as mem:
                     res = _solve(pts, sites, model, radius, p, engine, chunk_rows, time_limit,
-                                 fixing)
+                                 fixing, rows)
                 row = {"n": n, "kind": kind, "model": model, "engine": engine,
                        "fixing": bool(fixing and model == "mclp"),
+                       "rows_method": rows if model == "lscp" else "",
                        "radius": round(radius, 6), "cpu_s": round(time.process_time() - cpu, 2),
                        "wall_s": round(time.perf_counter() - wall, 2),
                        "rows": res.dimensions.get("rows"), "objective": res.objective,
@@ -246,15 +251,22 @@ def bench_covering(*, points=(10**6,), kinds=KINDS, models=("mclp", "lscp"), p: 
 
 
 def _table(rows: list[dict]) -> str:
-    head = ("| n | kind | model | engine | fixing | radius | CPU s | wall s | rows | objective | "
+    head = ("| n | kind | model | engine | method | radius | CPU s | wall s | rows | objective | "
             "termination | gap | peak RSS GB |")
     lines = [head, "|" + "---|" * 13]
     for r in rows:
         lines.append(f"| {r['n']} | {r['kind']} | {r['model']} | {r['engine']} | "
-                     f"{'yes' if r.get('fixing') else 'no'} | {r['radius']} "
+                     f"{_method(r)} | {r['radius']} "
                      f"| {r['cpu_s']} | {r['wall_s']} | {r['rows']} | {r['objective']:.10g} | "
                      f"{r['termination']} | {r['gap']:.1e} | {r['peak_rss_gb']} |")
     return "\n".join(lines)
+
+
+def _method(row: dict) -> str:
+    """The table's method: the MCLP's ``fixing`` or plain MIP, the LSCP's ``rows=``."""
+    if row["model"] == "mclp":
+        return "fixing" if row.get("fixing") else "plain MIP"
+    return f"rows={row.get('rows_method') or 'auto'}"
 
 
 def add_bench_arguments(p) -> None:
@@ -263,6 +275,9 @@ def add_bench_arguments(p) -> None:
     ``--time-limit``, ``--output`` and ``--raw`` those of ``aidopt bench``."""
     g = p.add_argument_group("covering (aidopt bench covering; also --points, --sites, --p, "
                              "--models mclp lscp)")
+    g.add_argument("--rows", dest="lscp_rows", choices=["auto", "all", "subset"], default="auto",
+                   help="covering: the LSCP's rows= (all: one MIP on every aggregated row; "
+                        "subset: AID over the rows; auto: by their number)")
     g.add_argument("--kinds", nargs="+", choices=KINDS, default=None,
                    help="covering: uniform and/or clustered points (default both)")
     g.add_argument("--share", type=float, default=0.5,
@@ -291,5 +306,5 @@ def run_bench(args) -> int:
                    engine=args.cover_engine, store=args.store, chunk_rows=args.chunk_rows,
                    time_limit=args.time_limit, output=args.output, raw=args.raw,
                    fixing=not getattr(args, "cover_plain", False),
-                   radius=getattr(args, "radius", None))
+                   radius=getattr(args, "radius", None), rows=getattr(args, "lscp_rows", "auto"))
     return 0

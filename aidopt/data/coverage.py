@@ -26,7 +26,7 @@ import numpy as np
 
 __all__ = ["Coverage", "CoverageTimeLimit", "CoverRows", "StreamedCoverage", "coverage_sets",
            "aggregate_rows", "drop_dominated", "group_rows", "merge_rows", "open_points",
-           "stream_rows"]
+           "spread", "stream_rows"]
 
 #: rows of a cost oracle (or points of a per-point-radius k-d tree query) handled at a time
 BLOCK = 4096
@@ -707,3 +707,23 @@ def open_points(customer_xy, demand=None, *, chunk_rows: int | None = None):
         w = demand.astype(float).rechunk((array.chunks[0],))[:, None]
         return chunked.ChunkedMatrix(da.concatenate([array.astype(float), w], axis=1)), None, True
     return chunked.ChunkedMatrix(array), _vector(demand, "demand", n), False
+
+
+def spread(coverage: Coverage, candidates: np.ndarray, most: int) -> np.ndarray:
+    """At most ``most`` of the ``candidates`` (point or row indices): first those with pairwise
+    disjoint coverage sets (each needs a site of its own), the smallest sets first, then the
+    others in the same order. A bounded scan of the ``50 * most`` smallest."""
+    sizes = coverage.sizes()[candidates]
+    order = candidates[np.argsort(sizes, kind="stable")]
+    used = np.zeros(coverage.n_sites, dtype=bool)
+    first, rest = [], []
+    for i in order[:50 * most].tolist():
+        if len(first) >= most:
+            break
+        N = coverage.sites[coverage.indptr[i]:coverage.indptr[i + 1]]
+        if used[N].any():
+            rest.append(i)
+        else:
+            used[N] = True
+            first.append(i)
+    return np.asarray((first + rest)[:most], dtype=np.int64)

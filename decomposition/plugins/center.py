@@ -43,7 +43,7 @@ from aidopt.decomposition.run import release
 from aidopt.models import covering as cmodel
 from aidopt.models import dispersion as dmodel
 
-from aidopt.data.coverage import aggregate_rows, coverage_sets, drop_dominated
+from aidopt.data.coverage import aggregate_rows, coverage_sets, drop_dominated, spread
 from aidopt.data.levels import DistanceRows, clique_cover
 
 __all__ = ["PCenterTest", "PDispersionTest"]
@@ -300,7 +300,7 @@ class PCenterTest(_MIPLevels):
                                      SWAPS_PER_SITE * self.p)
             if not miss.size or not left.size:
                 return self._feasible(S, R, n_rows, math.nan, info)
-            new = np.setdiff1d(_spread(coverage, miss, SUBSET_ADD), self.clients)
+            new = np.setdiff1d(spread(coverage, miss, SUBSET_ADD), self.clients)
             if not new.size:  # a solver's cover that misses a point of the subset
                 return Verdict(None, status="solver_failure", rows=n_rows, info=info)
             self.clients = np.union1d(self.clients, new)
@@ -536,25 +536,6 @@ def swap_cover(coverage, by_site, keep, S, fixed, rng, moves: int):
         if miss.size < best_miss.size:
             best, best_miss = S.copy(), miss
     return best, best_miss
-
-
-def _spread(coverage, points, most: int) -> np.ndarray:
-    """At most ``most`` of ``points``: first those with pairwise disjoint coverage sets (each
-    needs a site of its own), the smallest sets first, then the others in the same order."""
-    sizes = coverage.sizes()[points]
-    order = points[np.argsort(sizes, kind="stable")]
-    used = np.zeros(coverage.n_sites, dtype=bool)
-    first, rest = [], []
-    for i in order[:50 * most].tolist():  # a bounded scan: the uncovered points may be many
-        if len(first) >= most:
-            break
-        N = coverage.sites[coverage.indptr[i]:coverage.indptr[i + 1]]
-        if used[N].any():
-            rest.append(i)
-        else:
-            used[N] = True
-            first.append(i)
-    return np.asarray((first + rest)[:most], dtype=np.int64)
 
 
 def _nearest(dist, S) -> np.ndarray:

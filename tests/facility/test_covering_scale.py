@@ -137,8 +137,9 @@ def test_bench_covering_cli(tmp_path, capsys):
     assert "runs the models mclp and lscp" in capsys.readouterr().err
     # --radius: every model's radius, as given (shown in the table)
     assert main(["bench", "covering", "--points", "2000", "--kinds", "uniform", "--models",
-                 "lscp", "--sites", "30", "--radius", "0.3", "--output", str(out)]) == 0
-    assert "| 2000 | uniform | lscp | numpy | no | 0.3 |" in out.read_text()
+                 "lscp", "--sites", "30", "--radius", "0.5", "--rows", "subset", "--output",
+                 str(out)]) == 0
+    assert "| 2000 | uniform | lscp | numpy | rows=subset | 0.5 |" in out.read_text()
     assert main(["bench", "covering", "--models", "lscp", "--radius", "-1"]) == 2
     assert "radius must be positive" in capsys.readouterr().err
 

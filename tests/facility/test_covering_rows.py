@@ -1,0 +1,114 @@
+"""The LSCP on a growing subset of its rows (decomposition/plugins/covering_rows.py): the same
+certified optimum as the MIP on every row and as brute force, the subset growing by the rows
+the subset MIP misses, the greedy completion, the door's choice and its refusals."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from aidopt.decomposition.plugins import covering_rows as cr
+
+from aidopt.api.facility import solve_facility_location
+from aidopt.data.coverage import aggregate_rows, coverage_sets
+from aidopt.data.facility import euclidean_costs
+
+
+def instance(seed, n=300, s=14):
+    rng = np.random.default_rng(seed)
+    C = euclidean_costs(rng.random((n, 2)), rng.random((s, 2)))
+    radius = float(C.min(axis=1).max()) * rng.uniform(1.05, 1.8)
+    f = rng.integers(1, 5, size=s).astype(float) if seed % 2 else None
+    return C, radius, f
+
+
+def brute_force(C, radius, f):
+    """The least cost of a site set covering every point, over every subset by size."""
+    s = C.shape[1]
+    cost = np.ones(s) if f is None else f
+    cover = C <= radius
+    best = np.inf
+    for k in range(1, s + 1):
+        for S in itertools.combinations(range(s), k):
+            if cost[list(S)].sum() < best and cover[:, S].any(axis=1).all():
+                best = cost[list(S)].sum()
+        if f is None and np.isfinite(best):
+            break
+    return best
+
+
+@pytest.fixture
+def tiny_rounds(monkeypatch):
+    """Subsets of 2 rows, 3 added a round: every instance grows over several rounds."""
+    monkeypatch.setattr(cr, "SUBSET_START", 2)
+    monkeypatch.setattr(cr, "SUBSET_ADD", 3)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_subset_matches_brute_force_and_every_row(seed, tiny_rounds):
+    C, radius, f = instance(seed)
+    expected = brute_force(C, radius, f)
+    sub = solve_facility_location(C, model="lscp", radius=radius, fixed_costs=f, rows="subset",
+                                  log=False)
+    full = solve_facility_location(C, model="lscp", radius=radius, fixed_costs=f, rows="all",
+                                   log=False)
+    assert sub.termination.value == full.termination.value == "certified_optimal"
+    assert sub.objective == pytest.approx(expected) and full.objective == pytest.approx(expected)
+    assert sub.lower_bound == pytest.approx(expected)
+    assert (C[:, sub.solution["open"]] <= radius).any(axis=1).all()  # every point covered
+    assert sub.certificate.note.startswith("bound = the best MIP dual bound of the LSCP on a subset")
+
+
+def test_the_subset_grows_by_the_rows_the_mip_misses(tiny_rounds):
+    C, radius, _ = instance(3, n=600, s=20)
+    res = solve_facility_location(C, model="lscp", radius=radius, rows="subset", log=False)
+    sizes = [h.info["subset_rows"] for h in res.history]
+    assert len(res.history) >= 2 and res.certified
+    assert all(h.n_split <= cr.SUBSET_ADD for h in res.history)
+    # it ends when the last MIP's sites cover every row, or when a completed cover meets the
+    # subset MIP's bound (the gap)
+    assert res.history[-1].n_split == 0 or res.history[-1].gap <= 1e-6
+    assert sizes[-1] < res.solution["rows"]  # never needed every row
+    # every iterate's bound is a relaxation's: never above the optimum
+    assert all(h.lower_bound <= res.objective + 1e-9 for h in res.history)
+
+
+def test_complete_cover_covers_every_row_greedily():
+    rng = np.random.default_rng(0)
+    C = euclidean_costs(rng.random((400, 2)), rng.random((25, 2)))
+    rows = aggregate_rows(coverage_sets(C, float(C.min(axis=1).max()) * 1.3))
+    cost = rng.uniform(1.0, 3.0, size=25)
+    for start in ([], [0], list(range(5))):
+        cover = cr.complete_cover(rows, 25, start, cost)
+        assert set(start) <= set(cover.tolist())
+        assert all(np.intersect1d(rows.row(r), cover).size for r in range(rows.n_rows))
+
+
+def test_the_door_picks_the_subset_by_the_number_of_rows(monkeypatch):
+    C, radius, _ = instance(5)
+    res = solve_facility_location(C, model="lscp", radius=radius, log=False)
+    assert "subset_rows" not in res.history[-1].info  # few rows: one MIP on all of them
+    monkeypatch.setattr("aidopt.api.facility.SUBSET_ROWS", 1)
+    res = solve_facility_location(C, model="lscp", radius=radius, log=False)
+    assert "subset_rows" in res.history[-1].info and res.certified
+
+
+@pytest.mark.parametrize("kwargs", [dict(model="mclp", p=2), dict(model="lscp", capacity=50.0),
+                                    dict(model="lscp-b")])
+def test_rows_is_refused_where_it_does_not_apply(kwargs):
+    C, radius, _ = instance(1)
+    with pytest.raises(ValueError, match="rows"):
+        solve_facility_location(C, radius=radius, rows="subset", log=False, **kwargs)
+
+
+def test_cli_rows_flag(tmp_path, capsys):
+    from aidopt.cli.main import main
+
+    C, radius, _ = instance(2)
+    path = tmp_path / "C.csv"
+    np.savetxt(path, C, delimiter=",")
+    assert main(["facility", "--costs", str(path), "--model", "lscp", "--radius", str(radius),
+                 "--rows", "subset", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "certified_optimal" in out
