@@ -185,11 +185,11 @@ def bench_covering(*, points=(10**6,), kinds=KINDS, models=("mclp", "lscp"), p: 
                    engine: str = "numpy", store=None,
                    chunk_rows: int | None = None, time_limit: float | None = None, output=None,
                    raw=None, fixing: bool = True, radius: float | None = None,
-                   rows: str = "auto") -> list[dict]:
+                   lscp_rows: str = "auto") -> list[dict]:
     """Solve every (size, kind, model) and print a markdown table (see the module docstring).
 
     ``radius``: every model's radius (default: :func:`mclp_radius` and :func:`lscp_radius`).
-    ``rows``: the LSCP's ``rows=`` (``"auto"``, ``"all"``: one MIP on every row, ``"subset"``:
+    ``lscp_rows``: the LSCP's ``rows=`` (``"auto"``, ``"all"``: one MIP on every row, ``"subset"``:
     AID over the rows).
 
     ``engine="dask"`` writes the points to ``store`` (a ``.npy`` path, default a temporary
@@ -225,10 +225,10 @@ def bench_covering(*, points=(10**6,), kinds=KINDS, models=("mclp", "lscp"), p: 
                 cpu, wall = time.process_time(), time.perf_counter()
                 with PeakMemory() as mem:
                     res = _solve(pts, sites, model, radius, p, engine, chunk_rows, time_limit,
-                                 fixing, rows)
+                                 fixing, lscp_rows)
                 row = {"n": n, "kind": kind, "model": model, "engine": engine,
                        "fixing": bool(fixing and model == "mclp"),
-                       "rows_method": rows if model == "lscp" else "",
+                       "rows_method": lscp_rows if model == "lscp" else "",
                        "radius": round(radius, 6), "cpu_s": round(time.process_time() - cpu, 2),
                        "wall_s": round(time.perf_counter() - wall, 2),
                        "rows": res.dimensions.get("rows"), "objective": res.objective,
@@ -306,5 +306,5 @@ def run_bench(args) -> int:
                    engine=args.cover_engine, store=args.store, chunk_rows=args.chunk_rows,
                    time_limit=args.time_limit, output=args.output, raw=args.raw,
                    fixing=not getattr(args, "cover_plain", False),
-                   radius=getattr(args, "radius", None), rows=getattr(args, "lscp_rows", "auto"))
+                   radius=getattr(args, "radius", None), lscp_rows=getattr(args, "lscp_rows", "auto"))
     return 0
