@@ -496,7 +496,7 @@ def solve_mclp(rows: CoverRows, n_sites: int, p: int, *, fixed_open=(), integral
             # round 1 on the support; each later round on what the last fixings left of it
             sites = np.union1d(support[~closed[support]], np.flatnonzero(opened))
             status = "optimal"
-            if k <= sites.size < s:
+            if k <= sites.size < s and opened.sum() <= k:
                 cap = seconds if deadline is None else min(seconds, SUPPORT_SHARE * left())
                 chosen, status = _restricted_mip(base, s, k, sites, np.flatnonzero(opened),
                                                  incumbent, offset=constant, seconds=cap,

@@ -94,7 +94,7 @@ def test_the_door_picks_the_subset_by_the_number_of_rows(monkeypatch):
     assert "subset_rows" in res.history[-1].info and res.certified
 
 
-@pytest.mark.parametrize("kwargs", [dict(model="mclp", p=2), dict(model="lscp", capacity=50.0),
+@pytest.mark.parametrize("kwargs", [dict(model="mclp", p=2), dict(model="lscp", capacity=np.full(14, 50.0)),
                                     dict(model="lscp-b")])
 def test_rows_is_refused_where_it_does_not_apply(kwargs):
     C, radius, _ = instance(1)
