@@ -112,3 +112,27 @@ def test_cli_rows_flag(tmp_path, capsys):
                  "--rows", "subset", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "certified_optimal" in out
+
+
+def test_the_plugin_passes_the_contract_check(tiny_rounds):
+    """check_plugin on the rows' AID: several iterates, certified by AID and directly (the
+    trivial partition: every row a cluster of its own, the MIP on all of them)."""
+    from aidopt.decomposition.plugins.covering import CoveringData
+
+    from aidopt.data.coverage import drop_dominated
+    from aidopt.testing.contract import check_plugin
+
+    def data(seed):
+        C, radius, _ = instance(seed, n=400, s=16)
+        coverage = coverage_sets(C, radius)
+        rows, dropped = drop_dominated(aggregate_rows(coverage))
+        return CoveringData("lscp", coverage, rows, np.ones(400), None, None,
+                            np.zeros(0, dtype=np.int64), 400, 16, dropped)
+
+    report = check_plugin(cr.CoveringRowsProblem, data(0), "highs", other_data=data(1),
+                          convex=True, config={})
+    assert len(report.aid.history) >= 2
+    for run in (report.aid, report.direct):
+        assert run.termination.value == "certified_optimal", run.summary()
+        assert run.certificate.method == "mip_bound"
+    assert report.aid.objective == pytest.approx(report.direct.objective)
