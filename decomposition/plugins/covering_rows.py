@@ -95,15 +95,14 @@ class CoveringRowsProblem(CoveringProblem):
 
     def lift(self, model, outcome, partition, aggregated: CoveringData, data: CoveringData) -> Lifted:
         lifted = super().lift(model, outcome, partition, aggregated, data)
-        chosen = lifted.solution["open"]
-        cover = complete_cover(data.rows, data.n_sites, np.union1d(chosen, data.fixed_open),
-                               data.site_cost())
+        chosen = np.union1d(lifted.solution["open"], data.fixed_open)
+        cover = complete_cover(data.rows, data.n_sites, chosen, data.site_cost())
         lifted.info["subset_rows"] = float(aggregated.rows.n_rows)
-        lifted.info["completed_sites"] = float(cover.size - np.union1d(chosen, data.fixed_open).size)
+        lifted.info["completed_sites"] = float(cover.size - chosen.size)
         return Lifted({"open": cover}, chosen, lifted.info)
 
     def split(self, partition: Partition, data: CoveringData, lifted: Lifted) -> Split:
-        chosen = np.union1d(lifted.state, data.fixed_open)
+        chosen = lifted.state  # the subset MIP's own sites (the forced ones included)
         rows = _as_coverage(data.rows, data.n_sites)
         missed = np.flatnonzero(~rows.covered(chosen))
         if missed.size == 0:
@@ -159,12 +158,10 @@ def complete_cover(rows: CoverRows, n_sites: int, open_sites, cost) -> np.ndarra
     cov = _as_coverage(rows, n_sites)
     missed = np.flatnonzero(~cov.covered(np.flatnonzero(is_open)) & (cov.sizes() > 0))
     while missed.size:
-        lengths = np.diff(rows.indptr)[missed]
-        at = np.repeat(rows.indptr[missed], lengths) + np.arange(int(lengths.sum())) - np.repeat(
-            np.cumsum(lengths) - lengths, lengths)
-        gain = np.bincount(rows.sites[at], minlength=n_sites) / np.maximum(cost, 1e-300)
+        left = _take(rows, missed)  # the uncovered rows' sites
+        gain = np.bincount(left.sites, minlength=n_sites) / np.maximum(cost, 1e-300)
         j = int(np.argmax(gain))
         is_open[j] = True
-        hit = np.add.reduceat((rows.sites[at] == j).astype(np.int64), np.cumsum(lengths) - lengths)
+        hit = np.add.reduceat((left.sites == j).astype(np.int64), left.indptr[:-1])
         missed = missed[hit == 0]
     return np.flatnonzero(is_open).astype(np.int64)
