@@ -12,7 +12,10 @@ forever in a pipe write, past any time limit (found on an 8-row aggregate-output
   Python code runs during the solve), so the draining threads keep the pipes empty;
 * a watchdog thread interrupts SCIP (``Model.interruptSolve``) when it overruns its time limit
   by :data:`WATCHDOG_GRACE` seconds; the solve then ends as SCIP's ``userinterrupt`` and is
-  reported like a time limit with the incumbent SCIP had.
+  reported like a time limit with the incumbent SCIP had. SCIP clears an interrupt that arrives
+  before its solve has begun (measured: an interrupt before ``optimize`` is lost and the solve
+  runs to ``limits/time``), so the watchdog repeats it every :data:`WATCHDOG_REPEAT` seconds
+  until the solve returns.
 
 Without ``tee`` SCIP's display is switched off (``display/verblevel`` 0) unless the caller sets
 it: nothing is written that nobody reads.
@@ -25,12 +28,14 @@ import threading
 
 from pyomo.contrib.solver.solvers.scip.scip_direct import ScipDirect as _PyomoScipDirect
 
-__all__ = ["ScipDirect", "WATCHDOG_GRACE"]
+__all__ = ["ScipDirect", "WATCHDOG_GRACE", "WATCHDOG_REPEAT"]
 
 logger = logging.getLogger("aidopt.solvers")
 
 #: seconds past ``limits/time`` after which the watchdog interrupts SCIP
 WATCHDOG_GRACE = 5.0
+#: seconds between the watchdog's repeated interrupts once it has fired
+WATCHDOG_REPEAT = 0.25
 
 
 class _Run:
@@ -52,22 +57,30 @@ class _Run:
 
     def optimize(self):
         limit = float(self._model.getParam("limits/time"))
-        timer = None
+        done = threading.Event()
+        watchdog = None
         if limit < 1e19:
-            timer = threading.Timer(limit + WATCHDOG_GRACE, self._interrupt, args=(limit,))
-            timer.daemon = True
-            timer.start()
+            watchdog = threading.Thread(target=self._watch, args=(limit, done), daemon=True)
+            watchdog.start()
         try:
             self._model.optimizeNogil()
         finally:
-            if timer is not None:
-                timer.cancel()
+            done.set()
+            if watchdog is not None:
+                watchdog.join()
 
-    def _interrupt(self, limit):
+    def _watch(self, limit, done):
+        """Wait ``limit + WATCHDOG_GRACE`` seconds for the solve; then interrupt it, again every
+        ``WATCHDOG_REPEAT`` seconds until it returns (a too-early interrupt is cleared by SCIP)."""
+        if done.wait(max(limit + WATCHDOG_GRACE, 0.0)):
+            return
         logger.warning("SCIP overran its time limit of %.6g s by %.6g s: interrupted", limit,
                        WATCHDOG_GRACE)
         self.overran = True
-        self._model.interruptSolve()
+        while True:
+            self._model.interruptSolve()
+            if done.wait(WATCHDOG_REPEAT):
+                return
 
 
 class ScipDirect(_PyomoScipDirect):
