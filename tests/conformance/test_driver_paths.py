@@ -178,8 +178,8 @@ def test_time_limit_outcome_of_an_aggregated_solve_canned(monkeypatch):
 
 
 def test_time_limit_between_iterations():
-    script = Script({("split", 1): ("sleep", 0.6)})
-    res = run(FakeLocation(script, sample_solve=False), time_limit=0.5)
+    script = Script({("split", 1): ("sleep", 2.5)})  # a first iteration well inside 2 s, loaded
+    res = run(FakeLocation(script, sample_solve=False), time_limit=2.0)
     assert res.termination is Termination.TIME_LIMIT
     assert res.message.endswith(" s")
     assert script.counts["aggregate"] == 1
@@ -189,8 +189,8 @@ def test_time_limit_between_iterations():
 @pytest.mark.parametrize("raise_on_failure", [False, True])
 def test_time_limit_inside_certify_real(raise_on_failure):
     """certify solves the dual LP after the limit: no certificate, termination time_limit."""
-    script = Script({("certify", 1): ("sleep", 1.0)})
-    res = run(FakeLocation(script, sample_solve=False, certify_mode="dual_lp"), time_limit=0.9,
+    script = Script({("certify", 1): ("sleep", 3.0)})
+    res = run(FakeLocation(script, sample_solve=False, certify_mode="dual_lp"), time_limit=2.5,
               raise_on_failure=raise_on_failure)
     assert res.history[-1].n_split == 0  # the loop itself ended on the condition
     assert res.termination is Termination.TIME_LIMIT
