@@ -214,7 +214,8 @@ class _Loop:
         with pause_gc():
             try:
                 if not outcome.optimal:
-                    if outcome.status == "infeasible" and problem.infeasible_proves:
+                    if (outcome.status == "infeasible" and problem.infeasible_proves
+                            and self.best is None):  # a feasible point seen: a solver's error
                         self._stop(Stop.INFEASIBLE, (
                             f"solver {outcome.solver} proved the aggregated model infeasible; "
                             f"{problem.name}'s aggregated models are relaxations of (or equal to) "

@@ -169,8 +169,10 @@ class AIDProblem:
         ``True`` when every aggregated model is a relaxation of, or equivalent to, the original
         problem, so that a solver's "infeasible" on it proves the original problem infeasible:
         the run then stops with termination ``infeasible`` (no error raised) instead of a
-        solver failure. Default ``False``: "infeasible" is a solver failure (added in 0.2.0;
-        plug-ins written before it keep their behaviour).
+        solver failure. Once the run holds a feasible point of the original problem (an earlier
+        iterate or incumbent), "infeasible" contradicts it and is a solver failure again.
+        Default ``False``: "infeasible" is a solver failure (added in 0.2.0; plug-ins written
+        before it keep their behaviour).
     """
 
     name: str = "problem"

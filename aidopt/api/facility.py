@@ -45,8 +45,9 @@ from aidopt.api.facility_plot import plot_facility
 from aidopt.data.coverage import CoverageTimeLimit, aggregate_rows, coverage_sets, drop_dominated, stream_rows
 from aidopt.data.facility import FacilityData, _coords, _vector, as_facility_data, cost_matrix, nearest_sites
 from aidopt.data.geo import geo_inputs
+from aidopt.decomposition.plugins import covering_rows
 from aidopt.decomposition.plugins.covering import CoveringData, CoveringProblem
-from aidopt.decomposition.plugins.covering_rows import SUBSET_ROWS, CoveringRowsProblem
+from aidopt.decomposition.plugins.covering_rows import CoveringRowsProblem
 from aidopt.decomposition.plugins.facility import FacilityProblem, bounded
 from aidopt.decomposition.plugins.facility_benders import FacilityBendersProblem
 from aidopt.decomposition.plugins.facility_radius import FacilityRadiusProblem
@@ -71,6 +72,8 @@ COVERING = ("mclp", "lscp", "lscp-b")
 
 #: the models solved by a search over distance levels (no ``radius``: the level is the answer)
 LEVEL_MODELS = ("p-center", "p-dispersion")
+#: the values of ``rows`` (how the uncapacitated LSCP is solved)
+ROWS = ("auto", "all", "subset")
 
 #: the parameters of facility location: the one declaration behind solve_facility_location and
 #: ``aidopt facility``
@@ -137,7 +140,7 @@ FACILITY = Family(
           "(:mod:`aidopt.decomposition.plugins.covering_rows`; docs/facility.md); ``\"auto\"``: "
           "the subset when more than "
           "``covering_rows.SUBSET_ROWS`` rows remain after the dominance test.",
-          choices=("auto", "all", "subset")),
+          choices=ROWS),
     Param("far_factor", 1.5,
           "``aggregation=\"sites\", far=True``: a customer's near clusters are those within "
           "this factor of its reference cost (and at least its 4 cheapest); the others are "
@@ -267,6 +270,12 @@ def solve_facility_location(costs=None, p=None, fixed_costs=None, demand=None, *
         raise ValueError("single_source=True is the single-sourcing capacitated LSCP: pass "
                          "model='lscp' with capacity (got "
                          + (f"model={kind!r})" if kind != "lscp" else "no capacity)"))
+    if opts.rows not in ROWS:
+        raise ValueError(f"rows must be one of {ROWS}, got {opts.rows!r}")
+    if opts.rows != "auto" and (kind != "lscp" or capacity is not None):
+        raise ValueError(f"rows={opts.rows!r} chooses how the uncapacitated LSCP is solved: "
+                         "it applies to model='lscp' without capacity only (got "
+                         + (f"model={kind!r})" if kind != "lscp" else "a capacity)"))
     engine = _engine(kind, customer_xy, opts.engine)
     if engine == "dask":  # the covering models with their points out of core
         return _solve_covering(kind, costs, p=p, fixed_costs=fixed_costs, demand=demand,
@@ -677,10 +686,10 @@ def _solve_covering(kind, costs, *, p, fixed_costs, demand, capacity, customer_x
         coverage, rows, stopped = None, None, str(exc)
     data = CoveringData(kind, coverage, rows, weight, p, fixed, open0, n, s, dropped, stopped)
     mip_gap = min(1e-7, config.tol / 10.0) if opts.mip_gap is None else opts.mip_gap
-    if kind == "lscp" and (opts.rows == "subset" or (
-            opts.rows == "auto" and rows is not None and rows.n_rows > SUBSET_ROWS)):
+    if kind == "lscp" and rows is not None and rows.n_rows and (opts.rows == "subset" or (
+            opts.rows == "auto" and rows.n_rows > covering_rows.SUBSET_ROWS)):
         # AID over the rows: the LSCP on a subset of them (a relaxation), grown until its
-        # cover covers every row
+        # cover covers every row (no row left, fixed_open covering every point: nothing to grow)
         problem = CoveringRowsProblem(mip_gap=mip_gap)
         config = dataclasses.replace(config, aid=True)
     else:

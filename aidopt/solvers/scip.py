@@ -92,8 +92,9 @@ class ScipDirect(_PyomoScipDirect):
         self._quiet = not kwds.get("tee")
         self._run = None
         results = super().solve(model, **kwds)
-        if self._run is not None and self._run.overran:  # a time limit, not a user's interrupt
-            results.termination_condition = TerminationCondition.maxTimeLimit
+        if (self._run is not None and self._run.overran
+                and self._run.getStatus() == "userinterrupt"):  # a time limit, not a user's
+            results.termination_condition = TerminationCondition.maxTimeLimit  # interrupt
         return results
 
     def _create_solver_model(self, model, config):

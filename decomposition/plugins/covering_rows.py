@@ -37,7 +37,7 @@ from aidopt.decomposition.plugins.covering import CoveringData, CoveringProblem
 from aidopt.decomposition.protocol import Lifted, Split
 
 from aidopt.data.coverage import Coverage, CoverRows, drop_dominated, spread
-from aidopt.solvers import TimeLimitReached
+from aidopt.solvers import SolverError, TimeLimitReached
 
 __all__ = ["CoveringRowsProblem", "SUBSET_ADD", "SUBSET_ROWS", "SUBSET_START"]
 
@@ -107,13 +107,19 @@ class CoveringRowsProblem(CoveringProblem):
         missed = np.flatnonzero(~rows.covered(chosen))
         if missed.size == 0:
             return Split(None)  # the MIP's own sites cover every row
+        inside = partition.counts[partition.labels[missed]] == 1
+        if inside.any():  # the subset MIP's optimum covers its rows: a solver's failure
+            raise SolverError(f"the subset MIP's sites miss {int(inside.sum())} row(s) of the "
+                              "subset itself (first: row "
+                              f"{int(missed[np.argmax(inside)])}); its solution is not feasible")
         add = spread(rows, missed, SUBSET_ADD)
         return Split(_with_singletons(partition.labels, add), int(add.size))
 
     def certify(self, data, best, *, bound, solve, tol, feasibility_tol=1e-6, history=()):
         cert = super().certify(data, best, bound=bound, solve=solve, tol=tol,
                                feasibility_tol=feasibility_tol, history=history)
-        cert.sign_condition = best.split.holds  # the last subset MIP's sites covered every row
+        # the subset MIP's sites covered every row (an incumbent of a stopped MIP: not checked)
+        cert.sign_condition = best.split is not None and best.split.holds
         cert.condition_name = "subset condition"
         cert.condition = ("the subset MIP's sites cover every row (then the relaxation's optimum "
                           "is attained by a cover of all rows)")

@@ -239,6 +239,20 @@ def test_an_infeasible_model_proves_infeasibility_only_when_the_plugin_says_so()
         run(FakeLocation(Script(), infeasible_at=1, sample_solve=False))
 
 
+def test_infeasible_after_a_feasible_iterate_is_a_solver_failure_even_when_it_proves():
+    """A feasible point of the original problem is already held: a relaxation's "infeasible"
+    contradicts it, so it is a solver failure (raised by default), never ``infeasible``."""
+
+    class Proves(FakeLocation):
+        infeasible_proves = True
+
+    with pytest.raises(solvers.SolverError, match="infeasible"):
+        run(Proves(Script(), infeasible_at=2, sample_solve=False))
+    res = run(Proves(Script(), infeasible_at=2, sample_solve=False), raise_on_failure=False)
+    assert res.termination is Termination.SOLVER_FAILURE
+    assert_best_of_first_iteration(res)
+
+
 def test_solver_failure_in_the_first_solve_has_no_solution():
     res = run(FakeLocation(Script(), infeasible_at=1, sample_solve=False), raise_on_failure=False)
     assert res.termination is Termination.SOLVER_FAILURE

@@ -89,29 +89,42 @@ def test_the_door_picks_the_subset_by_the_number_of_rows(monkeypatch):
     C, radius, _ = instance(5)
     res = solve_facility_location(C, model="lscp", radius=radius, log=False)
     assert "subset_rows" not in res.history[-1].info  # few rows: one MIP on all of them
-    monkeypatch.setattr("aidopt.api.facility.SUBSET_ROWS", 1)
+    monkeypatch.setattr("aidopt.decomposition.plugins.covering_rows.SUBSET_ROWS", 1)
     res = solve_facility_location(C, model="lscp", radius=radius, log=False)
     assert "subset_rows" in res.history[-1].info and res.certified
 
 
 @pytest.mark.parametrize("kwargs", [dict(model="mclp", p=2), dict(model="lscp", capacity=np.full(14, 50.0)),
-                                    dict(model="lscp-b")])
+                                    dict(model="lscp-b"), dict(p=2), dict(model="ufl", fixed_costs=np.ones(14)),
+                                    dict(model="p-center", p=2)])
 def test_rows_is_refused_where_it_does_not_apply(kwargs):
     C, radius, _ = instance(1)
-    with pytest.raises(ValueError, match="rows"):
+    if kwargs.get("model") not in ("mclp", "lscp", "lscp-b"):
+        radius = None
+    with pytest.raises(ValueError, match="rows='subset'.* model='lscp' without capacity only"):
         solve_facility_location(C, radius=radius, rows="subset", log=False, **kwargs)
 
 
-def test_cli_rows_flag(tmp_path, capsys):
+@pytest.mark.parametrize("rows", ["bogus", "Subset", None, 1])
+def test_a_value_of_rows_outside_its_choices_is_refused(rows):
+    C, radius, _ = instance(1)
+    with pytest.raises(ValueError, match="rows must be one of"):
+        solve_facility_location(C, model="lscp", radius=radius, rows=rows, log=False)
+
+
+@pytest.mark.parametrize("rows, method", [("subset", "AID over the rows"),
+                                          ("all", "direct full model")])
+def test_cli_rows_flag(tmp_path, capsys, rows, method):
     from aidopt.cli.main import main
 
     C, radius, _ = instance(2)
     path = tmp_path / "C.csv"
     np.savetxt(path, C, delimiter=",")
     assert main(["facility", "--costs", str(path), "--model", "lscp", "--radius", str(radius),
-                 "--rows", "subset", "--quiet"]) == 0
+                 "--rows", rows]) == 0
     out = capsys.readouterr().out
     assert "certified_optimal" in out
+    assert method in out  # the run's header names the method the flag chose
 
 
 def test_the_plugin_passes_the_contract_check(tiny_rounds):
@@ -136,3 +149,55 @@ def test_the_plugin_passes_the_contract_check(tiny_rounds):
         assert run.termination.value == "certified_optimal", run.summary()
         assert run.certificate.method == "mip_bound"
     assert report.aid.objective == pytest.approx(report.direct.objective)
+
+
+def test_a_subset_mip_stopped_with_an_incumbent_ends_at_its_limit_not_in_a_crash(monkeypatch,
+                                                                                  tiny_rounds):
+    """The first subset MIP (2 rows: its bound 2 is below the cover of 3) reports a time limit
+    with its solution loaded (a MIP stopped with an incumbent): the run keeps that cover,
+    completed and evaluated on every row, and ends uncertified; the certificate reads no subset
+    condition from it (it has no split)."""
+    import dataclasses
+
+    from aidopt import solvers
+
+    real = solvers.solve_model
+
+    def stopped(model, solver="highs", **kwargs):
+        out = real(model, solver, **kwargs)
+        return dataclasses.replace(out, status=solvers.SolveStatus.TIME_LIMIT)
+
+    monkeypatch.setattr(solvers, "solve_model", stopped)
+    C, radius, _ = instance(1)
+    res = solve_facility_location(C, model="lscp", radius=radius, rows="subset", log=False,
+                                  raise_on_failure=False)
+    assert res.termination.value == "time_limit" and not res.certified
+    assert res.lower_bound < res.objective
+    assert res.certificate is not None and not res.certificate.sign_condition
+    assert (C[:, res.solution["open"]] <= radius).any(axis=1).all()  # the completed cover
+
+
+def test_fixed_open_covering_every_point_leaves_no_rows_to_subset():
+    C, radius, _ = instance(4)
+    every = np.arange(C.shape[1])
+    res = solve_facility_location(C, model="lscp", radius=radius, rows="subset",
+                                  fixed_open=every, log=False)
+    assert res.certified and res.solution["rows"] == 0
+    assert res.objective == pytest.approx(C.shape[1])
+
+
+def test_a_cover_missing_a_row_of_the_subset_is_a_solver_failure():
+    """The subset MIP's optimum covers the subset: sites that miss one of its rows are a
+    solver's failure, not rows to add again (which would loop)."""
+    from aidopt.decomposition.protocol import Lifted
+
+    from aidopt.solvers import SolverError
+
+    C, radius, _ = instance(5)
+    rows = aggregate_rows(coverage_sets(C, radius))
+    partition = cr._with_singletons(np.zeros(rows.n_rows, dtype=np.int64), np.array([0]))
+    data = type("D", (), {"rows": rows, "n_sites": C.shape[1]})()
+    problem = cr.CoveringRowsProblem()
+    with pytest.raises(SolverError, match="miss 1 row"):
+        problem.split(partition, data, Lifted({"open": []}, np.zeros(0, dtype=np.int64), {}))
+    assert problem.split(partition, data, Lifted({"open": []}, np.arange(C.shape[1]), {})).holds
