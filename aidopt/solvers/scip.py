@@ -46,6 +46,7 @@ class _Run:
         self._model = model
         self._quiet = quiet
         self.overran = False
+        self.status = None  # SCIP's status when its solve returned
 
     def __getattr__(self, name):
         return getattr(self._model, name)
@@ -68,6 +69,7 @@ class _Run:
             done.set()
             if watchdog is not None:
                 watchdog.join()
+        self.status = self._model.getStatus()
 
     def _watch(self, limit, done):
         """Wait ``limit + WATCHDOG_GRACE`` seconds for the solve; then interrupt it, again every
@@ -93,7 +95,7 @@ class ScipDirect(_PyomoScipDirect):
         self._run = None
         results = super().solve(model, **kwds)
         if (self._run is not None and self._run.overran
-                and self._run.getStatus() == "userinterrupt"):  # a time limit, not a user's
+                and self._run.status == "userinterrupt"):  # a time limit, not a user's
             results.termination_condition = TerminationCondition.maxTimeLimit  # interrupt
         return results
 
