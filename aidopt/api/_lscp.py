@@ -93,9 +93,11 @@ def solve_lscp_variant(kind, arr, *, radius, p, fixed_costs, demand, capacity, o
     def run(kind_, data, what=None, why=None):
         """The covering run; a model the solver proves infeasible (the aggregation is exact, so
         the problem is) raises ``ValueError`` naming ``what`` and saying ``why``, or keeps
-        termination ``infeasible`` with ``raise_on_failure=False``."""
-        result = _front.run_problem(CoveringProblem(kind_, mip_gap=mip_gap), data,
-                                    less_time(config, start))
+        termination ``infeasible`` with ``raise_on_failure=False``. The capacitated LSCP with
+        split demand gets the capacity bound and an LP dive before its MIP (with HiGHS)."""
+        split = data.capacity is not None and data.count is None
+        result = _front.run_problem(CoveringProblem(kind_, mip_gap=mip_gap, capacity_bound=split),
+                                    data, less_time(config, start))
         if result.termination.value == "infeasible":
             text = f"the {what or kind_.upper()} is infeasible: {why or result.message}"
             if config.raise_on_failure:

@@ -139,7 +139,8 @@ class CoveringProblem(AIDProblem):
     element = "sites"
     infeasible_proves = True  # the aggregation is exact: an infeasible MIP is an infeasible problem
 
-    def __init__(self, kind: str, mip_gap: float = 1e-7, fixing: bool = True):
+    def __init__(self, kind: str, mip_gap: float = 1e-7, fixing: bool = True,
+                 capacity_bound: bool = False):
         if kind not in cmodel.KINDS:
             raise ValueError(f"kind must be one of {cmodel.KINDS}, got {kind!r}")
         if not (isinstance(mip_gap, float | int) and not isinstance(mip_gap, bool) and 0 <= mip_gap < 1):
@@ -148,8 +149,11 @@ class CoveringProblem(AIDProblem):
         self.name = kind
         self.mip_gap = float(mip_gap)
         self.fixing = bool(fixing)
-        # HiGHS runs the MCLP's fixing method through solve_native (no Pyomo model)
-        self.native_methods = ("highs",) if self.fixing and kind == "mclp" else ()
+        # HiGHS runs the MCLP's fixing method through solve_native (no Pyomo model), and the
+        # capacitated LSCP's capacity bound and LP dive before its MIP (covering_capacity)
+        self.capacity_bound = bool(capacity_bound) and kind == "lscp"
+        self.native_methods = (("highs",) if (self.fixing and kind == "mclp")
+                               or self.capacity_bound else ())
 
     # ------------------------------------------------------------------ setup
     def solver_defaults(self, solver: str) -> dict:
@@ -212,8 +216,10 @@ class CoveringProblem(AIDProblem):
     def solve_native(self, method, data: CoveringData, previous, partition, *, tol, time_limit,
                      options):
         """MCLP with HiGHS: :func:`~aidopt.decomposition.plugins.covering_fixing.solve_mclp` on
-        the aggregated rows (``options``: HiGHS options for each of its solves; the run's
-        ``threads`` unless they set it)."""
+        the aggregated rows; the capacitated LSCP with split demand (``capacity_bound``):
+        :func:`~aidopt.decomposition.plugins.covering_capacity.solve_capacitated` on its Pyomo
+        model (``options``: HiGHS options for each of their solves; the run's ``threads``
+        unless they set it)."""
         from aidopt.decomposition.plugins.covering_fixing import solve_mclp
         from aidopt.decomposition.threads import budget
 
@@ -223,6 +229,8 @@ class CoveringProblem(AIDProblem):
         options = dict(options)
         if budget() is not None:  # the run's ``threads``, as the Pyomo path gives HiGHS
             options.setdefault("threads", int(budget()))
+        if self.capacity_bound:
+            return self._solve_capacitated(data, time_limit, options)
         integral = bool(np.array_equal(data.rows.weight, np.round(data.rows.weight)))
         res = solve_mclp(data.rows, data.n_sites, data.p, fixed_open=data.fixed_open,
                          integral=integral, time_limit=time_limit, mip_gap=self.mip_gap,
@@ -236,6 +244,23 @@ class CoveringProblem(AIDProblem):
                                "sites left to the MIP", extra=extra,
                                bound=res.bound if math.isfinite(res.bound) else None)
         return res, outcome
+
+    def _solve_capacitated(self, data: CoveringData, time_limit, options):
+        """The capacitated LSCP (split demand) by its capacity bound, an LP dive and the MIP
+        from the dive's cover (:mod:`~aidopt.decomposition.plugins.covering_capacity`)."""
+        from aidopt.decomposition.plugins.covering_capacity import solve_capacitated
+
+        if data.capacity is None or data.count is not None:
+            raise ValueError("capacity_bound applies to the capacitated LSCP with split demand")
+        rows = data.rows
+        reach = np.bincount(rows.sites, weights=np.repeat(rows.weight, np.diff(rows.indptr)),
+                            minlength=data.n_sites)
+        model = self.build(data)
+        outcome = solve_capacitated(
+            model, cost=data.site_cost(), capacity=data.capacity, reach=reach,
+            demand=float(rows.weight.sum()), forced=data.fixed_open, integral=data.integral,
+            time_limit=time_limit, options=options, mip_gap=self.mip_gap)
+        return model, outcome
 
     def on_nonoptimal(self, outcome) -> bool:
         """A MIP stopped with an incumbent: its open sites are a feasible answer."""
@@ -309,7 +334,11 @@ class CoveringProblem(AIDProblem):
             feasibility_tol=feasibility_tol, sign_condition=True, checked=checked,
             condition_name="exact aggregation",
             condition="the aggregated MIP has the original's optimum (docs/facility.md)",
-            note="bound = the MIP solver's dual bound on the exactly aggregated "
+            note=("bound = the larger of the MIP solver's dual bound and the capacity bound "
+                  "(the least cost of sites whose capacities hold the total demand; no MIP ran "
+                  "when the LP dive's cover met it) on the exactly aggregated "
+                  if self.capacity_bound and data.capacity is not None and data.count is None
+                  else "bound = the MIP solver's dual bound on the exactly aggregated ")
                  + {"mclp": "MCLP (uncovered weight)",
                     "lscp-b": f"LSCP-B backup stage (weight not covered twice, p = {data.p})",
                     "lscp": ("LSCP" if data.capacity is None else "capacitated LSCP"
