@@ -225,6 +225,23 @@ def _run_interruptible(h, deadline: float | None = None, abandon: bool = False):
 _STARTING = threading.Lock()
 
 
+def run_for(h, seconds: float | None, interrupted=KeyboardInterrupt):
+    """Run ``h`` for at most ``seconds`` more (``None``: no limit) and return its model status,
+    the time limit also when the driver cancelled it at ``seconds``
+    (:func:`_run_interruptible`); Ctrl-C raises ``interrupted``. HiGHS's own limit counts the
+    run time since the object was made, so it is set past the time already run."""
+    import highspy
+
+    set_time_limit(h, None if seconds is None else h.getRunTime() + max(seconds, 1e-3))
+    late = _run_interruptible(h, seconds)[1]
+    status = h.getModelStatus()
+    if status == highspy.HighsModelStatus.kInterrupt:
+        if not late:
+            raise interrupted
+        status = highspy.HighsModelStatus.kTimeLimit
+    return status
+
+
 def _start_when_free(h, deadline: float | None, start: float) -> None:
     """``h.startSolve()`` once no other HiGHS solve runs in this process.
 

@@ -37,6 +37,8 @@ import time
 
 import numpy as np
 
+from aidopt.solvers.highs import run_for
+
 __all__ = ["DIVE_SECONDS", "DIVE_SHARE", "capacity_bound", "solve_capacitated"]
 
 #: the LP relaxation and the dive run for at most this many seconds ...
@@ -74,25 +76,6 @@ def capacity_bound(cost, capacity, reach, demand: float, forced=()) -> float:
     return bound + float(cost[order[:k]].sum()) + cost[order[k]] * (need - before) / useful[order[k]]
 
 
-def _run(h, seconds):
-    """Run ``h`` for at most ``seconds`` more (``None``: no limit; HiGHS's own limit counts its
-    run time since the object was made, so it is set past the time already run); its model
-    status (the time limit also when the driver cancelled it). Ctrl-C raises
-    ``KeyboardInterrupt``."""
-    import highspy
-
-    from aidopt.solvers.highs import _run_interruptible, set_time_limit
-
-    set_time_limit(h, None if seconds is None else h.getRunTime() + max(seconds, 1e-3))
-    late = _run_interruptible(h, seconds)[1]
-    status = h.getModelStatus()
-    if status == highspy.HighsModelStatus.kInterrupt:
-        if not late:
-            raise KeyboardInterrupt
-        status = highspy.HighsModelStatus.kTimeLimit
-    return status
-
-
 def dive(prog, cols, options, seconds):
     """Step 1 of the module docstring on the relaxation of ``prog`` (``cols``: its site columns):
     the cover's column values, or ``None`` (an infeasible LP, or ``seconds`` used up)."""
@@ -107,7 +90,7 @@ def dive(prog, cols, options, seconds):
 
     h = new_highs(options={**options, "solver": "ipm", "run_crossover": "on"})
     pass_program(h, dataclasses.replace(prog, integrality=None))
-    if _run(h, left()) != highspy.HighsModelStatus.kOptimal:
+    if run_for(h, left()) != highspy.HighsModelStatus.kOptimal:
         return None
     h.setOptionValue("solver", "simplex")  # the dive's LPs from the last basis
     while True:
@@ -122,7 +105,7 @@ def dive(prog, cols, options, seconds):
         top = fractional[np.argsort(-y[fractional], kind="stable")[:FIX_PER_STEP]]
         for j in cols[top].tolist():
             h.changeColBounds(int(j), 1.0, 1.0)
-        if _run(h, left()) != highspy.HighsModelStatus.kOptimal:
+        if run_for(h, left()) != highspy.HighsModelStatus.kOptimal:
             return None
 
 

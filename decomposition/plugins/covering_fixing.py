@@ -303,23 +303,16 @@ def _run(lp, options: dict, seconds: float | None, start_x=None):
     import highspy
 
     from aidopt.solvers.errors import SolverError
-    from aidopt.solvers.highs import _run_interruptible, new_highs, set_time_limit
+    from aidopt.solvers.highs import new_highs, run_for
 
     h = new_highs(options=options)
     if h.passModel(lp) == highspy.HighsStatus.kError:
         raise SolverError("HiGHS rejected the covering model")
-    set_time_limit(h, None if seconds is None else max(seconds, 1e-3))
     if start_x is not None:
         sol = highspy.HighsSolution()
         sol.col_value = list(start_x)
         h.setSolution(sol)
-    late = _run_interruptible(h, seconds)[1]
-    status = h.getModelStatus()
-    if status == highspy.HighsModelStatus.kInterrupt:
-        if not late:
-            raise _Interrupted
-        status = highspy.HighsModelStatus.kTimeLimit
-    return h, status
+    return h, run_for(h, seconds, _Interrupted)
 
 
 def relaxation(rows: CoverRows, n_sites: int, p: int, seconds: float | None = None,

@@ -105,7 +105,7 @@ def test_a_dive_stopped_by_its_time_leaves_the_mip(monkeypatch):
     """The dive's LP stopped at its time (as on a large instance): no cover, the MIP decides."""
     import highspy
 
-    monkeypatch.setattr(cc, "_run", lambda h, seconds: highspy.HighsModelStatus.kTimeLimit)
+    monkeypatch.setattr(cc, "run_for", lambda h, seconds: highspy.HighsModelStatus.kTimeLimit)
     rng = np.random.default_rng(0)
     C = euclidean_costs(rng.random((30, 2)) * 0.1, rng.random((6, 2)) * 0.1)
     data = _data(C, 1.0, np.ones(30), np.full(6, 10.0))
