@@ -270,6 +270,9 @@ class CoveringProblem(AIDProblem):
         from aidopt.decomposition.plugins.covering_fixing import FixingResult
 
         info = {"rows": float(data.rows.n_rows), "mip_gap": _relative(outcome, self.gap_floor(data))}
+        for key in ("capacity_bound", "mip"):  # the capacitated LSCP's native method
+            if key in (outcome.extra or {}):
+                info[key] = float(outcome.extra[key])
         if isinstance(model, FixingResult):  # solve_native
             info.update({k: float(v) for k, v in model.stats.items()})
             return Lifted({"open": np.asarray(model.open, dtype=np.int64)}, None, info)
@@ -337,7 +340,7 @@ class CoveringProblem(AIDProblem):
             note=("bound = the larger of the MIP solver's dual bound and the capacity bound "
                   "(the least cost of sites whose capacities hold the total demand; no MIP ran "
                   "when the LP dive's cover met it) on the exactly aggregated "
-                  if self.capacity_bound and data.capacity is not None and data.count is None
+                  if "capacity_bound" in best.lifted.info
                   else "bound = the MIP solver's dual bound on the exactly aggregated ")
                  + {"mclp": "MCLP (uncovered weight)",
                     "lscp-b": f"LSCP-B backup stage (weight not covered twice, p = {data.p})",

@@ -112,3 +112,24 @@ def test_a_dive_stopped_by_its_time_leaves_the_mip(monkeypatch):
     model, outcome = _native(data)
     assert outcome.extra["mip"] == 1.0 and np.isnan(outcome.extra["dive_cost"])
     assert outcome.status == "optimal" and outcome.objective == 3.0
+
+
+@pytest.mark.parametrize("solver", ["highs", "scip"])
+def test_the_certificate_names_the_bound_it_used(solver):
+    """HiGHS's native method reports the capacity bound (and whether its MIP ran); another
+    solver runs the plain MIP and its note says so."""
+    from aidopt import solvers
+
+    if solvers.availability(solver) not in ("full", "limited"):
+        pytest.skip(f"{solver} not installed")
+    from aidopt.api.facility import solve_facility_location
+
+    rng, C, radius, a, Q = instance(1)
+    res = solve_facility_location(C, model="lscp", radius=radius, demand=a, capacity=Q,
+                                  solver=solver, log=False)
+    assert res.certified
+    info = res.history[-1].info
+    if solver == "highs":
+        assert "capacity bound" in res.certificate.note and info["mip"] in (0.0, 1.0)
+    else:
+        assert "capacity bound" not in res.certificate.note and "capacity_bound" not in info
