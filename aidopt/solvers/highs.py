@@ -229,7 +229,7 @@ def run_for(h, seconds: float | None, interrupted=KeyboardInterrupt):
     """Run ``h`` for at most ``seconds`` more (``None``: no limit) and return its model status,
     the time limit also when the driver cancelled it at ``seconds``
     (:func:`_run_interruptible`); Ctrl-C raises ``interrupted``. HiGHS's own limit counts the
-    run time since the object was made, so it is set past the time already run."""
+    object's run time over all its runs, so it is set past the time already run."""
     import highspy
 
     set_time_limit(h, None if seconds is None else h.getRunTime() + max(seconds, 1e-3))

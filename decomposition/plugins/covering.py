@@ -255,7 +255,19 @@ class CoveringProblem(AIDProblem):
         rows = data.rows
         reach = np.bincount(rows.sites, weights=np.repeat(rows.weight, np.diff(rows.indptr)),
                             minlength=data.n_sites)
-        model = self.build(data)
+        from aidopt.models._data import build_deadline
+
+        from aidopt.solvers import TimeLimitReached
+
+        t0 = time.perf_counter()
+        deadline = None if time_limit is None else t0 + time_limit
+        with build_deadline(deadline):  # the build counts against the limit, as on Pyomo's path
+            model = self.build(data)
+        if deadline is not None and time.perf_counter() > deadline:
+            raise TimeLimitReached("time limit reached while building the capacitated LSCP's "
+                                   "model: no solve started")
+        if time_limit is not None:
+            time_limit = deadline - time.perf_counter()
         outcome = solve_capacitated(
             model, cost=data.site_cost(), capacity=data.capacity, reach=reach,
             demand=float(rows.weight.sum()), forced=data.fixed_open, integral=data.integral,

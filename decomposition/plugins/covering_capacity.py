@@ -69,11 +69,14 @@ def capacity_bound(cost, capacity, reach, demand: float, forced=()) -> float:
     free = np.flatnonzero(~is_forced & (useful > 0))
     order = free[np.argsort(cost[free] / useful[free], kind="stable")]
     held = np.cumsum(useful[order])
-    k = int(np.searchsorted(held, need))  # the first prefix that holds it
-    if k >= order.size:
+    if not order.size or held[-1] < need * (1 - 1e-9):  # 1e-9: the sums' rounding
         return math.inf
+    k = min(int(np.searchsorted(held, need)), order.size - 1)  # the first prefix that holds it
     before = float(held[k - 1]) if k else 0.0
-    return bound + float(cost[order[:k]].sum()) + cost[order[k]] * (need - before) / useful[order[k]]
+    last = float(cost[order[k]]) / float(useful[order[k]])  # cost per unit of the last site
+    # less the sums' rounding (relative 1e-9 of the demand) priced at that site: still a bound
+    return (bound + float(cost[order[:k]].sum()) + last * max(need - before, 0.0)
+            - last * 1e-9 * max(float(demand), 1.0))
 
 
 def dive(prog, cols, options, seconds):
@@ -97,8 +100,13 @@ def dive(prog, cols, options, seconds):
         values = np.asarray(h.getSolution().col_value)
         y = values[cols]
         fractional = np.flatnonzero((y > INTEGRAL_TOL) & (y < 1 - INTEGRAL_TOL))
-        if not fractional.size:
-            values[cols] = np.round(y)
+        if not fractional.size:  # the assignment again with the sites exactly 0 or 1
+            x = np.round(y)
+            h.changeColsBounds(cols.size, cols.astype(np.int32), x, x)
+            if run_for(h, left()) != highspy.HighsModelStatus.kOptimal:
+                return None
+            values = np.asarray(h.getSolution().col_value)
+            values[cols] = x
             return values
         if left() is not None and left() <= 0:
             return None
@@ -139,7 +147,11 @@ def solve_capacitated(model, *, cost, capacity, reach, demand, forced, integral,
     value = math.nan if cover is None else float(prog.c @ cover + prog.offset)
     extra = {"capacity_bound": bound, "dive_seconds": time.perf_counter() - t0,
              "dive_cost": value, "mip": 0.0}
-    if cover is not None and value <= bound + 1e-9 * max(1.0, abs(bound)):
+    tol = 1e-9 * max(1.0, abs(value) if cover is not None else 1.0)
+    if cover is not None and math.isfinite(bound) and value < bound - tol:
+        bound = -math.inf  # a cover below the bound: a numerical failure, the bound is dropped
+        extra["capacity_bound"] = bound
+    if cover is not None and math.isfinite(bound) and value <= bound + tol:
         for var, val in zip(prog.columns, cover, strict=True):
             var.set_value(float(val), skip_validation=True)
         return SolveOutcome(SolveStatus.OPTIMAL, value, None, True, "highs", highs_version(),
@@ -153,7 +165,8 @@ def solve_capacitated(model, *, cost, capacity, reach, demand, forced, integral,
         start.col_value = list(cover)
         mip.setSolution(start)
     seconds = left()
-    set_time_limit(mip, seconds)
+    if "time_limit" not in options:  # the caller's own HiGHS limit stands, as on Pyomo's path
+        set_time_limit(mip, seconds)
     outcome = run(mip, prog.columns, prog.rows, need_duals=False, is_mip=True, t0=t0,
                   read_seconds=0.0, extra=extra, deadline=seconds, abandon=True)
     if math.isfinite(bound):
