@@ -352,7 +352,7 @@ class CoveringProblem(AIDProblem):
             note=("bound = the larger of the MIP solver's dual bound and the capacity bound "
                   "(the least cost of sites whose capacities hold the total demand; no MIP ran "
                   "when the LP dive's cover met it) on the exactly aggregated "
-                  if "capacity_bound" in best.lifted.info
+                  if "capacity_bound" in (getattr(best.lifted, "info", None) or {})
                   else "bound = the MIP solver's dual bound on the exactly aggregated ")
                  + {"mclp": "MCLP (uncovered weight)",
                     "lscp-b": f"LSCP-B backup stage (weight not covered twice, p = {data.p})",
