@@ -247,31 +247,29 @@ class CoveringProblem(AIDProblem):
 
     def _solve_capacitated(self, data: CoveringData, time_limit, options):
         """The capacitated LSCP (split demand) by its capacity bound, an LP dive and the MIP
-        from the dive's cover (:mod:`~aidopt.decomposition.plugins.covering_capacity`)."""
+        from the dive's cover (:mod:`~aidopt.decomposition.plugins.covering_capacity`); the
+        model's build counts against ``time_limit``, as on the framework's Pyomo path."""
         from aidopt.decomposition.plugins.covering_capacity import solve_capacitated
-
-        if data.capacity is None or data.count is not None:
-            raise ValueError("capacity_bound applies to the capacitated LSCP with split demand")
-        rows = data.rows
-        reach = np.bincount(rows.sites, weights=np.repeat(rows.weight, np.diff(rows.indptr)),
-                            minlength=data.n_sites)
         from aidopt.models._data import build_deadline
 
         from aidopt.solvers import TimeLimitReached
 
-        t0 = time.perf_counter()
-        deadline = None if time_limit is None else t0 + time_limit
-        with build_deadline(deadline):  # the build counts against the limit, as on Pyomo's path
+        if data.capacity is None or data.count is not None:
+            raise ValueError("capacity_bound applies to the capacitated LSCP with split demand")
+        deadline = None if time_limit is None else time.perf_counter() + time_limit
+        with build_deadline(deadline):
             model = self.build(data)
         if deadline is not None and time.perf_counter() > deadline:
             raise TimeLimitReached("time limit reached while building the capacitated LSCP's "
                                    "model: no solve started")
-        if time_limit is not None:
-            time_limit = deadline - time.perf_counter()
+        rows = data.rows
+        reach = np.bincount(rows.sites, weights=np.repeat(rows.weight, np.diff(rows.indptr)),
+                            minlength=data.n_sites)  # the demand each site can reach
         outcome = solve_capacitated(
             model, cost=data.site_cost(), capacity=data.capacity, reach=reach,
             demand=float(rows.weight.sum()), forced=data.fixed_open, integral=data.integral,
-            time_limit=time_limit, options=options, mip_gap=self.mip_gap)
+            time_limit=None if deadline is None else deadline - time.perf_counter(),
+            options=options, mip_gap=self.mip_gap)
         return model, outcome
 
     def on_nonoptimal(self, outcome) -> bool:
@@ -352,7 +350,7 @@ class CoveringProblem(AIDProblem):
             note=("bound = the larger of the MIP solver's dual bound and the capacity bound "
                   "(the least cost of sites whose capacities hold the total demand; no MIP ran "
                   "when the LP dive's cover met it) on the exactly aggregated "
-                  if "capacity_bound" in (getattr(best.lifted, "info", None) or {})
+                  if "capacity_bound" in best.lifted.info
                   else "bound = the MIP solver's dual bound on the exactly aggregated ")
                  + {"mclp": "MCLP (uncovered weight)",
                     "lscp-b": f"LSCP-B backup stage (weight not covered twice, p = {data.p})",

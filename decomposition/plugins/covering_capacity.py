@@ -47,9 +47,6 @@ DIVE_SECONDS = 120.0
 #: ... and at most this share of the time left
 DIVE_SHARE = 0.4
 
-#: sites fixed open per LP of the dive (those of largest fractional value)
-FIX_PER_STEP = 1
-
 #: an LP value within this of 0 or 1 counts as integral
 INTEGRAL_TOL = 1e-6
 
@@ -110,9 +107,7 @@ def dive(prog, cols, options, seconds):
             return values
         if left() is not None and left() <= 0:
             return None
-        top = fractional[np.argsort(-y[fractional], kind="stable")[:FIX_PER_STEP]]
-        for j in cols[top].tolist():
-            h.changeColBounds(int(j), 1.0, 1.0)
+        h.changeColBounds(int(cols[fractional[np.argmax(y[fractional])]]), 1.0, 1.0)
         if run_for(h, left()) != highspy.HighsModelStatus.kOptimal:
             return None
 
@@ -147,16 +142,17 @@ def solve_capacitated(model, *, cost, capacity, reach, demand, forced, integral,
     value = math.nan if cover is None else float(prog.c @ cover + prog.offset)
     extra = {"capacity_bound": bound, "dive_seconds": time.perf_counter() - t0,
              "dive_cost": value, "mip": 0.0}
-    tol = 1e-9 * max(1.0, abs(value) if cover is not None else 1.0)
-    if cover is not None and math.isfinite(bound) and value < bound - tol:
-        bound = -math.inf  # a cover below the bound: a numerical failure, the bound is dropped
-        extra["capacity_bound"] = bound
-    if cover is not None and math.isfinite(bound) and value <= bound + tol:
-        for var, val in zip(prog.columns, cover, strict=True):
-            var.set_value(float(val), skip_validation=True)
-        return SolveOutcome(SolveStatus.OPTIMAL, value, None, True, "highs", highs_version(),
-                            time.perf_counter() - t0, "the LP dive's cover meets the capacity "
-                            "bound: no MIP", extra=extra, bound=bound)
+    if cover is not None and math.isfinite(bound):
+        tol = 1e-9 * max(1.0, abs(value))
+        if value < bound - tol:  # a cover below the bound: a numerical failure, bound dropped
+            bound = extra["capacity_bound"] = -math.inf
+        elif value <= bound + tol:  # the cover meets the bound: optimal, no MIP
+            for var, val in zip(prog.columns, cover, strict=True):
+                var.set_value(float(val), skip_validation=True)
+            return SolveOutcome(SolveStatus.OPTIMAL, value, None, True, "highs",
+                                highs_version(), time.perf_counter() - t0, "the LP dive's "
+                                "cover meets the capacity bound: no MIP", extra=extra,
+                                bound=bound)
     extra["mip"] = 1.0
     mip = new_highs(options={"mip_rel_gap": mip_gap, **options})
     pass_program(mip, prog)

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from aidopt.decomposition.protocol import Lifted
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
@@ -229,8 +230,8 @@ def test_certificate_fails_on_a_tampered_assignment():
     def certify(assign, open_=None, capacity=Q):
         data.capacity = capacity
         open_ = res.solution["open"] if open_ is None else open_
-        best = SimpleNamespace(E_t=float(len(open_)), lifted=SimpleNamespace(
-            solution={"open": np.asarray(open_), "assign": np.asarray(assign)}))
+        best = SimpleNamespace(E_t=float(len(open_)), lifted=Lifted(
+            {"open": np.asarray(open_), "assign": np.asarray(assign)}, None, {}))
         return problem.certify(data, best, bound=SimpleNamespace(bound=res.lower_bound),
                                solve=None, tol=1e-4)
 
